@@ -1,0 +1,155 @@
+// attngate's command line: parse, call the library, choose the exit code. The only place
+// that prints errors and exits.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "golden.hpp"
+#include "inputs.hpp"
+#include "kernel_registry.hpp"
+#include "report/console.hpp"
+#include "run.hpp"
+#include "suite.hpp"
+
+namespace fs = std::filesystem;
+using namespace attngate;
+
+namespace {
+
+/// --suite accepts a path or a name of a file in suites/.
+Result<Suite> resolve_suite(const std::string &arg) {
+    fs::path p(arg);
+    if (!fs::exists(p) && p.extension() != ".json" && arg.find('/') == std::string::npos) p = fs::path("suites") / (arg + ".json");
+    if (!fs::exists(p)) return fail(ErrorKind::Usage, "--suite {}: no such suite file", arg);
+    return load_suite(p);
+}
+
+Result<KernelRegistry> registry_with(const std::vector<std::string> &plugins) {
+    KernelRegistry reg = KernelRegistry::with_builtins();
+    for (const auto &p : plugins)
+        if (auto r = reg.load_plugin(p); !r) return std::unexpected(r.error());
+    return reg;
+}
+
+int report_error(const Error &e) {
+    fmt::print(stderr, "error: {}\n", e.message);
+    return exit_code_for(e.kind);
+}
+
+struct RunArgs {
+    std::string suite;
+    std::string baselines = "baselines";
+    std::string out = "reports/results.json";
+    std::vector<std::string> checks = {"golden"};
+    std::vector<std::string> plugins, kernels, cases;
+};
+
+int cmd_run(const RunArgs &a) {
+    auto suite = resolve_suite(a.suite);
+    if (!suite) return report_error(suite.error());
+    auto reg = registry_with(a.plugins);
+    if (!reg) return report_error(reg.error());
+    RunOptions opt;
+    opt.baselines = a.baselines;
+    opt.results_path = a.out;
+    opt.checks = a.checks;
+    opt.filter = {a.kernels, a.cases};
+    bool header = false;
+    auto results = run_suite(*suite, *reg, opt, [&](const CaseResult &r, size_t done, size_t total) {
+        if (!header) fmt::print("{}", console_header()), header = true;
+        fmt::print("{}", console_line(r, done, total));
+        std::fflush(stdout);
+    });
+    if (!results) return report_error(results.error());
+    fmt::print("{}", console_summary(*results, a.out));
+    return results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
+}
+
+int cmd_golden_generate(const std::string &suite_arg, const std::string &baselines) {
+    auto suite = resolve_suite(suite_arg);
+    if (!suite) return report_error(suite.error());
+    auto m = generate_goldens(*suite, baselines, [](const GoldenEntry &e) {
+        fmt::print("golden {:<28} max|out| {:.3g}  straightforward err {:.3g}  {}\n", e.case_id, e.output_max_abs,
+                   e.straightforward_max_abs_error, e.file);
+    });
+    if (!m) return report_error(m.error());
+    fmt::print("wrote {} goldens and manifest.json to {}\n", m->cases.size(), golden_dir(baselines, *suite).string());
+    return kExitPass;
+}
+
+int cmd_inputs(const std::string &suite_arg, const std::string &case_id, const std::string &out) {
+    auto suite = resolve_suite(suite_arg);
+    if (!suite) return report_error(suite.error());
+    const CaseSpec *c = suite->find_case(case_id);
+    if (!c) return report_error(Error{ErrorKind::Usage, fmt::format("--case {}: not a case of {}", case_id, suite->file.string())});
+    if (auto w = write_case_inputs(*suite, *c, out); !w) return report_error(w.error());
+    fmt::print("wrote the inputs of {}/{} to {}\n", suite->name, case_id, out);
+    return kExitPass;
+}
+
+int cmd_kernels(const std::vector<std::string> &plugins) {
+    auto reg = registry_with(plugins);
+    if (!reg) return report_error(reg.error());
+    for (const auto *k : reg->all())
+        fmt::print("{:<12} {:<8} {}\n{:<12} supports: {}\n", k->name, k->version ? k->version : "", k->description ? k->description : "",
+                   "", feature_names(k->features));
+    return kExitPass;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"attngate: the regression gate for attention kernels (golden outputs, memory, throughput, cost)"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", tool_version());
+
+    RunArgs run;
+    auto *run_cmd = app.add_subcommand("run", "run a suite's cases on its kernels and gate them against baselines");
+    run_cmd->add_option("--suite", run.suite, "suite file or name in suites/")->required();
+    run_cmd->add_option("--baselines", run.baselines, "baselines directory")->capture_default_str();
+    run_cmd->add_option("--out", run.out, "where results.json goes")->capture_default_str();
+    run_cmd->add_option("--checks", run.checks, "checks to run (golden)")->delimiter(',')->capture_default_str();
+    run_cmd->add_option("--plugin", run.plugins, "kernel plugin .so to load (repeatable)");
+    run_cmd->add_option("--kernel", run.kernels, "only these kernels (label or name, repeatable)");
+    run_cmd->add_option("--case", run.cases, "only these cases (repeatable)");
+
+    std::string suite_arg, baselines = "baselines", case_id, out_dir;
+    auto *golden = app.add_subcommand("golden", "goldens: the fp64 reference outputs");
+    golden->require_subcommand(1);
+    auto *generate = golden->add_subcommand("generate", "compute every case's golden with the reference kernel");
+    generate->add_option("--suite", suite_arg, "suite file or name in suites/")->required();
+    generate->add_option("--baselines", baselines, "baselines directory")->capture_default_str();
+
+    auto *inputs = app.add_subcommand("inputs", "write one case's inputs as .npy plus case.json");
+    inputs->add_option("--suite", suite_arg, "suite file or name in suites/")->required();
+    inputs->add_option("--case", case_id, "case id")->required();
+    inputs->add_option("--out", out_dir, "output directory")->required();
+
+    std::vector<std::string> plugins;
+    auto *kernels = app.add_subcommand("kernels", "list kernels and what they support");
+    kernels->add_option("--plugin", plugins, "kernel plugin .so to load (repeatable)");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion &e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError &e) {
+        app.exit(e);
+        return kExitBadInput;
+    }
+    if (*run_cmd) return cmd_run(run);
+    if (*generate) return cmd_golden_generate(suite_arg, baselines);
+    if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
+    if (*kernels) return cmd_kernels(plugins);
+    return kExitBadInput;
+}

@@ -1,0 +1,98 @@
+// Golden comparison metrics and verdict.
+#include "checks/golden_check.hpp"
+
+#include <cmath>
+
+#include <fmt/ranges.h>
+
+namespace attngate {
+
+OutputErrors measure_errors(std::span<const float> got, std::span<const double> want) {
+    ATTNGATE_CHECK(got.size() == want.size());
+    OutputErrors e;
+    double scale = 0.0;
+    for (double w : want)
+        if (std::isfinite(w)) scale = std::max(scale, std::fabs(w));
+    const double rel_floor = 1e-3 * scale;
+    double sum_d2 = 0.0, sum_w2 = 0.0;
+    int64_t counted = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double g = got[i], w = want[i];
+        if (std::isnan(w)) {
+            if (!std::isnan(g) && e.dropped_nan++ == 0) e.first_dropped_nan_index = static_cast<int64_t>(i);
+            continue;
+        }
+        if (!std::isfinite(g) && std::isfinite(w)) {
+            if (e.new_nonfinite++ == 0) e.first_nonfinite_index = static_cast<int64_t>(i);
+            continue;
+        }
+        if (!std::isfinite(w)) continue;  // an infinite golden: nothing to measure
+        const double d = std::fabs(g - w);
+        if (e.worst_index < 0 || d > e.max_abs) {
+            e.max_abs = d;
+            e.worst_index = static_cast<int64_t>(i);
+            e.worst_got = g;
+            e.worst_want = w;
+        }
+        if (std::fabs(w) >= rel_floor && std::fabs(w) > 0) e.max_rel = std::max(e.max_rel, d / std::fabs(w));
+        sum_d2 += d * d;
+        sum_w2 += w * w;
+        ++counted;
+    }
+    e.rms = counted ? std::sqrt(sum_d2 / static_cast<double>(counted)) : 0.0;
+    e.nmse = sum_w2 > 0 ? sum_d2 / sum_w2 : (sum_d2 > 0 ? INFINITY : 0.0);
+    return e;
+}
+
+double golden_tolerance(const GoldenEntry &golden, attngate_dtype dtype) {
+    const double ulp = dtype == ATTNGATE_DTYPE_BF16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -23);
+    return 2.0 * golden.straightforward_max_abs_error + 2.0 * ulp * golden.output_max_abs;
+}
+
+std::string index_coords(int64_t index, std::span<const int64_t> shape) {
+    std::vector<int64_t> c(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+        c[d] = index % shape[d];
+        index /= shape[d];
+    }
+    return fmt::format("[{}]", fmt::join(c, ", "));
+}
+
+CheckResult golden_check(std::span<const float> got, std::span<const double> want, const GoldenEntry &golden,
+                         attngate_dtype dtype) {
+    const OutputErrors e = measure_errors(got, want);
+    const double tol = golden_tolerance(golden, dtype);
+    CheckResult r;
+    r.check = "golden";
+    r.metrics = json::object{{"max_abs_error", e.max_abs},
+                             {"max_rel_error", e.max_rel},
+                             {"rms_error", e.rms},
+                             {"nmse", e.nmse},
+                             {"tolerance", tol},
+                             {"straightforward_max_abs_error", golden.straightforward_max_abs_error},
+                             {"worst_index", e.worst_index},
+                             {"worst_coords", e.worst_index >= 0 ? index_coords(e.worst_index, golden.shape) : ""},
+                             {"worst_got", e.worst_got},
+                             {"worst_want", e.worst_want},
+                             {"new_nonfinite", e.new_nonfinite},
+                             {"dropped_nan", e.dropped_nan}};
+    if (e.new_nonfinite > 0) {
+        r.verdict = Verdict::Fail;
+        r.reason = fmt::format("{} NaN/inf output(s) where the golden is finite, first at {} [b, s, h, d]", e.new_nonfinite,
+                               index_coords(e.first_nonfinite_index, golden.shape));
+    } else if (e.dropped_nan > 0) {
+        r.verdict = Verdict::Fail;
+        r.reason = fmt::format("{} finite output(s) where the golden is NaN (a NaN input was silently dropped), first at {}",
+                               e.dropped_nan, index_coords(e.first_dropped_nan_index, golden.shape));
+    } else if (e.max_abs > tol) {
+        r.verdict = Verdict::Fail;
+        r.reason = fmt::format("max abs error {:.3g} > tolerance {:.3g} at {} (got {:.6g}, want {:.6g})", e.max_abs, tol,
+                               index_coords(e.worst_index, golden.shape), e.worst_got, e.worst_want);
+    } else {
+        r.verdict = Verdict::Pass;
+        r.reason = fmt::format("max abs error {:.3g} <= tolerance {:.3g}", e.max_abs, tol);
+    }
+    return r;
+}
+
+}  // namespace attngate

@@ -1,0 +1,40 @@
+// The runner: executes the plan, applies the checks and produces RunResults, writing
+// results.json after every case so that a crash still leaves a partial report. It
+// prints nothing; callers watch progress through a callback.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernel_registry.hpp"
+#include "plan.hpp"
+#include "results.hpp"
+#include "suite.hpp"
+
+namespace attngate {
+
+struct RunOptions {
+    std::filesystem::path baselines = "baselines";
+    std::filesystem::path results_path = "reports/results.json";
+    std::vector<std::string> checks = {"golden"};
+    PlanFilter filter;
+};
+
+/// Called after each case x kernel with its result, how many are done and the total.
+using ProgressFn = std::function<void(const CaseResult &, size_t done, size_t total)>;
+
+/// The checks this build knows.
+const std::vector<std::string> &known_checks();
+
+Result<RunResults> run_suite(const Suite &suite, const KernelRegistry &registry, const RunOptions &options,
+                             const ProgressFn &progress);
+
+/// The case's shape and switches as JSON.
+json::object case_params(const CaseSpec &c);
+
+/// attngate's own version string.
+const char *tool_version();
+
+}  // namespace attngate

@@ -1,0 +1,122 @@
+/* attngate kernel ABI: one attention problem and a kernel as a table of function pointers.
+ *
+ * Built-in kernels and users' plugins register through this same table, so a plugin is a
+ * peer of ours. Plain C so that any toolchain can implement it; the harness never
+ * includes anything else from a kernel.
+ *
+ * Tensor layout is [B, S, H, D], row-major, as JAX and the TPU kernels use it.
+ *
+ * Semantics every kernel implements (the reference kernel is the executable definition):
+ *   score(b,h,i,j) = softcap(scale * dot(q[b,i,h,:], k[b,j,h/(Hq/Hkv),:])) + bias[b,h,i,j]
+ *   softcap(s)     = cap * tanh(s / cap) when softcap > 0, else s
+ *   allowed(b,i,j) = causal and window are aligned bottom-right: query i sits at key
+ *                    position p = i + (Sk - Sq), as in a KV-cached decode step;
+ *                    causal       -> j <= p
+ *                    window_left  -> j >= p - window_left   (negative: unbounded)
+ *                    window_right -> j <= p + window_right  (negative: unbounded)
+ *                    segment ids  -> segment_ids_q[b,i] == segment_ids_kv[b,j]
+ *   out(b,i,h,:)   = sum_j softmax_j(score over allowed j) * v[b,j,h/(Hq/Hkv),:]
+ * A row with no allowed key (or whose allowed scores are all -inf) outputs zeros.
+ * NaN propagates: a NaN in an allowed score or value makes the outputs it feeds NaN.
+ */
+#ifndef ATTNGATE_KERNEL_ABI_H
+#define ATTNGATE_KERNEL_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTNGATE_API_VERSION 1
+
+/* Operand dtype of Q, K and V. The output is always float32. */
+typedef enum attngate_dtype {
+    ATTNGATE_DTYPE_F32 = 0,  /* float32 operands, float32 accumulation */
+    ATTNGATE_DTYPE_BF16 = 1, /* bfloat16 operands (uint16 bits), f32 accumulation and
+                                softmax statistics; probabilities rounded to bf16 before
+                                the P·V product (the TPU MXU contract) */
+} attngate_dtype;
+
+/* Feature bits a kernel declares in attngate_kernel.features. */
+enum {
+    ATTNGATE_FEATURE_CAUSAL = 1u << 0,
+    ATTNGATE_FEATURE_WINDOW = 1u << 1,
+    ATTNGATE_FEATURE_SEGMENT_IDS = 1u << 2,
+    ATTNGATE_FEATURE_BIAS = 1u << 3,
+    ATTNGATE_FEATURE_SOFTCAP = 1u << 4,
+    ATTNGATE_FEATURE_GQA = 1u << 5,          /* Hq != Hkv (GQA, MQA) */
+    ATTNGATE_FEATURE_HEAD_DIM_V = 1u << 6,   /* value head_dim != query/key head_dim */
+    ATTNGATE_FEATURE_F32 = 1u << 7,
+    ATTNGATE_FEATURE_BF16 = 1u << 8,
+    ATTNGATE_FEATURE_ALL = (1u << 9) - 1u,
+};
+
+/* Memory the harness hands to kernels for their workspace; the harness counts every
+ * byte, so a kernel that uses it makes its memory visible to the gate. */
+typedef struct attngate_allocator {
+    void *ctx;
+    void *(*alloc)(void *ctx, size_t bytes); /* NULL on failure */
+    void (*free)(void *ctx, void *ptr);      /* ptr may be NULL */
+} attngate_allocator;
+
+typedef struct attngate_problem {
+    int64_t batch;      /* B */
+    int64_t seq_q;      /* Sq */
+    int64_t seq_k;      /* Sk */
+    int64_t heads_q;    /* Hq */
+    int64_t heads_kv;   /* Hkv, Hq % Hkv == 0 */
+    int64_t head_dim;   /* D of Q and K */
+    int64_t head_dim_v; /* Dv of V and the output */
+    attngate_dtype dtype;
+
+    float scale;          /* softmax scale, the harness fills 1/sqrt(D) by default */
+    float softcap;        /* > 0: cap * tanh(s / cap); 0: off */
+    int32_t causal;       /* non-zero: causal, aligned bottom-right */
+    int64_t window_left;  /* < 0: unbounded */
+    int64_t window_right; /* < 0: unbounded */
+
+    const void *q; /* [B, Sq, Hq, D]  dtype */
+    const void *k; /* [B, Sk, Hkv, D] dtype */
+    const void *v; /* [B, Sk, Hkv, Dv] dtype */
+    const float *bias;      /* optional, shape bias_shape broadcast to [B, Hq, Sq, Sk] */
+    int64_t bias_shape[4];  /* each dim 1 or the full extent */
+    const int32_t *segment_ids_q;  /* optional [B, Sq]; both or neither */
+    const int32_t *segment_ids_kv; /* optional [B, Sk] */
+    float *out;                    /* [B, Sq, Hq, Dv] float32 */
+
+    int64_t block_q; /* tiling hints for blocked kernels; <= 0: the kernel's default */
+    int64_t block_k;
+
+    const attngate_allocator *allocator; /* never NULL when the harness calls run */
+} attngate_problem;
+
+typedef struct attngate_kernel {
+    uint32_t api_version;    /* ATTNGATE_API_VERSION */
+    const char *name;        /* unique, [a-z0-9_-] */
+    const char *version;     /* the kernel's own version, recorded in results */
+    const char *description; /* one line */
+    uint32_t features;       /* ATTNGATE_FEATURE_* bits */
+    /* (optional) finer check than the feature bits; returns non-zero when supported,
+     * otherwise writes why into why[0..why_len). */
+    int (*supports)(const struct attngate_kernel *self, const attngate_problem *p,
+                    char *why, size_t why_len);
+    /* Computes p->out. Returns 0 on success, otherwise writes a message into err. */
+    int (*run)(const struct attngate_kernel *self, const attngate_problem *p, char *err,
+               size_t err_len);
+    void *user; /* the kernel's own data */
+} attngate_kernel;
+
+/* What a plugin shared library exports: its kernels, count written to *count. */
+typedef const attngate_kernel *(*attngate_plugin_entry_fn)(size_t *count);
+#define ATTNGATE_PLUGIN_ENTRY "attngate_plugin_kernels"
+
+/* The built-in kernels (reference, native, flash). */
+const attngate_kernel *attngate_builtin_kernels(size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNGATE_KERNEL_ABI_H */
