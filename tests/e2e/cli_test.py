@@ -1,0 +1,213 @@
+"""End-to-end tests of the attngate CLI: real binary, real files, exit codes as the
+architecture promises, and an independent numpy oracle for the checked-in goldens."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oracle  # noqa: E402
+
+ARGS = None
+
+TINY_SUITE = {
+    "name": "tiny",
+    "seed": 11,
+    "kernels": ["reference", "native", "flash", {"kernel": "flash", "block_q": 16, "block_k": 32}],
+    "cases": [
+        {"id": "causal_f32", "seq_q": 200, "heads_q": 2, "head_dim": 16, "causal": True},
+        {"id": "gqa_bf16", "seq_q": 64, "seq_k": 96, "heads_q": 4, "heads_kv": 2, "head_dim": 16, "dtype": "bf16"},
+        {"id": "large_logits_f32", "seq_q": 64, "heads_q": 2, "head_dim": 64, "qk_amplitude": 200.0},
+        {"id": "nan_in_k_f32", "seq_q": 64, "heads_q": 2, "head_dim": 16, "causal": True,
+         "nan": {"tensor": "k", "index": [0, 10, 1, 2]}},
+    ],
+}
+
+
+def attngate(*args, cwd=None):
+    return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+class TempWorkspace(unittest.TestCase):
+    """A scratch directory with the tiny suite and its goldens."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="attngate-e2e-")
+        self.suite = os.path.join(self.dir, "tiny.json")
+        self.baselines = os.path.join(self.dir, "baselines")
+        self.results = os.path.join(self.dir, "results.json")
+        with open(self.suite, "w") as f:
+            json.dump(TINY_SUITE, f)
+        r = attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_tiny(self, *extra):
+        return attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results, *extra)
+
+
+class RunTest(TempWorkspace):
+    def test_run_passes_and_writes_results(self):
+        r = self.run_tiny()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("GATE PASSED", r.stdout)
+        with open(self.results) as f:
+            results = json.load(f)
+        self.assertEqual(results["schema_version"], 1)
+        self.assertEqual(results["suite"], "tiny")
+        self.assertTrue(results["complete"])
+        self.assertEqual(len(results["results"]), 4 * 4)
+        for entry in results["results"]:
+            self.assertEqual(entry["verdict"], "pass", entry)
+            golden = entry["checks"][0]
+            self.assertEqual(golden["check"], "golden")
+            for metric in ("max_abs_error", "max_rel_error", "rms_error", "nmse", "tolerance", "worst_index"):
+                self.assertIn(metric, golden["metrics"])
+            self.assertLessEqual(golden["metrics"]["max_abs_error"], golden["metrics"]["tolerance"])
+
+    def test_faulty_causal_mask_fails_and_names_the_case(self):
+        suite = dict(TINY_SUITE, kernels=["causal_off_by_one"], cases=[TINY_SUITE["cases"][0]])
+        with open(self.suite, "w") as f:
+            json.dump(suite, f)
+        r = self.run_tiny("--plugin", ARGS.faulty_plugin)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("FAIL causal_f32 / causal_off_by_one", r.stdout)
+        self.assertIn("max abs error", r.stdout)
+        with open(self.results) as f:
+            self.assertEqual(json.load(f)["verdict"], "fail")
+
+    def test_softmax_without_max_subtraction_fails_on_large_logits_only(self):
+        suite = dict(TINY_SUITE, kernels=["softmax_no_max"], cases=TINY_SUITE["cases"][:1] + TINY_SUITE["cases"][2:3])
+        with open(self.suite, "w") as f:
+            json.dump(suite, f)
+        r = self.run_tiny("--plugin", ARGS.faulty_plugin)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("FAIL large_logits_f32 / softmax_no_max: golden: ", r.stdout)
+        self.assertIn("NaN/inf", r.stdout)
+        self.assertNotIn("FAIL causal_f32", r.stdout)
+
+    def test_kernel_that_drops_nan_is_drift(self):
+        suite = dict(TINY_SUITE, kernels=["nan_to_zero"], cases=[TINY_SUITE["cases"][3]])
+        with open(self.suite, "w") as f:
+            json.dump(suite, f)
+        r = self.run_tiny("--plugin", ARGS.faulty_plugin)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("golden is NaN", r.stdout)
+
+    def test_flipped_byte_in_golden_is_corrupt_exit_2_nothing_written(self):
+        golden = os.path.join(self.baselines, "goldens", "tiny", "causal_f32.npy")
+        with open(golden, "r+b") as f:
+            f.seek(300)
+            byte = f.read(1)
+            f.seek(300)
+            f.write(bytes([byte[0] ^ 0x01]))
+        r = self.run_tiny()
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("corrupt", r.stderr)
+        self.assertIn(golden, r.stderr)
+        self.assertFalse(os.path.exists(self.results))
+
+    def test_missing_golden_names_the_command(self):
+        shutil.rmtree(os.path.join(self.baselines, "goldens"))
+        r = self.run_tiny()
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("attngate golden generate --suite", r.stderr)
+
+    def test_bad_suite_exit_2_names_file_and_path_and_writes_nothing(self):
+        bad = dict(TINY_SUITE, cases=[dict(TINY_SUITE["cases"][1], heads_kv=3)])
+        with open(self.suite, "w") as f:
+            json.dump(bad, f)
+        r = self.run_tiny()
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(self.suite + ": $.cases[0].heads_kv: expected a divisor of heads_q (4), got 3", r.stderr)
+        self.assertFalse(os.path.exists(self.results))
+
+    def test_unknown_kernel_is_bad_input(self):
+        with open(self.suite, "w") as f:
+            json.dump(dict(TINY_SUITE, kernels=["reference", "nope"]), f)
+        r = self.run_tiny()
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("$.kernels[1]: unknown kernel \"nope\"", r.stderr)
+
+    def test_bad_usage_is_exit_2(self):
+        self.assertEqual(attngate("run").returncode, 2)
+        self.assertEqual(attngate("frobnicate").returncode, 2)
+        self.assertEqual(self.run_tiny("--checks", "vibes").returncode, 2)
+
+
+class CliTest(unittest.TestCase):
+    def test_help_for_every_subcommand(self):
+        for sub in ([], ["run"], ["golden", "generate"], ["inputs"], ["kernels"]):
+            r = attngate(*sub, "--help")
+            self.assertEqual(r.returncode, 0, sub)
+            self.assertIn("Usage", r.stdout)
+
+    def test_kernels_lists_builtins_and_plugins(self):
+        r = attngate("kernels", "--plugin", ARGS.faulty_plugin)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("reference", "native", "flash", "causal_off_by_one"):
+            self.assertIn(name, r.stdout)
+        self.assertIn("segment_ids", r.stdout)
+
+
+class SmokeSuiteTest(unittest.TestCase):
+    """The checked-in smoke suite and goldens, as CI runs them."""
+
+    def test_smoke_passes_on_builtin_kernels(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = attngate("run", "--suite", "suites/smoke.json", "--out", os.path.join(d, "r.json"), cwd=ARGS.source_dir)
+            self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
+
+    def test_numpy_oracle_reproduces_every_smoke_golden(self):
+        with open(os.path.join(ARGS.source_dir, "suites", "smoke.json")) as f:
+            suite = json.load(f)
+        gdir = os.path.join(ARGS.source_dir, "baselines", "goldens", "smoke")
+        with tempfile.TemporaryDirectory() as d:
+            for case in suite["cases"]:
+                with self.subTest(case=case["id"]):
+                    out = os.path.join(d, case["id"])
+                    r = attngate("inputs", "--suite", "suites/smoke.json", "--case", case["id"], "--out", out,
+                                 cwd=ARGS.source_dir)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    desc, tensors = oracle.load_case(out)
+                    want = oracle.attention(desc, tensors)
+                    golden = np.load(os.path.join(gdir, case["id"] + ".npy"))
+                    self.assertEqual(golden.shape, want.shape)
+                    np.testing.assert_array_equal(np.isnan(golden), np.isnan(want))
+                    finite = ~np.isnan(want)
+                    scale = max(1.0, float(np.max(np.abs(want[finite]))))
+                    self.assertLess(float(np.max(np.abs(golden[finite] - want[finite]))), 1e-9 * scale)
+
+    def test_generator_is_reproduced_bit_for_bit_outside_attngate(self):
+        with open(os.path.join(ARGS.source_dir, "suites", "smoke.json")) as f:
+            suite = json.load(f)
+        case = next(c for c in suite["cases"] if c["id"] == "large_logits_bf16")
+        with tempfile.TemporaryDirectory() as d:
+            r = attngate("inputs", "--suite", "suites/smoke.json", "--case", case["id"], "--out", d, cwd=ARGS.source_dir)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            _, tensors = oracle.load_case(d)
+            k = tensors["k"]
+            mine = oracle.uniform_stream(suite["seed"], case["id"], "k", k.size, case["qk_amplitude"])
+            # bf16 cases round to bf16, nearest-even: keep the top 16 bits of the float32.
+            bits = mine.view(np.uint32).astype(np.uint64)
+            rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+            mine = rounded.astype(np.uint32).view(np.float32)
+            np.testing.assert_array_equal(mine.reshape(k.shape).view(np.uint32), k.view(np.uint32))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--attngate", required=True)
+    parser.add_argument("--faulty-plugin", required=True)
+    parser.add_argument("--source-dir", required=True)
+    ARGS, rest = parser.parse_known_args()
+    ARGS.attngate = os.path.abspath(ARGS.attngate)
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)

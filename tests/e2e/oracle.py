@@ -1,0 +1,83 @@
+"""An independent numpy implementation of attngate's documented semantics.
+
+It reads what `attngate inputs` writes (case.json plus .npy tensors) and computes the
+attention output in float64, so the e2e tests can check that the checked-in goldens are
+what the documentation says they are. It also re-implements the counter-based input
+generator with Python integers, to check that the inputs are bit-for-bit reproducible
+outside attngate.
+"""
+import json
+import os
+
+import numpy as np
+
+MASK64 = (1 << 64) - 1
+
+
+def splitmix64_at(seed, n):
+    z = (seed + (n + 1) * 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def fnv1a64(s):
+    h = 0xCBF29CE484222325
+    for c in s.encode():
+        h = ((h ^ c) * 0x100000001B3) & MASK64
+    return h
+
+
+def uniform_stream(suite_seed, case_id, stream, count, amplitude):
+    """U[-a, a) draws of one stream of one case, as float32."""
+    key = splitmix64_at(splitmix64_at(suite_seed, fnv1a64(case_id)), fnv1a64(stream))
+    ints = np.array([(splitmix64_at(key, n) >> 40) - (1 << 23) for n in range(count)], dtype=np.int64)
+    return (ints.astype(np.float32) / np.float32(1 << 23)) * np.float32(amplitude)
+
+
+def load_case(directory):
+    with open(os.path.join(directory, "case.json")) as f:
+        desc = json.load(f)
+    tensors = {name: np.load(os.path.join(directory, fname)) for name, fname in desc["files"].items()}
+    return desc, tensors
+
+
+def attention(desc, t):
+    """float64 attention with bottom-right causal/window alignment, segment ids, bias,
+    soft-capping; rows with no allowed key are zero; NaN propagates from allowed keys."""
+    shape = desc["shape"]
+    B, Sq, Sk = shape["batch"], shape["seq_q"], shape["seq_k"]
+    Hq, Hkv, Dv = shape["heads_q"], shape["heads_kv"], shape["head_dim_v"]
+    q, k, v = (t[n].astype(np.float64) for n in ("q", "k", "v"))
+    scale, cap = desc["scale"], desc["softcap"]
+    left, right = desc["window"]
+    pos = np.arange(Sq)[:, None] + (Sk - Sq)
+    j = np.arange(Sk)[None, :]
+    allowed = np.ones((Sq, Sk), dtype=bool)
+    if desc["causal"]:
+        allowed &= j <= pos
+    if left >= 0:
+        allowed &= j >= pos - left
+    if right >= 0:
+        allowed &= j <= pos + right
+    bias = t.get("bias")
+    out = np.zeros((B, Sq, Hq, Dv))
+    for b in range(B):
+        mask_b = allowed.copy()
+        if "segment_ids_q" in t:
+            mask_b &= t["segment_ids_q"][b][:, None] == t["segment_ids_kv"][b][None, :]
+        for h in range(Hq):
+            hk = h // (Hq // Hkv)
+            s = (q[b, :, h, :] @ k[b, :, hk, :].T) * scale
+            if cap > 0:
+                s = cap * np.tanh(s / cap)
+            if bias is not None:
+                s = s + np.broadcast_to(bias, (B, Hq, Sq, Sk))[b, h].astype(np.float64)
+            for i in range(Sq):
+                idx = np.nonzero(mask_b[i])[0]
+                if idx.size == 0:
+                    continue
+                row = s[i, idx]
+                p = np.exp(row - np.max(row))  # a NaN score makes the max, and the row, NaN
+                out[b, i, h, :] = (p / p.sum()) @ v[b, idx, hk, :]
+    return out

@@ -1,0 +1,69 @@
+// Golden comparison metrics with known values, the tolerance rule and NaN handling.
+#include <cmath>
+#include <limits>
+
+#include <catch2/catch.hpp>
+
+#include "checks/golden_check.hpp"
+
+using namespace attngate;
+
+namespace {
+GoldenEntry entry(double sf_err, double max_abs) {
+    GoldenEntry g;
+    g.shape = {1, 2, 1, 2};
+    g.straightforward_max_abs_error = sf_err;
+    g.output_max_abs = max_abs;
+    return g;
+}
+}  // namespace
+
+TEST_CASE("error metrics of a known difference", "[golden]") {
+    const std::vector<double> want = {1.0, -2.0, 0.5, 4.0};
+    const std::vector<float> got = {1.0f, -2.0f, 0.75f, 4.0f};  // one element off by 0.25
+    const OutputErrors e = measure_errors(got, want);
+    CHECK(e.max_abs == 0.25);
+    CHECK(e.worst_index == 2);
+    CHECK(e.max_rel == 0.5);
+    CHECK(e.rms == Approx(std::sqrt(0.0625 / 4)));
+    CHECK(e.nmse == Approx(0.0625 / (1 + 4 + 0.25 + 16)));
+    CHECK(index_coords(2, std::vector<int64_t>{1, 2, 1, 2}) == "[0, 1, 0, 0]");
+}
+
+TEST_CASE("tolerance is 2x the straightforward error plus 2 ulp at the output's scale", "[golden]") {
+    CHECK(golden_tolerance(entry(1e-7, 1.0), ATTNGATE_DTYPE_F32) == Approx(2e-7 + 2 * std::ldexp(1.0, -23)));
+    CHECK(golden_tolerance(entry(1e-3, 4.0), ATTNGATE_DTYPE_BF16) == Approx(2e-3 + 2 * 4 * std::ldexp(1.0, -7)));
+}
+
+TEST_CASE("golden check passes within tolerance and fails beyond it, naming the place", "[golden]") {
+    const std::vector<double> want = {1.0, -2.0, 0.5, 4.0};
+    const GoldenEntry g = entry(1e-3, 4.0);
+    const double tol = golden_tolerance(g, ATTNGATE_DTYPE_F32);
+    std::vector<float> got = {1.0f, -2.0f, 0.5f, 4.0f};
+    got[3] = static_cast<float>(4.0 + tol * 0.5);
+    CHECK(golden_check(got, want, g, ATTNGATE_DTYPE_F32).verdict == Verdict::Pass);
+    got[3] = static_cast<float>(4.0 + tol * 2);
+    const CheckResult r = golden_check(got, want, g, ATTNGATE_DTYPE_F32);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(r.reason, Catch::Contains("[0, 1, 0, 1]") && Catch::Contains("tolerance"));
+}
+
+TEST_CASE("NaN or inf where the golden is finite fails at once, whatever the error", "[golden]") {
+    const std::vector<double> want = {1.0, 2.0, 3.0, 4.0};
+    const GoldenEntry g = entry(100.0, 4.0);  // a huge tolerance must not hide it
+    std::vector<float> got = {1.0f, 2.0f, std::numeric_limits<float>::infinity(), 4.0f};
+    const CheckResult r = golden_check(got, want, g, ATTNGATE_DTYPE_F32);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(r.reason, Catch::Contains("NaN/inf") && Catch::Contains("[0, 1, 0, 0]"));
+}
+
+TEST_CASE("a kernel that turns a propagated NaN into a number is drift", "[golden]") {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> want = {1.0, nan, 3.0, 4.0};
+    std::vector<float> got = {1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f, 4.0f};
+    CHECK(golden_check(got, want, entry(0, 4), ATTNGATE_DTYPE_F32).verdict == Verdict::Pass);
+    got[1] = 0.0f;
+    const CheckResult r = golden_check(got, want, entry(0, 4), ATTNGATE_DTYPE_F32);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(r.reason, Catch::Contains("golden is NaN"));
+}

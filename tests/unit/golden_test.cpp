@@ -1,0 +1,122 @@
+// Golden generation and verification, and a whole run through the library.
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "files.hpp"
+#include "golden.hpp"
+#include "npy.hpp"
+#include "run.hpp"
+#include "test_support.hpp"
+
+using namespace attngate;
+
+namespace {
+const char *kTinySuite = R"({"name": "tiny", "seed": 5, "kernels": ["reference", "native", "flash"],
+  "cases": [
+    {"id": "plain", "seq_q": 40, "heads_q": 2, "head_dim": 8},
+    {"id": "causal_bf16", "seq_q": 40, "seq_k": 70, "heads_q": 4, "heads_kv": 2, "head_dim": 8, "causal": true, "dtype": "bf16"}
+  ]})";
+
+Suite tiny(const test::TempDir &dir, const std::string &text = kTinySuite) {
+    test::write_text(dir / "tiny.json", text);
+    auto s = load_suite(dir / "tiny.json");
+    REQUIRE(s);
+    return *s;
+}
+}  // namespace
+
+TEST_CASE("golden generate writes numpy files and a manifest with hashes", "[golden]") {
+    test::TempDir dir;
+    const Suite s = tiny(dir);
+    auto m = generate_goldens(s, dir / "baselines", nullptr);
+    REQUIRE(m);
+    REQUIRE(m->cases.size() == 2);
+    const auto gdir = golden_dir(dir / "baselines", s);
+    for (const auto &e : m->cases) {
+        auto bytes = read_file(gdir / e.file);
+        REQUIRE(bytes);
+        CHECK(sha256_hex(*bytes) == e.sha256);
+        auto arr = parse_npy(*bytes, e.file);
+        REQUIRE(arr);
+        CHECK(arr->descr == "<f8");
+        CHECK(arr->shape == e.shape);
+        CHECK(e.inputs_sha256.size() == 64);
+    }
+    CHECK(m->find("causal_bf16")->straightforward_max_abs_error > m->find("plain")->straightforward_max_abs_error);
+    auto loaded = load_golden_manifest(s, dir / "baselines");
+    REQUIRE(loaded);
+    CHECK(loaded->cases.size() == 2);
+    // Deterministic: a second generation gives the same bytes.
+    auto again = generate_goldens(s, dir / "baselines2", nullptr);
+    REQUIRE(again);
+    CHECK(again->cases[1].sha256 == m->cases[1].sha256);
+}
+
+TEST_CASE("a flipped byte in a golden is reported as corrupt, not drift", "[golden]") {
+    test::TempDir dir;
+    const Suite s = tiny(dir);
+    auto m = generate_goldens(s, dir / "baselines", nullptr);
+    REQUIRE(m);
+    const auto path = golden_dir(dir / "baselines", s) / m->cases[0].file;
+    {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(200);
+        f.put('\x7f');
+    }
+    auto g = load_golden(s, dir / "baselines", m->cases[0]);
+    REQUIRE_FALSE(g);
+    CHECK(g.error().kind == ErrorKind::Corrupt);
+    CHECK_THAT(g.error().message, Catch::Contains("corrupt golden") && Catch::Contains(path.string()));
+}
+
+TEST_CASE("a missing golden says which command makes it", "[golden]") {
+    test::TempDir dir;
+    const Suite s = tiny(dir);
+    auto m = load_golden_manifest(s, dir / "baselines");
+    REQUIRE_FALSE(m);
+    CHECK_THAT(m.error().message, Catch::Contains("attngate golden generate --suite"));
+}
+
+TEST_CASE("a suite edited after its goldens were made is stale, not drift", "[golden]") {
+    test::TempDir dir;
+    const Suite s = tiny(dir);
+    REQUIRE(generate_goldens(s, dir / "baselines", nullptr));
+    std::string edited = kTinySuite;
+    edited.replace(edited.find("\"seed\": 5"), 9, "\"seed\": 6");
+    const Suite s2 = tiny(dir, edited);
+    auto m = load_golden_manifest(s2, dir / "baselines");
+    REQUIRE_FALSE(m);
+    CHECK(m.error().kind == ErrorKind::BadInput);
+    CHECK_THAT(m.error().message, Catch::Contains("inputs changed"));
+}
+
+TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]") {
+    test::TempDir dir;
+    const Suite s = tiny(dir);
+    REQUIRE(generate_goldens(s, dir / "baselines", nullptr));
+    RunOptions opt;
+    opt.baselines = dir / "baselines";
+    opt.results_path = dir / "out" / "results.json";
+    size_t calls = 0;
+    auto r = run_suite(s, KernelRegistry::with_builtins(), opt, [&](const CaseResult &, size_t done, size_t total) {
+        ++calls;
+        CHECK(done <= total);
+    });
+    REQUIRE(r);
+    CHECK(calls == 6);
+    CHECK(r->verdict() == Verdict::Pass);
+    auto back = load_results(opt.results_path);
+    REQUIRE(back);
+    CHECK(back->complete);
+    REQUIRE(back->results.size() == 6);
+    const CaseResult *flash = back->find("causal_bf16", "flash");
+    REQUIRE(flash);
+    CHECK(flash->checks.at(0).metrics.at("max_abs_error").to_number<double>() <=
+          flash->checks.at(0).metrics.at("tolerance").to_number<double>());
+
+    // A second run notes that the outputs are bit-identical to the last one.
+    auto r2 = run_suite(s, KernelRegistry::with_builtins(), opt, nullptr);
+    REQUIRE(r2);
+    CHECK(r2->results[0].checks[0].notes == std::vector<std::string>{"output bit-identical to the last run"});
+}

@@ -1,0 +1,44 @@
+// .npy writing and reading.
+#include <catch2/catch.hpp>
+
+#include "npy.hpp"
+
+using namespace attngate;
+
+TEST_CASE("npy round-trips float, double and int32 arrays", "[npy]") {
+    const std::vector<float> f = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, -1e-30f};
+    const auto a = make_npy(std::span<const float>(f), {2, 3});
+    const std::string bytes = serialize_npy(a);
+    CHECK(bytes.substr(0, 6) == std::string("\x93NUMPY", 6));
+    const size_t header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    CHECK((10 + header_len) % 64 == 0);  // the format aligns data to 64 bytes
+    auto back = parse_npy(bytes, "f.npy");
+    REQUIRE(back);
+    CHECK(back->descr == "<f4");
+    CHECK(back->shape == std::vector<int64_t>{2, 3});
+    CHECK(std::vector<float>(back->as<float>().begin(), back->as<float>().end()) == f);
+
+    const std::vector<double> d = {0.1, 0.2};
+    auto bd = parse_npy(serialize_npy(make_npy(std::span<const double>(d), {2})), "d.npy");
+    REQUIRE(bd);
+    CHECK(bd->descr == "<f8");
+    CHECK(bd->as<double>()[1] == 0.2);
+
+    const std::vector<int32_t> i = {-1, 2, 3};
+    auto bi = parse_npy(serialize_npy(make_npy(std::span<const int32_t>(i), {1, 3})), "i.npy");
+    REQUIRE(bi);
+    CHECK(bi->as<int32_t>()[0] == -1);
+}
+
+TEST_CASE("npy errors name the file and the byte offset", "[npy]") {
+    auto bad_magic = parse_npy("not a numpy file", "x.npy");
+    REQUIRE_FALSE(bad_magic);
+    CHECK_THAT(bad_magic.error().message, Catch::Contains("x.npy: byte 0"));
+
+    const std::vector<float> f = {1, 2, 3, 4};
+    std::string bytes = serialize_npy(make_npy(std::span<const float>(f), {4}));
+    bytes.pop_back();
+    auto truncated = parse_npy(bytes, "t.npy");
+    REQUIRE_FALSE(truncated);
+    CHECK_THAT(truncated.error().message, Catch::Contains("t.npy: byte 128") && Catch::Contains("expected 16 data bytes"));
+}

@@ -1,0 +1,114 @@
+// Suite parsing: the shipped suites load, and bad files get errors that name the file,
+// the JSON path and what was expected.
+#include <cmath>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "suite.hpp"
+#include "test_support.hpp"
+
+using namespace attngate;
+
+namespace {
+std::string error_of(const std::string &text) {
+    test::TempDir dir;
+    const auto path = dir / "bad.json";
+    test::write_text(path, text);
+    auto s = load_suite(path);
+    REQUIRE_FALSE(s);
+    CHECK(s.error().kind == ErrorKind::BadInput);
+    CHECK_THAT(s.error().message, Catch::StartsWith(path.string() + ": "));
+    return s.error().message;
+}
+
+std::string one_case(const std::string &fields) {
+    return R"({"name": "t", "kernels": ["reference"], "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}, {"id": "b", )" +
+           fields + "}]}";
+}
+}  // namespace
+
+TEST_CASE("the shipped suites load", "[suite]") {
+    for (const char *name : {"smoke", "nightly"}) {
+        auto s = load_suite(std::filesystem::path(ATTNGATE_SOURCE_DIR) / "suites" / (std::string(name) + ".json"));
+        REQUIRE(s);
+        CHECK(s->name == name);
+        CHECK(s->cases.size() >= 5);
+    }
+}
+
+TEST_CASE("the smoke suite covers every feature, both dtypes and all built-in kernels", "[suite]") {
+    auto s = load_suite(std::filesystem::path(ATTNGATE_SOURCE_DIR) / "suites" / "smoke.json");
+    REQUIRE(s);
+    bool f32 = false, bf16 = false, causal = false, window = false, segments = false, bias = false, softcap = false,
+         gqa = false, dv = false, cross = false, decode = false, nan = false;
+    for (const auto &c : s->cases) {
+        f32 |= c.dtype == ATTNGATE_DTYPE_F32;
+        bf16 |= c.dtype == ATTNGATE_DTYPE_BF16;
+        causal |= c.causal;
+        window |= c.window_left >= 0 || c.window_right >= 0;
+        segments |= c.segments > 0 || c.segments_per_token;
+        bias |= !c.bias_shape.empty();
+        softcap |= c.softcap > 0;
+        gqa |= c.heads_q != c.heads_kv;
+        dv |= c.head_dim_v != c.head_dim;
+        cross |= c.seq_q != c.seq_k;
+        decode |= c.seq_q == 1;
+        nan |= c.nan.has_value();
+    }
+    CHECK((f32 && bf16 && causal && window && segments && bias && softcap && gqa && dv && cross && decode && nan));
+    std::set<std::string> kernels;
+    for (const auto &k : s->kernels) kernels.insert(k.kernel);
+    CHECK(kernels == std::set<std::string>{"reference", "native", "flash"});
+}
+
+TEST_CASE("suite defaults fill in seq_k, heads_kv and head_dim_v", "[suite]") {
+    test::TempDir dir;
+    test::write_text(dir / "s.json", one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8)"));
+    auto s = load_suite(dir / "s.json");
+    REQUIRE(s);
+    const CaseSpec &c = s->cases[1];
+    CHECK(c.seq_k == 16);
+    CHECK(c.heads_kv == 4);
+    CHECK(c.head_dim_v == 8);
+    CHECK(c.effective_scale() == Approx(1.0 / std::sqrt(8.0)));
+}
+
+TEST_CASE("bad suites name the file, the JSON path and what was expected", "[suite]") {
+    CHECK_THAT(error_of(one_case(R"("seq_q": "16", "heads_q": 4, "head_dim": 8)")),
+               Catch::Contains("$.cases[1].seq_q: expected an integer, got a string"));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "colour": 1)")),
+               Catch::Contains("$.cases[1].colour: unknown field"));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 8, "heads_kv": 3, "head_dim": 8)")),
+               Catch::Contains("$.cases[1].heads_kv: expected a divisor of heads_q (8), got 3"));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 0)")),
+               Catch::Contains("$.cases[1].head_dim: expected an integer >= 1, got 0"));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "dtype": "fp8")")),
+               Catch::Contains("$.cases[1].dtype: expected \"f32\" or \"bf16\""));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "window": [3])")),
+               Catch::Contains("$.cases[1].window: expected [left, right]"));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "bias": [1, 3, 1, 16])")),
+               Catch::Contains("$.cases[1].bias[1]"));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "nan": {"tensor": "k", "index": [0, 16, 0, 0]})")),
+               Catch::Contains("$.cases[1].nan.index[1]: expected an index in [0, 16)"));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "kernels": ["flash"])")),
+               Catch::Contains("$.cases[1].kernels[0]: \"flash\" is not one of the suite's kernels"));
+    CHECK_THAT(error_of(one_case(R"("id": "a", "seq_q": 16, "heads_q": 4, "head_dim": 8)")),
+               Catch::Contains("duplicate key") || Catch::Contains("duplicate case id"));
+}
+
+TEST_CASE("a case over the memory budget is rejected before anything runs", "[suite]") {
+    const std::string text = R"({"name": "t", "memory_budget_mb": 64, "kernels": ["reference"],
+        "cases": [{"id": "huge", "seq_q": 8192, "heads_q": 16, "head_dim": 128}]})";
+    CHECK_THAT(error_of(text), Catch::Contains("$.cases[0]: the case needs about") && Catch::Contains("memory_budget_mb of 64 MiB"));
+}
+
+TEST_CASE("invalid JSON names the byte offset", "[suite]") {
+    // Byte 27 is the stray "}" where an array element was expected.
+    CHECK_THAT(error_of("{\"name\": \"t\",\n \"kernels\": [}"), Catch::Contains(": byte 27: invalid JSON"));
+}
+
+TEST_CASE("missing top-level fields are named", "[suite]") {
+    CHECK_THAT(error_of(R"({"name": "t", "kernels": ["reference"]})"), Catch::Contains("$.cases: expected a non-empty array"));
+    CHECK_THAT(error_of(R"({"kernels": ["reference"], "cases": []})"), Catch::Contains("$.name: required field is missing"));
+}

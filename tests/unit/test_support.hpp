@@ -1,0 +1,49 @@
+// Helpers shared by the unit tests: temporary directories and small cases.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "suite.hpp"
+
+namespace attngate::test {
+
+/// A fresh directory under /tmp, removed with everything in it on scope exit.
+class TempDir {
+public:
+    TempDir() {
+        std::random_device rd;
+        path_ = std::filesystem::temp_directory_path() / ("attngate-test-" + std::to_string(rd()) + std::to_string(rd()));
+        std::filesystem::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    const std::filesystem::path &path() const { return path_; }
+    std::filesystem::path operator/(const std::string &name) const { return path_ / name; }
+
+private:
+    std::filesystem::path path_;
+};
+
+inline void write_text(const std::filesystem::path &p, const std::string &text) {
+    std::ofstream(p, std::ios::binary) << text;
+}
+
+/// A small f32 case; tests switch features on from here.
+inline CaseSpec small_case(std::string id, int64_t sq, int64_t sk, int64_t hq, int64_t hkv, int64_t d) {
+    CaseSpec c;
+    c.id = std::move(id);
+    c.seq_q = sq;
+    c.seq_k = sk;
+    c.heads_q = hq;
+    c.heads_kv = hkv;
+    c.head_dim = d;
+    c.head_dim_v = d;
+    return c;
+}
+
+}  // namespace attngate::test
