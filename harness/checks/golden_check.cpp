@@ -44,6 +44,39 @@ OutputErrors measure_errors(std::span<const float> got, std::span<const double> 
     return e;
 }
 
+json::object error_map(std::span<const float> got, std::span<const double> want, std::span<const int64_t> shape,
+                       int64_t max_rows, int64_t max_cols) {
+    ATTNGATE_CHECK(shape.size() == 4);
+    const int64_t B = shape[0], S = shape[1], H = shape[2], D = shape[3];
+    const int64_t rows = std::min(S, max_rows), cols = std::min(D, max_cols);
+    std::vector<double> bins(static_cast<size_t>(rows * cols), 0.0);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t s = 0; s < S; ++s)
+            for (int64_t h = 0; h < H; ++h)
+                for (int64_t d = 0; d < D; ++d) {
+                    const size_t i = static_cast<size_t>(((b * S + s) * H + h) * D + d);
+                    double e = std::fabs(static_cast<double>(got[i]) - want[i]);
+                    if (std::isnan(want[i]) && std::isnan(got[i])) e = 0.0;
+                    else if (std::isnan(e) || std::isinf(e)) e = INFINITY;
+                    double &bin = bins[static_cast<size_t>((s * rows / S) * cols + d * cols / D)];
+                    bin = std::max(bin, e);
+                }
+    json::array values;
+    for (int64_t r = 0; r < rows; ++r) {
+        json::array row;
+        for (int64_t c = 0; c < cols; ++c) {
+            const double v = bins[static_cast<size_t>(r * cols + c)];
+            // Three significant digits are plenty for a heatmap and keep results.json small.
+            row.push_back(std::isinf(v) ? json::value(nullptr) : json::value(std::stod(fmt::format("{:.3g}", v))));
+        }
+        values.push_back(std::move(row));
+    }
+    return json::object{{"rows", rows}, {"cols", cols}, {"seq_len", S}, {"head_dim_v", D},
+                        {"row_axis", "sequence position"}, {"col_axis", "value head dim"},
+                        {"statistic", "max abs error over batch and heads; null = NaN/inf"},
+                        {"values", std::move(values)}};
+}
+
 double golden_tolerance(const GoldenEntry &golden, attngate_dtype dtype) {
     const double ulp = dtype == ATTNGATE_DTYPE_BF16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -23);
     return 2.0 * golden.straightforward_max_abs_error + 2.0 * ulp * golden.output_max_abs;
@@ -75,7 +108,8 @@ CheckResult golden_check(std::span<const float> got, std::span<const double> wan
                              {"worst_got", e.worst_got},
                              {"worst_want", e.worst_want},
                              {"new_nonfinite", e.new_nonfinite},
-                             {"dropped_nan", e.dropped_nan}};
+                             {"dropped_nan", e.dropped_nan},
+                             {"error_map", error_map(got, want, golden.shape)}};
     if (e.new_nonfinite > 0) {
         r.verdict = Verdict::Fail;
         r.reason = fmt::format("{} NaN/inf output(s) where the golden is finite, first at {} [b, s, h, d]", e.new_nonfinite,

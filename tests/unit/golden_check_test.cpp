@@ -67,3 +67,20 @@ TEST_CASE("a kernel that turns a propagated NaN into a number is drift", "[golde
     CHECK(r.verdict == Verdict::Fail);
     CHECK_THAT(r.reason, Catch::Contains("golden is NaN"));
 }
+
+TEST_CASE("the error map puts a drift in the last positions into the last rows", "[golden]") {
+    // Shape [1, 8, 2, 4]; the error sits at sequence positions 6 and 7 only.
+    const std::vector<int64_t> shape = {1, 8, 2, 4};
+    std::vector<double> want(64, 1.0);
+    std::vector<float> got(64, 1.0f);
+    got[((0 * 8 + 6) * 2 + 1) * 4 + 3] = 1.5f;
+    got[((0 * 8 + 7) * 2 + 0) * 4 + 0] = std::numeric_limits<float>::quiet_NaN();
+    const json::object m = error_map(got, want, shape, 4, 2);
+    CHECK(m.at("rows").as_int64() == 4);
+    CHECK(m.at("cols").as_int64() == 2);
+    const auto &v = m.at("values").as_array();
+    CHECK(v[3].as_array()[1].as_double() == 0.5);  // positions 6-7, dims 2-3
+    CHECK(v[3].as_array()[0].is_null());            // the NaN shows as non-finite
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 2; ++c) CHECK(v[r].as_array()[c].as_double() == 0.0);
+}
