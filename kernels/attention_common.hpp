@@ -105,6 +105,12 @@ inline void widen(const void *src, attngate_dtype dtype, int64_t n, float *dst) 
     }
 }
 
+/// Widens n elements of an operand tensor starting at element offset.
+inline void widen_at(const void *src, attngate_dtype dtype, int64_t offset, int64_t n, float *dst) {
+    const size_t elem = dtype == ATTNGATE_DTYPE_BF16 ? sizeof(std::uint16_t) : sizeof(float);
+    widen(static_cast<const unsigned char *>(src) + static_cast<size_t>(offset) * elem, dtype, n, dst);
+}
+
 /// Rounds a probability to the operand precision before the P·V product.
 inline float operand_round(float x, attngate_dtype dtype) {
     return dtype == ATTNGATE_DTYPE_BF16 ? round_to_bf16(x) : x;

@@ -29,24 +29,72 @@ bool tile_fully_masked(const ProblemView &view, int64_t b, int64_t q0, int64_t q
     return true;
 }
 
+/// Per-row online-softmax state of one query tile.
+struct TileState {
+    float *m, *l, *acc;
+    unsigned char *row_nan;
+};
+
+/// Folds one key tile into the running state of every row of the query tile.
+void fold_key_tile(const attngate_problem &p, const ProblemView &view, int64_t b, int64_t h, int64_t q0, int64_t q1,
+                   int64_t k0, int64_t k1, const float *qt, const float *kt, const float *vt, float *s, int64_t bk,
+                   TileState &st) {
+    for (int64_t i = q0; i < q1; ++i) {
+        const int64_t r = i - q0;
+        float *srow = s + r * bk;
+        float m_blk = kNegInf;
+        for (int64_t j = k0; j < k1; ++j) {
+            float &sj = srow[j - k0];
+            if (!view.allowed(b, i, j)) {
+                sj = kNegInf;
+                continue;
+            }
+            sj = view.finish_score(dot_f32(qt + r * p.head_dim, kt + (j - k0) * p.head_dim, p.head_dim), b, h, i, j);
+            if (std::isnan(sj)) st.row_nan[r] = 1;
+            else m_blk = std::max(m_blk, sj);
+        }
+        const float m_new = std::max(st.m[r], m_blk);
+        if (m_new == kNegInf) continue;  // nothing unmasked yet
+        const float alpha = std::exp(st.m[r] - m_new);
+        float *a = st.acc + r * p.head_dim_v;
+        for (int64_t d = 0; d < p.head_dim_v; ++d) a[d] *= alpha;
+        float l_blk = 0.0f;
+        for (int64_t j = k0; j < k1; ++j) {
+            const float sj = srow[j - k0];
+            if (sj == kNegInf || std::isnan(sj)) continue;
+            const float pj = std::exp(sj - m_new);
+            l_blk += pj;
+            const float pr = operand_round(pj, p.dtype);
+            const float *v = vt + (j - k0) * p.head_dim_v;
+            for (int64_t d = 0; d < p.head_dim_v; ++d) a[d] += pr * v[d];
+        }
+        st.l[r] = st.l[r] * alpha + l_blk;
+        st.m[r] = m_new;
+    }
+}
+
 int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, size_t n) {
     const attngate_problem &p = *pp;
     const int64_t bq = p.block_q > 0 ? p.block_q : kDefaultBlock;
     const int64_t bk = p.block_k > 0 ? p.block_k : kDefaultBlock;
     const ProblemView view(p);
-    WidenedOperands ops(p);
-    Workspace<float> m(p.allocator, bq), l(p.allocator, bq), s(p.allocator, bq * bk);
-    Workspace<float> acc(p.allocator, bq * p.head_dim_v);
+    // Tiles only, as a TPU kernel holds them in VMEM: the workspace depends on the block
+    // sizes and head dims, never on the sequence lengths.
+    Workspace<float> qt(p.allocator, bq * p.head_dim), kt(p.allocator, bk * p.head_dim), vt(p.allocator, bk * p.head_dim_v);
+    Workspace<float> m(p.allocator, bq), l(p.allocator, bq), s(p.allocator, bq * bk), acc(p.allocator, bq * p.head_dim_v);
     Workspace<unsigned char> row_nan(p.allocator, bq);
-    if (!ops.ok() || !m.ok() || !l.ok() || !s.ok() || !acc.ok() || !row_nan.ok())
+    if (!qt.ok() || !kt.ok() || !vt.ok() || !m.ok() || !l.ok() || !s.ok() || !acc.ok() || !row_nan.ok())
         return fail(err, n, "workspace allocation failed");
+    TileState st{m.data(), l.data(), acc.data(), row_nan.data()};
 
     for (int64_t b = 0; b < p.batch; ++b) {
         for (int64_t h = 0; h < p.heads_q; ++h) {
             const int64_t hk = view.kv_head(h);
             for (int64_t q0 = 0; q0 < p.seq_q; q0 += bq) {
                 const int64_t q1 = std::min(q0 + bq, p.seq_q);
-                for (int64_t r = 0; r < q1 - q0; ++r) {
+                for (int64_t i = q0; i < q1; ++i) {
+                    const int64_t r = i - q0;
+                    widen_at(p.q, p.dtype, view.q_index(b, i, h), p.head_dim, qt.data() + r * p.head_dim);
                     m[r] = kNegInf;
                     l[r] = 0.0f;
                     row_nan[r] = 0;
@@ -55,40 +103,11 @@ int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, si
                 for (int64_t k0 = 0; k0 < p.seq_k; k0 += bk) {
                     const int64_t k1 = std::min(k0 + bk, p.seq_k);
                     if (tile_fully_masked(view, b, q0, q1, k0, k1)) continue;
-                    for (int64_t i = q0; i < q1; ++i) {
-                        const int64_t r = i - q0;
-                        float *srow = s.data() + r * bk;
-                        const float *q = ops.q.data() + view.q_index(b, i, h);
-                        float m_blk = kNegInf;
-                        for (int64_t j = k0; j < k1; ++j) {
-                            float &sj = srow[j - k0];
-                            if (!view.allowed(b, i, j)) {
-                                sj = kNegInf;
-                                continue;
-                            }
-                            const float *k = ops.k.data() + view.k_index(b, j, hk);
-                            sj = view.finish_score(dot_f32(q, k, p.head_dim), b, h, i, j);
-                            if (std::isnan(sj)) row_nan[r] = 1;
-                            else m_blk = std::max(m_blk, sj);
-                        }
-                        const float m_new = std::max(m[r], m_blk);
-                        if (m_new == kNegInf) continue;  // nothing unmasked yet
-                        const float alpha = std::exp(m[r] - m_new);
-                        float *a = acc.data() + r * p.head_dim_v;
-                        for (int64_t d = 0; d < p.head_dim_v; ++d) a[d] *= alpha;
-                        float l_blk = 0.0f;
-                        for (int64_t j = k0; j < k1; ++j) {
-                            const float sj = srow[j - k0];
-                            if (sj == kNegInf || std::isnan(sj)) continue;
-                            const float pj = std::exp(sj - m_new);
-                            l_blk += pj;
-                            const float pr = operand_round(pj, p.dtype);
-                            const float *v = ops.v.data() + view.v_index(b, j, hk);
-                            for (int64_t d = 0; d < p.head_dim_v; ++d) a[d] += pr * v[d];
-                        }
-                        l[r] = l[r] * alpha + l_blk;
-                        m[r] = m_new;
+                    for (int64_t j = k0; j < k1; ++j) {
+                        widen_at(p.k, p.dtype, view.k_index(b, j, hk), p.head_dim, kt.data() + (j - k0) * p.head_dim);
+                        widen_at(p.v, p.dtype, view.v_index(b, j, hk), p.head_dim_v, vt.data() + (j - k0) * p.head_dim_v);
                     }
+                    fold_key_tile(p, view, b, h, q0, q1, k0, k1, qt.data(), kt.data(), vt.data(), s.data(), bk, st);
                 }
                 for (int64_t i = q0; i < q1; ++i) {
                     const int64_t r = i - q0;
@@ -114,6 +133,7 @@ extern const attngate_kernel flash_kernel = {
     /* .version     = */ "1.0.0",
     /* .description = */ "tiled online softmax, block_q = block_k = 128 by default, masked blocks skipped",
     /* .features    = */ ATTNGATE_FEATURE_ALL,
+    /* .workspace   = */ ATTNGATE_WORKSPACE_CONSTANT,
     /* .supports    = */ nullptr,
     /* .run         = */ flash_run,
     /* .user        = */ nullptr,

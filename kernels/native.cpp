@@ -75,6 +75,7 @@ extern const attngate_kernel native_kernel = {
     /* .version     = */ "1.0.0",
     /* .description = */ "full score matrix per head, softmax, then P·V (XLA's default attention)",
     /* .features    = */ ATTNGATE_FEATURE_ALL,
+    /* .workspace   = */ ATTNGATE_WORKSPACE_QUADRATIC,
     /* .supports    = */ nullptr,
     /* .run         = */ native_run,
     /* .user        = */ nullptr,

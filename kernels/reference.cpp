@@ -95,6 +95,7 @@ extern const attngate_kernel reference_kernel = {
     /* .version     = */ "1.0.0",
     /* .description = */ "float64 accumulation, plain loops: the oracle for goldens",
     /* .features    = */ ATTNGATE_FEATURE_ALL,
+    /* .workspace   = */ ATTNGATE_WORKSPACE_LINEAR,
     /* .supports    = */ nullptr,
     /* .run         = */ reference_run,
     /* .user        = */ nullptr,

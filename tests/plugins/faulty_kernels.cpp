@@ -66,11 +66,11 @@ constexpr uint32_t kF32Features = ATTNGATE_FEATURE_ALL & ~ATTNGATE_FEATURE_BF16;
 
 const attngate_kernel kFaulty[] = {
     {ATTNGATE_API_VERSION, "causal_off_by_one", "0.0.1", "causal mask off by one on the last key block",
-     kF32Features, nullptr, faulty_run, reinterpret_cast<void *>(kCausalOffByOneLastBlock)},
+     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kCausalOffByOneLastBlock)},
     {ATTNGATE_API_VERSION, "softmax_no_max", "0.0.1", "softmax without max subtraction (overflows on large logits)",
-     kF32Features, nullptr, faulty_run, reinterpret_cast<void *>(kNoMaxSubtraction)},
+     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNoMaxSubtraction)},
     {ATTNGATE_API_VERSION, "nan_to_zero", "0.0.1", "drops NaN scores as if masked",
-     kF32Features, nullptr, faulty_run, reinterpret_cast<void *>(kNanToZero)},
+     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNanToZero)},
 };
 
 }  // namespace

@@ -53,6 +53,15 @@ enum {
     ATTNGATE_FEATURE_ALL = (1u << 9) - 1u,
 };
 
+/* How a kernel promises its workspace (the bytes it asks the harness allocator for)
+ * grows with the sequence lengths; the memory gate holds it to that promise. */
+typedef enum attngate_workspace_growth {
+    ATTNGATE_WORKSPACE_UNSPECIFIED = 0,    /* no promise */
+    ATTNGATE_WORKSPACE_CONSTANT = 1,       /* independent of Sq and Sk (tiled kernels) */
+    ATTNGATE_WORKSPACE_LINEAR = 2,         /* at most linear in Sq + Sk */
+    ATTNGATE_WORKSPACE_QUADRATIC = 3,      /* up to Sq x Sk (materialised scores) */
+} attngate_workspace_growth;
+
 /* Memory the harness hands to kernels for their workspace; the harness counts every
  * byte, so a kernel that uses it makes its memory visible to the gate. */
 typedef struct attngate_allocator {
@@ -98,6 +107,7 @@ typedef struct attngate_kernel {
     const char *version;     /* the kernel's own version, recorded in results */
     const char *description; /* one line */
     uint32_t features;       /* ATTNGATE_FEATURE_* bits */
+    uint32_t workspace_growth; /* attngate_workspace_growth */
     /* (optional) finer check than the feature bits; returns non-zero when supported,
      * otherwise writes why into why[0..why_len). */
     int (*supports)(const struct attngate_kernel *self, const attngate_problem *p,
