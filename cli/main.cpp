@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "baseline_cmd.hpp"
 #include "golden.hpp"
 #include "inputs.hpp"
 #include "kernel_registry.hpp"
@@ -46,8 +47,10 @@ struct RunArgs {
     std::string suite;
     std::string baselines = "baselines";
     std::string out = "reports/results.json";
-    std::vector<std::string> checks = {"golden"};
+    std::vector<std::string> checks = {"golden", "memory"};
     std::vector<std::string> plugins, kernels, cases;
+    bool no_isolation = false;
+    std::optional<double> timeout_s;
 };
 
 int cmd_run(const RunArgs &a) {
@@ -60,6 +63,8 @@ int cmd_run(const RunArgs &a) {
     opt.results_path = a.out;
     opt.checks = a.checks;
     opt.filter = {a.kernels, a.cases};
+    opt.isolation = !a.no_isolation;
+    opt.timeout_s = a.timeout_s;
     bool header = false;
     auto results = run_suite(*suite, *reg, opt, [&](const CaseResult &r, size_t done, size_t total) {
         if (!header) fmt::print("{}", console_header()), header = true;
@@ -69,6 +74,14 @@ int cmd_run(const RunArgs &a) {
     if (!results) return report_error(results.error());
     fmt::print("{}", console_summary(*results, a.out));
     return results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
+}
+
+int cmd_baseline_update(const cli::BaselineUpdateArgs &a) {
+    auto results = load_results(a.results_path);
+    if (!results) return report_error(results.error());
+    if (!results->complete)
+        return report_error(Error{ErrorKind::BadInput, fmt::format("{}: $.complete: the run did not finish; rerun it first", a.results_path)});
+    return cli::baseline_update(a, *results);
 }
 
 int cmd_golden_generate(const std::string &suite_arg, const std::string &baselines) {
@@ -114,7 +127,10 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--suite", run.suite, "suite file or name in suites/")->required();
     run_cmd->add_option("--baselines", run.baselines, "baselines directory")->capture_default_str();
     run_cmd->add_option("--out", run.out, "where results.json goes")->capture_default_str();
-    run_cmd->add_option("--checks", run.checks, "checks to run (golden)")->delimiter(',')->capture_default_str();
+    run_cmd->add_option("--checks", run.checks, "checks to run: golden, memory (comma-separated)")->delimiter(',')->capture_default_str();
+    run_cmd->add_flag("--no-isolation", run.no_isolation, "run kernels in this process (for debugging; a crash ends the run)");
+    run_cmd->add_option("--timeout", run.timeout_s, "seconds per case x kernel before an isolated kernel counts as hung")
+        ->check(CLI::PositiveNumber);
     run_cmd->add_option("--plugin", run.plugins, "kernel plugin .so to load (repeatable)");
     run_cmd->add_option("--kernel", run.kernels, "only these kernels (label or name, repeatable)");
     run_cmd->add_option("--case", run.cases, "only these cases (repeatable)");
@@ -130,6 +146,20 @@ int main(int argc, char **argv) {
     inputs->add_option("--suite", suite_arg, "suite file or name in suites/")->required();
     inputs->add_option("--case", case_id, "case id")->required();
     inputs->add_option("--out", out_dir, "output directory")->required();
+
+    cli::BaselineUpdateArgs bu;
+    auto *baseline = app.add_subcommand("baseline", "review and accept baselines on your own machine");
+    baseline->require_subcommand(1);
+    auto *update = baseline->add_subcommand("update", "show old -> new per case and write the accepted baselines");
+    update->add_option("--results", bu.results_path, "results.json of the run to accept")->capture_default_str();
+    update->add_option("--baselines", bu.baselines, "baselines directory")->capture_default_str();
+    update->add_option("--checks", bu.checks, "which baselines (memory); default: all in the results")->delimiter(',');
+    update->add_option("--only", bu.only, "only case/kernel labels matching this glob");
+    update->add_option("--reason", bu.reason, "why, stored with the provenance");
+    update->add_option("--machine", bu.machine, "a name for this machine class");
+    update->add_flag("--yes", bu.yes, "accept every row without asking");
+    update->add_flag("--force", bu.force, "accept rows whose golden check failed");
+    update->add_flag("--allow-in-ci", bu.allow_in_ci, "write even when CI=true");
 
     std::vector<std::string> plugins;
     auto *kernels = app.add_subcommand("kernels", "list kernels and what they support");
@@ -151,5 +181,6 @@ int main(int argc, char **argv) {
     if (*generate) return cmd_golden_generate(suite_arg, baselines);
     if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
     if (*kernels) return cmd_kernels(plugins);
+    if (*update) return cmd_baseline_update(bu);
     return kExitBadInput;
 }

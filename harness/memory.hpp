@@ -1,5 +1,7 @@
-// The allocator the ABI hands to kernels: every byte counted (live, peak, calls), so the
-// workspace a kernel asks for is visible to the gate.
+// Memory accounting through two independent eyes: the allocator the ABI hands to kernels
+// (every byte the kernel asks the harness for) and process-wide probes (glibc's heap
+// accounting and resident set size), which also see what a kernel allocates behind the
+// harness's back.
 #pragma once
 
 #include <cstddef>
@@ -30,5 +32,19 @@ private:
     attngate_allocator abi_;
     int64_t live_ = 0, peak_ = 0, allocations_ = 0, frees_ = 0;
 };
+
+/// Process-wide memory at one instant.
+struct ProcessMemory {
+    int64_t heap_bytes = 0;  ///< bytes in use by malloc/new (mallinfo2: uordblks + hblkhd)
+    int64_t rss_bytes = 0;   ///< resident set size (/proc/self/statm)
+};
+
+ProcessMemory sample_process_memory();
+
+/// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS; false if unsupported.
+bool reset_peak_rss();
+
+/// The peak RSS since the last reset (VmHWM), or -1 when /proc does not say.
+int64_t peak_rss_bytes();
 
 }  // namespace attngate

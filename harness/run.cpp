@@ -1,23 +1,25 @@
-// Running a suite: goldens verified first, then every case x kernel.
+// Running a suite: goldens verified first, then every case x kernel observed (isolated
+// in a child process by default) and judged by the requested checks.
 #include "run.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <ctime>
-#include <map>
 
+#include "baseline_store.hpp"
 #include "checks/golden_check.hpp"
+#include "checks/memory_check.hpp"
 #include "files.hpp"
 #include "golden.hpp"
 #include "inputs.hpp"
-#include "memory.hpp"
+#include "isolation.hpp"
+#include "observe.hpp"
 
 namespace attngate {
 
 const char *tool_version() { return "attngate 0.1.0"; }
 
 const std::vector<std::string> &known_checks() {
-    static const std::vector<std::string> checks = {"golden"};
+    static const std::vector<std::string> checks = {"golden", "memory"};
     return checks;
 }
 
@@ -43,38 +45,88 @@ std::string utc_now() {
     return buf;
 }
 
-/// Runs one kernel on one case and returns its output (or a failed check).
-CaseResult run_one(const CaseSpec &c, const PlannedKernel &k, const CaseInputs &in, const GoldenEntry &golden,
-                   const std::vector<double> &want, const RunResults *previous) {
+bool wants(const RunOptions &o, std::string_view check) {
+    return std::find(o.checks.begin(), o.checks.end(), check) != o.checks.end();
+}
+
+/// Everything a case x kernel needs besides the case and kernel themselves.
+struct RunContext {
+    const Suite &suite;
+    const RunOptions &options;
+    const RunResults *previous;
+    std::optional<BaselineFile> memory_baselines;
+};
+
+/// Every requested check gets the same verdict and reason (a crash, an error, a skip).
+void all_checks(CaseResult &r, const RunOptions &o, Verdict v, const std::string &reason, const json::object &metrics = {}) {
+    for (const auto &check : o.checks) r.checks.push_back(CheckResult{check, v, reason, metrics, {}});
+}
+
+json::object crash_metrics(const CrashInfo &c) {
+    json::object crash{{"kind", c.kind}, {"seconds", c.seconds}, {"stderr_tail", c.stderr_tail}};
+    if (!c.signal.empty()) crash["signal"] = c.signal;
+    if (c.kind == "exit") crash["exit_code"] = c.exit_code;
+    return json::object{{"crash", std::move(crash)}};
+}
+
+CheckResult golden_with_notes(const RunContext &ctx, const CaseResult &r, const Observation &o, const CaseSpec &c,
+                              const GoldenEntry &golden, const std::vector<double> &want) {
+    CheckResult g = golden_check(o.output, want, golden, c.dtype);
+    if (ctx.previous)
+        if (const CaseResult *last = ctx.previous->find(c.id, r.kernel); last && !last->output_sha256.empty())
+            g.notes.push_back(last->output_sha256 == r.output_sha256 ? "output bit-identical to the last run"
+                                                                      : "output differs in its bits from the last run");
+    return g;
+}
+
+std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseSpec &c, const std::string &kernel) {
+    if (!ctx.memory_baselines) return std::nullopt;
+    const BaselineEntry *e = ctx.memory_baselines->find(c.id, kernel);
+    if (!e) return std::nullopt;
+    MemoryBaseline b;
+    if (const auto *v = e->values.if_contains("abi_peak_bytes"); v && v->is_int64()) b.abi_peak_bytes = v->get_int64();
+    if (const auto *v = e->values.if_contains("rss_peak_delta_bytes"); v && v->is_int64()) b.rss_peak_delta_bytes = v->get_int64();
+    return b;
+}
+
+CaseResult run_one(const RunContext &ctx, const CaseSpec &c, const PlannedKernel &k, const CaseInputs &in,
+                   const GoldenEntry *golden, const std::vector<double> *want) {
     CaseResult r;
     r.case_id = c.id;
     r.kernel = k.spec->label();
     r.kernel_version = k.kernel->version ? k.kernel->version : "";
     r.params = case_params(c);
+    const RunOptions &opt = ctx.options;
 
-    std::vector<float> out(static_cast<size_t>(output_elements(c)), 0.0f);
-    CountingAllocator alloc;
-    const attngate_problem p = make_problem(c, in, out.data(), alloc.abi(), k.spec->block_q, k.spec->block_k);
+    std::vector<float> probe_out(1);
+    const attngate_problem p = make_problem(c, in, probe_out.data(), nullptr, k.spec->block_q, k.spec->block_k);
     if (const std::string why = unsupported_reason(*k.kernel, c, p); !why.empty()) {
-        r.checks.push_back(CheckResult{"golden", Verdict::Skip, why, {}, {}});
+        all_checks(r, opt, Verdict::Skip, why);
         return r;
     }
-    char err[512] = {0};
-    const auto t0 = std::chrono::steady_clock::now();
-    const int rc = k.kernel->run(k.kernel, &p, err, sizeof err);
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (rc != 0) {
-        r.checks.push_back(CheckResult{"golden", Verdict::Fail, fmt::format("kernel returned error {}: {}", rc, err), {}, {}});
+    ObserveOptions oo;
+    oo.memory = wants(opt, "memory");
+    oo.memory_calls = c.memory_calls.value_or(ctx.suite.memory_calls);
+    oo.warmup_calls = ctx.suite.warmup_calls;
+    oo.memory_budget_bytes = ctx.suite.memory_budget_mb << 20;
+    const auto work = [&] { return observe(c, in, k, ctx.suite, oo); };
+    const Observation o = opt.isolation ? observe_isolated(work, opt.timeout_s.value_or(ctx.suite.timeout_s)) : work();
+    r.seconds = o.seconds;
+    if (o.crash) {
+        all_checks(r, opt, Verdict::Fail, o.crash->describe(), crash_metrics(*o.crash));
         return r;
     }
-    r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(out.data()), out.size() * sizeof(float)));
-    CheckResult g = golden_check(out, want, golden, c.dtype);
-    if (previous) {
-        if (const CaseResult *last = previous->find(c.id, r.kernel); last && !last->output_sha256.empty())
-            g.notes.push_back(last->output_sha256 == r.output_sha256 ? "output bit-identical to the last run"
-                                                                      : "output differs in its bits from the last run");
+    if (o.kernel_rc != 0) {
+        all_checks(r, opt, Verdict::Fail, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
+        return r;
     }
-    r.checks.push_back(std::move(g));
+    r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
+    if (golden) r.checks.push_back(golden_with_notes(ctx, r, o, c, *golden, *want));
+    if (o.memory) {
+        MemoryPolicy policy;
+        policy.peak_growth_pct = ctx.suite.peak_growth_pct;
+        r.checks.push_back(memory_check(*o.memory, memory_baseline(ctx, c, r.kernel), policy, k.kernel->workspace_growth));
+    }
     return r;
 }
 
@@ -84,20 +136,30 @@ Result<RunResults> run_suite(const Suite &suite, const KernelRegistry &registry,
                              const ProgressFn &progress) {
     for (const auto &c : options.checks)
         if (std::find(known_checks().begin(), known_checks().end(), c) == known_checks().end())
-            return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden)", c);
+            return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory)", c);
     auto plan = make_plan(suite, registry, options.filter);
     if (!plan) return std::unexpected(plan.error());
 
     // Every golden is verified before anything runs or is written: a corrupt or stale
     // golden is bad input (exit 2), never drift.
-    auto manifest = load_golden_manifest(suite, options.baselines);
-    if (!manifest) return std::unexpected(manifest.error());
-    for (const auto &pc : *plan)
-        if (auto g = load_golden(suite, options.baselines, *manifest->find(pc.spec->id)); !g) return std::unexpected(g.error());
-
+    std::optional<GoldenManifest> manifest;
+    if (wants(options, "golden")) {
+        auto m = load_golden_manifest(suite, options.baselines);
+        if (!m) return std::unexpected(m.error());
+        for (const auto &pc : *plan)
+            if (auto g = load_golden(suite, options.baselines, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
+        manifest = std::move(*m);
+    }
+    RunContext ctx{suite, options, nullptr, std::nullopt};
+    if (wants(options, "memory")) {
+        auto mb = load_baseline_file(baseline_path(options.baselines, "memory", suite.name));
+        if (!mb) return std::unexpected(mb.error());
+        ctx.memory_baselines = std::move(*mb);
+    }
     std::optional<RunResults> previous;
     if (std::filesystem::exists(options.results_path))
         if (auto prev = load_results(options.results_path); prev && prev->suite == suite.name) previous = std::move(*prev);
+    ctx.previous = previous ? &*previous : nullptr;
 
     RunResults results;
     results.tool_version = tool_version();
@@ -110,12 +172,16 @@ Result<RunResults> run_suite(const Suite &suite, const KernelRegistry &registry,
 
     for (const auto &pc : *plan) {
         const CaseSpec &c = *pc.spec;
-        const GoldenEntry &entry = *manifest->find(c.id);
-        auto want = load_golden(suite, options.baselines, entry);
-        if (!want) return std::unexpected(want.error());
+        const GoldenEntry *entry = manifest ? manifest->find(c.id) : nullptr;
+        std::optional<std::vector<double>> want;
+        if (entry) {
+            auto w = load_golden(suite, options.baselines, *entry);
+            if (!w) return std::unexpected(w.error());
+            want = std::move(*w);
+        }
         const CaseInputs in = generate_inputs(suite, c);
         for (const auto &k : pc.kernels) {
-            results.results.push_back(run_one(c, k, in, entry, *want, previous ? &*previous : nullptr));
+            results.results.push_back(run_one(ctx, c, k, in, entry, want ? &*want : nullptr));
             if (progress) progress(results.results.back(), ++done, total);
         }
         if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());

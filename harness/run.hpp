@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct RunOptions {
     std::filesystem::path results_path = "reports/results.json";
     std::vector<std::string> checks = {"golden"};
     PlanFilter filter;
+    bool isolation = true;            ///< each case x kernel in a child process with a time limit
+    std::optional<double> timeout_s;  ///< overrides the suite's
 };
 
 /// Called after each case x kernel with its result, how many are done and the total.

@@ -149,6 +149,7 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     for (const char *k : {"qk_amplitude", "v_amplitude", "bias_amplitude"})
         if (r.ok() && r.has(k) && !(r.number(k, 1.0) > 0 && r.number(k, 1.0) < 1e15)) r.fail_at(k, "expected a number in (0, 1e15)");
     read_nan(r, c);
+    if (r.has("memory_calls")) c.memory_calls = r.integer("memory_calls", 20, 3, 100000);
     const json::value *ks = r.raw("kernels");
     if (ks && r.ok()) {
         if (!ks->is_array()) r.fail_at("kernels", "expected an array of kernel labels");
@@ -175,6 +176,12 @@ Result<Suite> load_suite(const std::filesystem::path &path) {
     if (r.ok() && !std::regex_match(s.name, kIdPattern)) r.fail_at("name", "expected letters, digits, '_', '.' or '-'");
     s.seed = static_cast<uint64_t>(r.integer("seed", 0, 0));
     s.memory_budget_mb = r.integer("memory_budget_mb", 1024, 1);
+    s.memory_calls = r.integer("memory_calls", 20, 3, 100000);
+    s.warmup_calls = r.integer("warmup_calls", 2, 0, 100000);
+    s.timeout_s = r.number("timeout_s", 60.0);
+    if (r.ok() && !(s.timeout_s > 0)) r.fail_at("timeout_s", "expected a number of seconds > 0");
+    s.peak_growth_pct = r.number("peak_growth_pct", 10.0);
+    if (r.ok() && !(s.peak_growth_pct >= 0)) r.fail_at("peak_growth_pct", "expected a percentage >= 0");
     r.string("description", "");
     const json::value *ks = r.raw("kernels");
     const json::value *cs = r.raw("cases");

@@ -45,6 +45,7 @@ struct CaseSpec {
     double bias_amplitude = 1.0;
     std::optional<NanInjection> nan;
     std::vector<std::string> kernels;  ///< labels; empty: every suite kernel
+    std::optional<int64_t> memory_calls;  ///< overrides the suite's
 
     float effective_scale() const;
     /// Host bytes a run of this case needs (inputs, outputs, golden, native's scores).
@@ -56,6 +57,10 @@ struct Suite {
     std::filesystem::path file;
     uint64_t seed = 0;
     int64_t memory_budget_mb = 1024;
+    int64_t memory_calls = 20;      ///< measured calls per case x kernel for the leak series
+    int64_t warmup_calls = 2;       ///< calls before the series
+    double timeout_s = 60.0;        ///< per case x kernel, when isolated
+    double peak_growth_pct = 10.0;  ///< memory gate: allowed peak growth against baseline
     std::vector<KernelSpec> kernels;
     std::vector<CaseSpec> cases;
 

@@ -1,10 +1,8 @@
 """End-to-end tests of the attngate CLI: real binary, real files, exit codes as the
 architecture promises, and an independent numpy oracle for the checked-in goldens."""
-import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -13,8 +11,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
-
-ARGS = None
+from common import ARGS, attngate, main  # noqa: E402
 
 TINY_SUITE = {
     "name": "tiny",
@@ -28,10 +25,6 @@ TINY_SUITE = {
          "nan": {"tensor": "k", "index": [0, 10, 1, 2]}},
     ],
 }
-
-
-def attngate(*args, cwd=None):
-    return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 class TempWorkspace(unittest.TestCase):
@@ -204,10 +197,4 @@ class SmokeSuiteTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--attngate", required=True)
-    parser.add_argument("--faulty-plugin", required=True)
-    parser.add_argument("--source-dir", required=True)
-    ARGS, rest = parser.parse_known_args()
-    ARGS.attngate = os.path.abspath(ARGS.attngate)
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    main()

@@ -1,8 +1,14 @@
 // Deliberately faulty kernels, loaded as a plugin by the tests to prove that the gate
 // sees each kind of drift. Never part of the default kernel list.
+#include <csignal>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
+
+#include <unistd.h>
 
 #include "attention_common.hpp"
 
@@ -64,6 +70,72 @@ int faulty_run(const attngate_kernel *self, const attngate_problem *pp, char *er
 
 constexpr uint32_t kF32Features = ATTNGATE_FEATURE_ALL & ~ATTNGATE_FEATURE_BF16;
 
+// --- memory and robustness faults: correct output (the built-in flash kernel), wrong
+// --- behaviour around it, so only the memory gate or isolation can see them.
+
+enum MemoryFault : int {
+    kLeak4KiB = 1,       // keeps 4 KiB per call with malloc, outside the ABI allocator
+    kLeak64 = 2,         // keeps 64 bytes per call
+    kLeakAbi = 3,        // forgets to free one ABI allocation per call
+    kBloated = 4,        // a flash kernel that allocates an Sq x Sk scratch
+    kCrashOn77 = 5,      // SIGSEGV when seq_q == 77
+    kHangOn33 = 6,       // never returns when seq_q == 33
+    kLeakTiny = 100,     // 100 + n: keeps n bytes per call (detection-limit benchmark)
+};
+
+const attngate_kernel &builtin_flash() {
+    size_t n = 0;
+    const attngate_kernel *t = attngate_builtin_kernels(&n);
+    for (size_t i = 0; i < n; ++i)
+        if (std::strcmp(t[i].name, "flash") == 0) return t[i];
+    std::abort();
+}
+
+std::vector<void *> &kept() {
+    static std::vector<void *> blocks;
+    return blocks;
+}
+
+void keep_bytes(size_t n) {
+    void *p = std::malloc(n);
+    std::memset(p, 0xab, n);
+    kept().push_back(p);
+}
+
+int memory_fault_run(const attngate_kernel *self, const attngate_problem *p, char *err, size_t n) {
+    const int fault = static_cast<int>(reinterpret_cast<intptr_t>(self->user));
+    const attngate_kernel &flash = builtin_flash();
+    if (fault == kCrashOn77 && p->seq_q == 77) {
+        std::fprintf(stderr, "crashy: seq_q is 77, dereferencing a dangling pointer\n");
+        std::raise(SIGSEGV);
+    }
+    if (fault == kHangOn33 && p->seq_q == 33) {
+        std::fprintf(stderr, "hangy: seq_q is 33, waiting forever\n");
+        for (;;) ::pause();
+    }
+    if (fault == kLeak4KiB) keep_bytes(4096);
+    if (fault == kLeak64) keep_bytes(64);
+    if (fault > kLeakTiny) keep_bytes(static_cast<size_t>(fault - kLeakTiny));
+    if (fault == kLeakAbi) {
+        void *lost = p->allocator->alloc(p->allocator->ctx, 256);
+        std::memset(lost, 0, 256);
+    }
+    void *scratch = nullptr;
+    if (fault == kBloated) {
+        const size_t bytes = sizeof(float) * static_cast<size_t>(p->seq_q * p->seq_k);
+        scratch = p->allocator->alloc(p->allocator->ctx, bytes);
+        if (!scratch) return attngate::kernels::fail(err, n, "scratch allocation failed");
+        std::memset(scratch, 0, bytes);
+    }
+    const int rc = flash.run(&flash, p, err, n);
+    p->allocator->free(p->allocator->ctx, scratch);
+    return rc;
+}
+
+#define MEMORY_FAULT(name, what, fault)                                                                 \
+    {ATTNGATE_API_VERSION, name, "0.0.1", what, ATTNGATE_FEATURE_ALL, ATTNGATE_WORKSPACE_CONSTANT, nullptr, \
+     memory_fault_run, reinterpret_cast<void *>(fault)}
+
 const attngate_kernel kFaulty[] = {
     {ATTNGATE_API_VERSION, "causal_off_by_one", "0.0.1", "causal mask off by one on the last key block",
      kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kCausalOffByOneLastBlock)},
@@ -71,6 +143,17 @@ const attngate_kernel kFaulty[] = {
      kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNoMaxSubtraction)},
     {ATTNGATE_API_VERSION, "nan_to_zero", "0.0.1", "drops NaN scores as if masked",
      kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNanToZero)},
+    MEMORY_FAULT("leaky", "flash that keeps 4 KiB per call with malloc", kLeak4KiB),
+    MEMORY_FAULT("leaky-slow", "flash that keeps 64 bytes per call with malloc", kLeak64),
+    MEMORY_FAULT("leaky-abi", "flash that forgets to free one ABI allocation per call", kLeakAbi),
+    MEMORY_FAULT("bloated", "flash that allocates an Sq x Sk scratch", kBloated),
+    MEMORY_FAULT("crashy", "flash that segfaults when seq_q == 77", kCrashOn77),
+    MEMORY_FAULT("hangy", "flash that never returns when seq_q == 33", kHangOn33),
+    MEMORY_FAULT("leak-1", "flash that keeps 1 byte per call", kLeakTiny + 1),
+    MEMORY_FAULT("leak-2", "flash that keeps 2 bytes per call", kLeakTiny + 2),
+    MEMORY_FAULT("leak-4", "flash that keeps 4 bytes per call", kLeakTiny + 4),
+    MEMORY_FAULT("leak-8", "flash that keeps 8 bytes per call", kLeakTiny + 8),
+    MEMORY_FAULT("leak-16", "flash that keeps 16 bytes per call", kLeakTiny + 16),
 };
 
 }  // namespace

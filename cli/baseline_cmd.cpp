@@ -1,0 +1,124 @@
+// The interactive baseline update: table, questions, atomic write.
+#include "baseline_cmd.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "baseline_update.hpp"
+
+namespace attngate::cli {
+
+namespace {
+
+std::string format_change(const UpdateRow &row) {
+    if (!row.old_value) return "new";
+    const auto pct = row.change_pct();
+    return pct ? fmt::format("{:+.1f}%", *pct) : "n/a";
+}
+
+void print_table(const std::string &check, const std::vector<UpdateRow> &rows) {
+    fmt::print("{} baselines: {} case x kernel row(s)\n", check, rows.size());
+    fmt::print("  {:<48} {:>14} {:>14} {:>9}  {}\n", "case/kernel", "old", "new", "change", "verdict");
+    for (const auto &row : rows)
+        fmt::print("  {:<48} {:>14} {:>14.6g} {:>9}  {}{}\n", row.label(), row.old_value ? fmt::format("{:.6g}", *row.old_value) : "-",
+                   row.new_value, format_change(row), verdict_name(row.verdict),
+                   row.golden_failed ? "  (golden check failed)" : "");
+}
+
+enum class Answer { Accept, Skip, AcceptAll, Quit };
+
+Answer ask(const UpdateRow &row) {
+    for (;;) {
+        fmt::print("accept {} ({})? [a]ccept, [s]kip, accept [A]ll, [q]uit: ", row.label(), format_change(row));
+        std::fflush(stdout);
+        std::string line;
+        if (!std::getline(std::cin, line)) return Answer::Quit;
+        if (line == "a" || line == "y") return Answer::Accept;
+        if (line == "s" || line == "n") return Answer::Skip;
+        if (line == "A") return Answer::AcceptAll;
+        if (line == "q") return Answer::Quit;
+    }
+}
+
+/// Chooses the rows to write, asking on a terminal; nullopt when the user quit.
+std::optional<std::vector<UpdateRow>> choose(const std::vector<UpdateRow> &rows, bool yes, bool force) {
+    std::vector<UpdateRow> accepted;
+    bool all = yes;
+    for (const auto &row : rows) {
+        if (row.golden_failed && !force) {
+            fmt::print("  refused {}: its golden check failed (use --force to accept anyway)\n", row.label());
+            continue;
+        }
+        if (!all) {
+            const Answer a = ask(row);
+            if (a == Answer::Quit) return std::nullopt;
+            if (a == Answer::Skip) continue;
+            all = a == Answer::AcceptAll;
+        }
+        accepted.push_back(row);
+    }
+    return accepted;
+}
+
+}  // namespace
+
+int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
+    if (const char *ci = std::getenv("CI"); ci && std::string(ci) == "true" && !a.allow_in_ci) {
+        fmt::print(stderr, "error: refusing to write baselines in CI (CI=true): accept them on a developer machine, "
+                           "or pass --allow-in-ci\n");
+        return 2;
+    }
+    if (!a.yes && !::isatty(STDIN_FILENO)) {
+        fmt::print(stderr, "error: stdin is not a terminal, so nobody can answer; pass --yes to accept every row\n");
+        return 2;
+    }
+    std::vector<const BaselineKind *> kinds;
+    for (const auto &check : a.checks) {
+        const BaselineKind *k = find_baseline_kind(check);
+        if (!k) {
+            fmt::print(stderr, "error: --checks {}: no baselines for that check (have: memory)\n", check);
+            return 2;
+        }
+        kinds.push_back(k);
+    }
+    if (kinds.empty())
+        for (const auto &k : baseline_kinds())
+            if (std::find(results.checks.begin(), results.checks.end(), k.check) != results.checks.end()) kinds.push_back(&k);
+    if (kinds.empty()) {
+        fmt::print(stderr, "error: {}: the results hold no check with baselines (run with --checks memory)\n", a.results_path);
+        return 2;
+    }
+    const std::string machine = machine_class(a.machine);
+    for (const BaselineKind *kind : kinds) {
+        const auto path = baseline_path(a.baselines, kind->check, results.suite, kind->per_machine ? machine : "");
+        auto existing = load_baseline_file(path);
+        if (!existing) {
+            fmt::print(stderr, "error: {}\n", existing.error().message);
+            return 2;
+        }
+        const BaselineFile file = existing->value_or(BaselineFile{kind->check, results.suite, kind->per_machine ? machine : "", {}});
+        const auto rows = plan_update(results, *kind, *existing ? &**existing : nullptr, a.only);
+        print_table(kind->check, rows);
+        const auto accepted = choose(rows, a.yes, a.force);
+        if (!accepted) {
+            fmt::print("quit: nothing written for {}\n", kind->check);
+            return 0;
+        }
+        if (accepted->empty()) {
+            fmt::print("nothing accepted for {}\n", kind->check);
+            continue;
+        }
+        if (auto w = apply_update(path, file, *accepted, make_provenance(a.reason, machine, json::object{{"tool", results.tool_version}}));
+            !w) {
+            fmt::print(stderr, "error: {}\n", w.error().message);
+            return 3;
+        }
+        fmt::print("wrote {} {} baseline(s) to {}\n", accepted->size(), kind->check, path.string());
+    }
+    return 0;
+}
+
+}  // namespace attngate::cli

@@ -1,0 +1,115 @@
+// Memory check verdicts.
+#include "checks/memory_check.hpp"
+
+#include <cmath>
+
+namespace attngate {
+
+double least_squares_slope(const std::vector<int64_t> &y) {
+    const size_t n = y.size();
+    if (n < 2) return 0.0;
+    const double mean_x = (static_cast<double>(n) - 1) / 2;
+    double mean_y = 0.0;
+    for (int64_t v : y) mean_y += static_cast<double>(v);
+    mean_y /= static_cast<double>(n);
+    double sxy = 0.0, sxx = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        const double dx = static_cast<double>(i) - mean_x;
+        sxy += dx * (static_cast<double>(y[i]) - mean_y);
+        sxx += dx * dx;
+    }
+    return sxy / sxx;
+}
+
+const char *workspace_growth_name(uint32_t growth) {
+    switch (growth) {
+    case ATTNGATE_WORKSPACE_CONSTANT: return "constant";
+    case ATTNGATE_WORKSPACE_LINEAR: return "linear";
+    case ATTNGATE_WORKSPACE_QUADRATIC: return "quadratic";
+    default: return "unspecified";
+    }
+}
+
+namespace {
+
+/// Why the probe at doubled sequence lengths breaks the promise, or empty.
+std::string broken_promise(const MemoryObservation &m, const MemoryPolicy &policy, uint32_t growth) {
+    if (m.probe_abi_peak_bytes < 0 || growth == ATTNGATE_WORKSPACE_UNSPECIFIED) return {};
+    // Doubling Sq and Sk may multiply a linear workspace by 2 and a quadratic one by 4.
+    const double factor = growth == ATTNGATE_WORKSPACE_CONSTANT ? 1.0 : growth == ATTNGATE_WORKSPACE_LINEAR ? 2.0 : 4.0;
+    const double allowed = factor * static_cast<double>(m.abi_peak_bytes) * (factor > 1 ? 1.05 : 1.0) + (factor > 1 ? 4096 : 0);
+    if (static_cast<double>(m.probe_abi_peak_bytes) > allowed)
+        return fmt::format("workspace broke its {} promise: {} B at the case's lengths, {} B at Sq={} Sk={} (allowed {:.0f})",
+                           workspace_growth_name(growth), m.abi_peak_bytes, m.probe_abi_peak_bytes, m.probe_seq_q,
+                           m.probe_seq_k, allowed);
+    if (growth == ATTNGATE_WORKSPACE_CONSTANT && m.rss_peak_delta_bytes >= 0 && m.probe_rss_peak_delta_bytes >= 0 &&
+        m.probe_rss_peak_delta_bytes - m.rss_peak_delta_bytes > policy.rss_promise_slack_bytes)
+        return fmt::format("peak RSS of one call grew by {} B when the sequences doubled, for a constant-workspace kernel "
+                           "(memory allocated outside the ABI allocator)",
+                           m.probe_rss_peak_delta_bytes - m.rss_peak_delta_bytes);
+    return {};
+}
+
+}  // namespace
+
+CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryBaseline> &baseline,
+                         const MemoryPolicy &policy, uint32_t workspace_growth) {
+    const double heap_slope = least_squares_slope(m.heap_live_bytes);
+    const double rss_slope = least_squares_slope(m.rss_bytes);
+    CheckResult r;
+    r.check = "memory";
+    r.metrics = json::object{{"calls", m.calls},
+                             {"abi_peak_bytes", m.abi_peak_bytes},
+                             {"abi_leaked_bytes", m.abi_leaked_bytes},
+                             {"abi_unfreed_allocations", m.abi_unfreed_allocations},
+                             {"heap_live_bytes", json::array(m.heap_live_bytes.begin(), m.heap_live_bytes.end())},
+                             {"rss_bytes", json::array(m.rss_bytes.begin(), m.rss_bytes.end())},
+                             {"leak_bytes_per_call", heap_slope},
+                             {"rss_slope_bytes_per_call", rss_slope},
+                             {"leak_noise_floor_bytes_per_call", policy.heap_leak_bytes_per_call},
+                             {"rss_peak_delta_bytes", m.rss_peak_delta_bytes},
+                             {"workspace_promise", workspace_growth_name(workspace_growth)},
+                             {"probe_seq_q", m.probe_seq_q},
+                             {"probe_seq_k", m.probe_seq_k},
+                             {"probe_abi_peak_bytes", m.probe_abi_peak_bytes},
+                             {"probe_rss_peak_delta_bytes", m.probe_rss_peak_delta_bytes}};
+    r.verdict = Verdict::Fail;
+    if (m.abi_leaked_bytes != 0) {
+        r.reason = fmt::format("ABI allocator leak: {} B in {} allocation(s) never freed over {} calls", m.abi_leaked_bytes,
+                               m.abi_unfreed_allocations, m.calls);
+        return r;
+    }
+    if (heap_slope >= policy.heap_leak_bytes_per_call) {
+        r.reason = fmt::format("heap leak: {:.1f} B retained per call over {} calls (outside the ABI allocator)", heap_slope,
+                               m.heap_live_bytes.size());
+        return r;
+    }
+    if (rss_slope >= policy.rss_leak_bytes_per_call) {
+        r.reason = fmt::format("RSS leak: resident memory grows {:.0f} B per call over {} calls", rss_slope, m.rss_bytes.size());
+        return r;
+    }
+    if (const std::string why = broken_promise(m, policy, workspace_growth); !why.empty()) {
+        r.reason = why;
+        return r;
+    }
+    r.verdict = Verdict::Pass;
+    if (!baseline) {
+        r.reason = fmt::format("no leak; peak {} B (no memory baseline yet: attngate baseline update --checks memory)", m.abi_peak_bytes);
+        return r;
+    }
+    const double growth = baseline->abi_peak_bytes > 0
+                              ? 100.0 * (static_cast<double>(m.abi_peak_bytes) / static_cast<double>(baseline->abi_peak_bytes) - 1.0)
+                              : (m.abi_peak_bytes > 0 ? INFINITY : 0.0);
+    r.metrics["peak_baseline_bytes"] = baseline->abi_peak_bytes;
+    r.metrics["peak_growth_pct"] = std::isfinite(growth) ? json::value(growth) : json::value(nullptr);
+    if (growth > policy.peak_growth_pct + 1e-9) {  // 1100 vs 1000 is 10%, not 10.000000000000009%
+        r.verdict = Verdict::Fail;
+        r.reason = fmt::format("peak memory grew {:.1f}% over its baseline ({} B -> {} B; limit {:.0f}%)", growth,
+                               baseline->abi_peak_bytes, m.abi_peak_bytes, policy.peak_growth_pct);
+    } else {
+        r.reason = fmt::format("no leak; peak {} B ({:+.1f}% against baseline)", m.abi_peak_bytes, growth);
+    }
+    return r;
+}
+
+}  // namespace attngate

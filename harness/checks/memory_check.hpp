@@ -1,0 +1,42 @@
+// The memory check: leaks (ABI allocator with zero tolerance; process heap and RSS by the
+// least-squares slope over N calls), the kernel's own workspace promise, and peak memory
+// against its baseline.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "attngate/kernel_abi.h"
+#include "observe.hpp"
+#include "results.hpp"
+
+namespace attngate {
+
+struct MemoryPolicy {
+    double peak_growth_pct = 10.0;  ///< fail on more ABI peak growth than this against the baseline
+    /// Heap slope at or above this is a leak. The noise floor of the heap probe measured on
+    /// clean kernels is 0 B/call (glibc's accounting is exact once warmed up); one byte
+    /// leaked per call shows as a 32-byte chunk per call, so 8 keeps clear of both.
+    double heap_leak_bytes_per_call = 8.0;
+    /// RSS moves in pages and by the allocator's own decisions; a slope of a page per call
+    /// over the series is a leak outside malloc (mmap, for instance).
+    double rss_leak_bytes_per_call = 4096.0;
+    /// Slack for the peak-RSS eye of a constant-workspace promise (page and arena effects).
+    int64_t rss_promise_slack_bytes = 8 << 20;
+};
+
+struct MemoryBaseline {
+    int64_t abi_peak_bytes = 0;
+    int64_t rss_peak_delta_bytes = -1;
+};
+
+/// Least-squares slope of y against its index (bytes per call); 0 for fewer than 2 points.
+double least_squares_slope(const std::vector<int64_t> &y);
+
+CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryBaseline> &baseline,
+                         const MemoryPolicy &policy, uint32_t workspace_growth);
+
+/// "constant", "linear", "quadratic" or "unspecified".
+const char *workspace_growth_name(uint32_t growth);
+
+}  // namespace attngate

@@ -1,0 +1,44 @@
+"""Shared plumbing of the end-to-end tests: the command line they are given by ctest and
+a way to run the real attngate binary."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+
+class Args:
+    attngate = None
+    faulty_plugin = None
+    source_dir = None
+
+
+ARGS = Args()
+
+
+def attngate(*args, cwd=None, env=None, timeout=600, stdin=None):
+    return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL)
+
+
+def write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f)
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--attngate", required=True)
+    parser.add_argument("--faulty-plugin", required=True)
+    parser.add_argument("--source-dir", required=True)
+    parsed, rest = parser.parse_known_args()
+    ARGS.attngate = os.path.abspath(parsed.attngate)
+    ARGS.faulty_plugin = os.path.abspath(parsed.faulty_plugin)
+    ARGS.source_dir = parsed.source_dir
+    unittest.main(module="__main__", argv=[sys.argv[0], *rest], verbosity=2)

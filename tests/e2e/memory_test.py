@@ -1,0 +1,173 @@
+"""End-to-end tests of the memory gate and crash/hang isolation: faulty kernels from the
+test plugin are caught with the right reason while everything else in the same run still
+passes, clean kernels are never flagged, and baselines are accepted deliberately."""
+import os
+import pty
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ARGS, attngate, main, read_json, write_json  # noqa: E402
+
+FAULTY = ["leaky", "leaky-slow", "leaky-abi", "bloated", "crashy", "hangy"]
+MEM_SUITE = {
+    "name": "mem", "seed": 3, "timeout_s": 3, "memory_calls": 10,
+    "kernels": ["flash", "native", "reference", *FAULTY],
+    "cases": [
+        {"id": "plain", "seq_q": 96, "heads_q": 2, "head_dim": 16, "causal": True},
+        {"id": "crash_shape", "seq_q": 77, "heads_q": 2, "heads_kv": 1, "head_dim": 16, "dtype": "bf16"},
+        {"id": "hang_shape", "seq_q": 33, "seq_k": 70, "heads_q": 2, "head_dim": 16, "window": [8, 0]},
+    ],
+}
+
+
+class MemoryGateTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="attngate-mem-")
+        self.suite = os.path.join(self.dir, "mem.json")
+        self.baselines = os.path.join(self.dir, "baselines")
+        self.results = os.path.join(self.dir, "results.json")
+        write_json(self.suite, MEM_SUITE)
+        r = attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_suite(self, *extra, env=None):
+        return attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results,
+                        "--checks", "golden,memory", "--plugin", ARGS.faulty_plugin, *extra, env=env)
+
+    def verdicts(self):
+        results = read_json(self.results)
+        self.assertTrue(results["complete"])
+        return {(e["case"], e["kernel"]): e for e in results["results"]}
+
+    def test_each_faulty_kernel_is_caught_with_its_reason_and_the_rest_pass(self):
+        start = time.monotonic()
+        r = self.run_suite()
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertLess(time.monotonic() - start, 60)
+        v = self.verdicts()
+        self.assertEqual(len(v), 3 * 9)
+        for case in ("plain", "crash_shape", "hang_shape"):
+            for clean in ("flash", "native", "reference"):
+                self.assertEqual(v[(case, clean)]["verdict"], "pass", v[(case, clean)]["reason"])
+            self.assertIn("memory: heap leak: 41", v[(case, "leaky")]["reason"])  # 4 KiB + malloc's header
+            self.assertIn("memory: heap leak:", v[(case, "leaky-slow")]["reason"])
+            self.assertIn("memory: ABI allocator leak", v[(case, "leaky-abi")]["reason"])
+            self.assertIn("broke its constant promise", v[(case, "bloated")]["reason"])
+            leak = [c for c in v[(case, "leaky-slow")]["checks"] if c["check"] == "memory"][0]["metrics"]
+            self.assertGreaterEqual(leak["leak_bytes_per_call"], 64)
+        crash = v[("crash_shape", "crashy")]
+        self.assertIn("crashed with SIGSEGV", crash["reason"])
+        self.assertIn("dereferencing a dangling pointer", crash["reason"])
+        self.assertEqual(crash["checks"][0]["metrics"]["crash"]["signal"], "SIGSEGV")
+        hang = v[("hang_shape", "hangy")]
+        self.assertIn("hung: killed after 3.0 s", hang["reason"])
+        self.assertIn("waiting forever", hang["reason"])
+        for case in ("plain", "hang_shape"):
+            self.assertEqual(v[(case, "crashy")]["verdict"], "pass")
+        for case in ("plain", "crash_shape"):
+            self.assertEqual(v[(case, "hangy")]["verdict"], "pass")
+        self.assertIn("FAIL crash_shape / crashy", r.stdout)
+
+    def test_clean_kernels_are_never_flagged_across_repeated_runs(self):
+        write_json(self.suite, dict(MEM_SUITE, kernels=["reference", "native", "flash",
+                                                        {"kernel": "flash", "block_q": 16, "block_k": 32}]))
+        for attempt in range(5):
+            r = self.run_suite()
+            self.assertEqual(r.returncode, 0, f"run {attempt}: " + r.stdout + r.stderr)
+            for entry in self.verdicts().values():
+                memory = [c for c in entry["checks"] if c["check"] == "memory"][0]
+                self.assertEqual(memory["metrics"]["leak_bytes_per_call"], 0.0)
+                self.assertEqual(memory["metrics"]["abi_leaked_bytes"], 0)
+
+    def test_no_isolation_runs_in_process(self):
+        write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "leaky-abi"]))
+        r = self.run_suite("--no-isolation")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        v = self.verdicts()
+        self.assertEqual(v[("plain", "flash")]["verdict"], "pass")
+        self.assertIn("ABI allocator leak", v[("plain", "leaky-abi")]["reason"])
+
+    def accept(self, *extra, env=None, stdin=None):
+        return attngate("baseline", "update", "--results", self.results, "--baselines", self.baselines, *extra,
+                        env=env, stdin=stdin)
+
+    def test_peak_growth_against_an_accepted_baseline(self):
+        write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))
+        self.assertEqual(self.run_suite().returncode, 0)
+        r = self.accept("--yes", "--reason", "first")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        path = os.path.join(self.baselines, "memory", "mem.json")
+        stored = read_json(path)
+        self.assertEqual(len(stored["entries"]), 6)
+        self.assertEqual(stored["entries"][0]["provenance"]["reason"], "first")
+        self.assertEqual(self.run_suite().returncode, 0)
+        # Shrink one baseline by 20%: the same kernel now looks 25% bigger than its baseline.
+        stored["entries"][0]["values"]["abi_peak_bytes"] = int(stored["entries"][0]["values"]["abi_peak_bytes"] * 0.8)
+        write_json(path, stored)
+        r = self.run_suite()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("peak memory grew 25.0% over its baseline", r.stdout)
+
+    def test_baseline_update_refuses_ci_and_non_terminals_and_limits_with_only(self):
+        write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))
+        self.run_suite()
+        path = os.path.join(self.baselines, "memory", "mem.json")
+        env = dict(os.environ, CI="true")
+        r = self.accept("--yes", env=env)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("CI=true", r.stderr)
+        self.assertFalse(os.path.exists(path))
+        r = self.accept()  # stdin is not a terminal and no --yes
+        self.assertEqual(r.returncode, 2)
+        self.assertFalse(os.path.exists(path))
+        self.assertEqual(self.accept("--yes", "--allow-in-ci", "--only", "plain/*", env=env).returncode, 0)
+        self.assertEqual({(e["case"], e["kernel"]) for e in read_json(path)["entries"]},
+                         {("plain", "flash"), ("plain", "native")})
+
+    def test_baseline_update_refuses_failed_goldens_unless_forced(self):
+        write_json(self.suite, dict(MEM_SUITE, kernels=["causal_off_by_one"], cases=MEM_SUITE["cases"][:1]))
+        self.assertEqual(self.run_suite().returncode, 1)
+        path = os.path.join(self.baselines, "memory", "mem.json")
+        r = self.accept("--yes")
+        self.assertIn("refused plain/causal_off_by_one", r.stdout)
+        self.assertFalse(os.path.exists(path))
+        self.assertEqual(self.accept("--yes", "--force").returncode, 0)
+        self.assertEqual(len(read_json(path)["entries"]), 1)
+
+    def test_baseline_update_asks_per_case_on_a_terminal(self):
+        write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))
+        self.run_suite()
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(ARGS.attngate, [ARGS.attngate, "baseline", "update", "--results", self.results,
+                                     "--baselines", self.baselines, "--only", "plain/*"])
+        transcript = b""
+        answers = [b"s\n", b"a\n"]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            transcript += chunk
+            if transcript.count(b"[q]uit:") > 2 - len(answers):
+                os.write(fd, answers.pop(0))
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0, transcript.decode(errors="replace"))
+        self.assertIn(b"accept plain/flash (new)?", transcript)
+        entries = read_json(os.path.join(self.baselines, "memory", "mem.json"))["entries"]
+        self.assertEqual([(e["case"], e["kernel"]) for e in entries], [("plain", "native")])
+
+
+if __name__ == "__main__":
+    main()

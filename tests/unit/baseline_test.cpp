@@ -1,0 +1,65 @@
+// Baseline store and update planning.
+#include <catch2/catch.hpp>
+
+#include "baseline_update.hpp"
+#include "files.hpp"
+#include "test_support.hpp"
+
+using namespace attngate;
+
+namespace {
+RunResults results_with_memory() {
+    RunResults r;
+    r.suite = "s";
+    r.checks = {"golden", "memory"};
+    r.complete = true;
+    for (const char *kernel : {"flash", "native"}) {
+        CaseResult c;
+        c.case_id = "a";
+        c.kernel = kernel;
+        c.checks.push_back(CheckResult{"golden", std::string(kernel) == "native" ? Verdict::Fail : Verdict::Pass, "", {}, {}});
+        c.checks.push_back(CheckResult{"memory", Verdict::Pass, "", json::object{{"abi_peak_bytes", std::string(kernel) == "flash" ? 1100 : 5000},
+                                                                             {"rss_peak_delta_bytes", 4096}, {"leak_bytes_per_call", 0.0}}, {}});
+        r.results.push_back(c);
+    }
+    return r;
+}
+}  // namespace
+
+TEST_CASE("update rows show old and new with the change and mark failed goldens", "[baseline]") {
+    BaselineFile existing{"memory", "s", "", {BaselineEntry{"a", "flash", json::object{{"abi_peak_bytes", 1000}}, {}}}};
+    const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), &existing, "");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].label() == "a/flash");
+    CHECK(*rows[0].old_value == 1000);
+    CHECK(rows[0].new_value == 1100);
+    CHECK(*rows[0].change_pct() == Approx(10.0));
+    CHECK_FALSE(rows[0].golden_failed);
+    CHECK_FALSE(rows[1].old_value);
+    CHECK(rows[1].golden_failed);
+    CHECK(plan_update(results_with_memory(), *find_baseline_kind("memory"), &existing, "*/nat*").size() == 1);
+}
+
+TEST_CASE("accepted rows are written with provenance and read back", "[baseline]") {
+    test::TempDir dir;
+    const auto path = baseline_path(dir.path(), "memory", "s");
+    const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), nullptr, "a/flash");
+    REQUIRE(apply_update(path, BaselineFile{"memory", "s", "", {}}, rows, make_provenance("because", machine_class("ci-box"), {})));
+    auto back = load_baseline_file(path);
+    REQUIRE(back);
+    REQUIRE(*back);
+    const BaselineEntry *e = (*back)->find("a", "flash");
+    REQUIRE(e);
+    CHECK(e->values.at("abi_peak_bytes").as_int64() == 1100);
+    CHECK(e->provenance.at("reason").as_string() == "because");
+    CHECK_THAT(std::string(e->provenance.at("machine_class").as_string()), Catch::StartsWith("ci-box ("));
+    for (const char *key : {"date", "user", "git_commit"}) CHECK(e->provenance.contains(key));
+}
+
+TEST_CASE("a malformed baseline file names the file and the place", "[baseline]") {
+    test::TempDir dir;
+    test::write_text(dir / "b.json", R"({"schema_version": 1, "check": "memory", "suite": "s", "entries": [{"case": "a", "kernel": 3}]})");
+    auto f = load_baseline_file(dir / "b.json");
+    REQUIRE_FALSE(f);
+    CHECK_THAT(f.error().message, Catch::Contains("b.json: $.entries[0].kernel: expected a string"));
+}

@@ -1,0 +1,62 @@
+// Isolation: a child that returns hands back its observation; one that crashes, hangs or
+// exits early becomes a CrashInfo with the signal, time and its last stderr lines.
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "isolation.hpp"
+
+using namespace attngate;
+
+TEST_CASE("an isolated child's observation comes back intact", "[isolation]") {
+    const Observation o = observe_isolated([] {
+        Observation x;
+        x.output.assign(100000, 0.5f);
+        x.output[99999] = 7.0f;
+        x.seconds = 1.5;
+        return x;
+    }, 10.0);
+    REQUIRE_FALSE(o.crash);
+    REQUIRE(o.output.size() == 100000);
+    CHECK(o.output[99999] == 7.0f);
+    CHECK(o.seconds == 1.5);
+}
+
+TEST_CASE("a crashing child is reported with its signal and stderr", "[isolation]") {
+    const Observation o = observe_isolated([]() -> Observation {
+        std::fprintf(stderr, "line one\nabout to abort\n");
+        std::abort();
+    }, 10.0);
+    REQUIRE(o.crash);
+    CHECK(o.crash->kind == "crash");
+    CHECK(o.crash->signal == "SIGABRT");
+    CHECK_THAT(o.crash->stderr_tail, Catch::Contains("about to abort"));
+    CHECK_THAT(o.crash->describe(), Catch::Contains("crashed with SIGABRT"));
+}
+
+TEST_CASE("a hanging child is killed at the time limit", "[isolation]") {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Observation o = observe_isolated([]() -> Observation {
+        for (;;) ::pause();
+    }, 0.5);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    REQUIRE(o.crash);
+    CHECK(o.crash->kind == "timeout");
+    CHECK(took >= 0.5);
+    CHECK(took < 5.0);
+}
+
+TEST_CASE("a child that exits before writing its result is not read as a result", "[isolation]") {
+    const Observation o = observe_isolated([]() -> Observation { ::_exit(0); }, 10.0);
+    REQUIRE(o.crash);
+    CHECK(o.crash->signal == "incomplete result");
+    const Observation e = observe_isolated([]() -> Observation { std::exit(7); }, 10.0);
+    REQUIRE(e.crash);
+    CHECK(e.crash->kind == "exit");
+    CHECK(e.crash->exit_code == 7);
+}

@@ -1,0 +1,106 @@
+// The memory check's verdicts on synthetic observations, the slope, and the observation
+// wire format between an isolated child and the parent.
+#include <catch2/catch.hpp>
+
+#include "checks/memory_check.hpp"
+#include "observe.hpp"
+
+using namespace attngate;
+
+namespace {
+MemoryObservation clean(int64_t peak = 1000) {
+    MemoryObservation m;
+    m.calls = 12;
+    m.abi_peak_bytes = peak;
+    m.heap_live_bytes.assign(10, 500000);
+    m.rss_bytes.assign(10, 8 << 20);
+    m.rss_peak_delta_bytes = 4096;
+    return m;
+}
+}  // namespace
+
+TEST_CASE("least squares slope of known series", "[memory]") {
+    CHECK(least_squares_slope({}) == 0.0);
+    CHECK(least_squares_slope({5}) == 0.0);
+    CHECK(least_squares_slope({10, 10, 10, 10}) == 0.0);
+    CHECK(least_squares_slope({0, 80, 160, 240, 320}) == Approx(80.0));
+    // One jump in the middle of a flat series: slope = 3/10 * 100 for n = 5 ([0,0,0,100,100]).
+    CHECK(least_squares_slope({0, 0, 0, 100, 100}) == Approx(30.0));
+}
+
+TEST_CASE("a clean observation passes and says there is no baseline yet", "[memory]") {
+    const CheckResult r = memory_check(clean(), std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_CONSTANT);
+    CHECK(r.verdict == Verdict::Pass);
+    CHECK_THAT(r.reason, Catch::Contains("no memory baseline yet"));
+    CHECK(r.metrics.at("leak_bytes_per_call").as_double() == 0.0);
+}
+
+TEST_CASE("ABI allocations never freed fail with zero tolerance", "[memory]") {
+    MemoryObservation m = clean();
+    m.abi_leaked_bytes = 1;
+    m.abi_unfreed_allocations = 1;
+    const CheckResult r = memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(r.reason, Catch::Contains("ABI allocator leak: 1 B"));
+}
+
+TEST_CASE("a growing heap is a leak with its rate; a step that stops is not", "[memory]") {
+    MemoryObservation m = clean();
+    for (size_t i = 0; i < m.heap_live_bytes.size(); ++i) m.heap_live_bytes[i] += 32 * static_cast<int64_t>(i);
+    CheckResult r = memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(r.reason, Catch::Contains("heap leak: 32.0 B retained per call"));
+    CHECK(r.metrics.at("leak_bytes_per_call").as_double() == Approx(32.0));
+
+    MemoryObservation rss = clean();
+    for (size_t i = 0; i < rss.rss_bytes.size(); ++i) rss.rss_bytes[i] += 8192 * static_cast<int64_t>(i);
+    r = memory_check(rss, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(r.reason, Catch::Contains("RSS leak"));
+}
+
+TEST_CASE("a workspace that breaks the kernel's promise fails without a baseline", "[memory]") {
+    // Doubling both sequence lengths: constant allows no growth, linear 2x, quadratic 4x
+    // (each with 5% and 4 KiB of slack).
+    MemoryObservation m = clean(100000);
+    m.probe_seq_q = m.probe_seq_k = 256;
+    m.probe_abi_peak_bytes = 100001;
+    CHECK(memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_CONSTANT).verdict == Verdict::Fail);
+    CHECK(memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_LINEAR).verdict == Verdict::Pass);
+    m.probe_abi_peak_bytes = 250000;
+    CHECK(memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_LINEAR).verdict == Verdict::Fail);
+    CHECK(memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_QUADRATIC).verdict == Verdict::Pass);
+    m.probe_abi_peak_bytes = 500000;
+    const CheckResult r = memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_QUADRATIC);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(r.reason, Catch::Contains("broke its quadratic promise"));
+    CHECK(memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED).verdict == Verdict::Pass);
+}
+
+TEST_CASE("peak memory is gated against its baseline at the policy's growth", "[memory]") {
+    const MemoryPolicy policy;  // 10%
+    CHECK(memory_check(clean(1100), MemoryBaseline{1000, -1}, policy, ATTNGATE_WORKSPACE_UNSPECIFIED).verdict == Verdict::Pass);
+    const CheckResult r = memory_check(clean(1101), MemoryBaseline{1000, -1}, policy, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(r.reason, Catch::Contains("peak memory grew 10.1%"));
+    CHECK(r.metrics.at("peak_baseline_bytes").as_int64() == 1000);
+}
+
+TEST_CASE("observations survive the trip from the child; a truncated one is rejected", "[memory][isolation]") {
+    Observation o;
+    o.output = {1.0f, -2.5f, 3.0f};
+    o.kernel_rc = 0;
+    o.seconds = 0.25;
+    o.memory = clean(777);
+    o.memory->heap_live_bytes = {1, 2, 3};
+    const std::string bytes = serialize_observation(o);
+    auto back = parse_observation(bytes);
+    REQUIRE(back);
+    CHECK(back->output == o.output);
+    CHECK(back->seconds == 0.25);
+    REQUIRE(back->memory);
+    CHECK(back->memory->abi_peak_bytes == 777);
+    CHECK(back->memory->heap_live_bytes == std::vector<int64_t>{1, 2, 3});
+    for (size_t cut : {size_t{0}, size_t{4}, bytes.size() / 2, bytes.size() - 1})
+        CHECK_FALSE(parse_observation(std::string_view(bytes).substr(0, cut)));
+}
