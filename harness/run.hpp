@@ -20,6 +20,7 @@ struct RunOptions {
     std::filesystem::path results_path = "reports/results.json";
     std::vector<std::string> checks = {"golden"};
     PlanFilter filter;
+    std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
 };
 
 /// Called after each case x kernel with its result, how many are done and the total.
