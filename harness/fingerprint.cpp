@@ -185,7 +185,7 @@ std::string describe_change(const FingerprintChange &c) {
     case FingerprintChange::Kind::Added: return fmt::format("{}: added {}", c.key, c.new_value);
     case FingerprintChange::Kind::Removed: return fmt::format("{}: removed (was {})", c.key, c.old_value);
     case FingerprintChange::Kind::Changed:
-        return c.old_value.empty() ? fmt::format("{}: {}", c.key, c.new_value) : fmt::format("{}: {} -> {}", c.key, c.old_value, c.new_value);
+        return c.old_value.empty() ? fmt::format("{}: {}", c.key, c.new_value) : fmt::format("{}: {} → {}", c.key, c.old_value, c.new_value);
     }
     return c.key;
 }

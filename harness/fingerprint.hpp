@@ -31,7 +31,7 @@ const char *change_kind_name(FingerprintChange::Kind k);
 /// ("+avx512f -sse3").
 std::vector<FingerprintChange> diff_fingerprints(const json::object &before, const json::object &after);
 
-/// "key: old -> new" / "key: added new" / "key: removed (was old)".
+/// "key: old → new" / "key: added new" / "key: removed (was old)".
 std::string describe_change(const FingerprintChange &c);
 
 /// Every leaf as (dotted key, text), sorted by key: how `attngate env` prints it.

@@ -64,7 +64,7 @@ std::string anchor(const RunResults &r, const CaseResult *c) { return fmt::forma
 std::string results_table(const RunResults &r) {
     std::string s = "<h2 id=\"table\">Every case × kernel × check</h2><div class=\"controls\"><input type=\"search\" id=\"filter\" "
                     "placeholder=\"filter: case, kernel, check, verdict…\"> <label><input type=\"checkbox\" id=\"only-fail\"> failures only</label> "
-                    "<span id=\"shown\"></span> shown</div><table id=\"results\"><thead><tr><th>case</th><th>kernel</th><th>check</th>"
+                    "· <span id=\"shown\"></span> rows shown</div><table id=\"results\"><thead><tr><th>case</th><th>kernel</th><th>check</th>"
                     "<th>verdict</th><th>numbers</th><th>reason</th></tr></thead><tbody>\n";
     for (const auto &row : rows_failures_first(r)) {
         const char *v = verdict_name(row.check->verdict);

@@ -8,6 +8,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:0 24px 40px;color:#1d2330;backgro
 h1{margin:18px 0 6px;font-size:22px} h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #dde}
 .verdict{padding:14px 18px;border-radius:6px;margin:14px 0;color:#fff}
 .verdict.fail{background:#b3261e} .verdict.pass{background:#1e7d3a}
+.verdict th{background:rgba(255,255,255,.18);color:#fff;cursor:default} .verdict td{border-color:rgba(255,255,255,.5)}
 .verdict .big{font-size:26px;font-weight:700;margin-right:14px}
 table{border-collapse:collapse;margin:6px 0} th,td{border:1px solid #d6d9e0;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#eef0f5;cursor:pointer;user-select:none} th[data-dir=asc]::after{content:" ▲"} th[data-dir=desc]::after{content:" ▼"}

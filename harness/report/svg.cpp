@@ -12,7 +12,7 @@ namespace attngate {
 
 namespace {
 
-/// Heatmap colour levels: 0..9 light blue (tiny error) to orange (near the tolerance),
+/// Heatmap colour levels: 0..9 light blue (tiny error) to orange (near the tolerance), linear in error / tolerance,
 /// 10 red (at or above it), 11 black (NaN/inf). Cells of a level share one SVG path.
 constexpr int kLevels = 12;
 
@@ -20,8 +20,7 @@ int heat_level(const json::value &v, double tol) {
     if (!v.is_number()) return 11;
     const double e = v.to_number<double>();
     if (tol > 0 && e >= tol) return 10;
-    const double ratio = tol > 0 ? e / tol : 0.0;
-    const double t = ratio <= 0 ? 0.0 : std::clamp((std::log10(ratio) + 4.0) / 4.0, 0.0, 1.0);
+    const double t = tol > 0 ? std::clamp(e / tol, 0.0, 1.0) : 0.0;
     return std::min(9, static_cast<int>(t * 10.0));
 }
 
