@@ -14,6 +14,8 @@ packages=(
   libfmt-dev                  # formatting (g++ 12 lacks <format>)
   libssl-dev                  # SHA-256 (libcrypto)
   python3-numpy               # independent numpy oracle in the e2e tests
+  chromium chromium-driver    # the browser test opens the HTML report headless
+  python3-selenium            # ... and drives it
 )
 
 missing=()

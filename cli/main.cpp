@@ -2,6 +2,7 @@
 // that prints errors and exits.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -11,10 +12,12 @@
 #include <fmt/format.h>
 
 #include "baseline_cmd.hpp"
+#include "fingerprint.hpp"
 #include "golden.hpp"
 #include "inputs.hpp"
 #include "kernel_registry.hpp"
 #include "report/console.hpp"
+#include "report/report_files.hpp"
 #include "run.hpp"
 #include "suite.hpp"
 
@@ -51,7 +54,26 @@ struct RunArgs {
     std::vector<std::string> plugins, kernels, cases;
     bool no_isolation = false;
     std::optional<double> timeout_s;
+    std::vector<std::string> lockfiles, history;
+    ReportPaths reports;
 };
+
+/// Prints each case's line, or on a terminal a single updating progress line (failures
+/// still get their own line).
+ProgressFn console_progress_printer() {
+    const bool tty = isatty(STDOUT_FILENO) != 0;
+    const auto start = std::chrono::steady_clock::now();
+    return [tty, start, header = false](const CaseResult &r, size_t done, size_t total) mutable {
+        if (!header) fmt::print("{}", console_header()), header = true;
+        if (!tty) fmt::print("{}", console_line(r, done, total));
+        else {
+            if (r.verdict() == Verdict::Fail) fmt::print("\r\x1b[K{}", console_line(r, done, total));
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            fmt::print("{}{}", console_progress(r, done, total, elapsed), done == total ? "\r\x1b[K" : "");
+        }
+        std::fflush(stdout);
+    };
+}
 
 int cmd_run(const RunArgs &a) {
     auto suite = resolve_suite(a.suite);
@@ -65,13 +87,13 @@ int cmd_run(const RunArgs &a) {
     opt.filter = {a.kernels, a.cases};
     opt.isolation = !a.no_isolation;
     opt.timeout_s = a.timeout_s;
-    bool header = false;
-    auto results = run_suite(*suite, *reg, opt, [&](const CaseResult &r, size_t done, size_t total) {
-        if (!header) fmt::print("{}", console_header()), header = true;
-        fmt::print("{}", console_line(r, done, total));
-        std::fflush(stdout);
-    });
+    opt.lockfiles = a.lockfiles;
+    ReportContext ctx;
+    if (auto h = load_history(a.history, suite->name); h) ctx.history = std::move(*h);
+    else return report_error(h.error());
+    auto results = run_suite(*suite, *reg, opt, console_progress_printer());
     if (!results) return report_error(results.error());
+    if (auto w = write_reports(*results, ctx, a.reports); !w) return report_error(w.error());
     fmt::print("{}", console_summary(*results, a.out));
     return results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
 }
@@ -84,14 +106,17 @@ int cmd_baseline_update(const cli::BaselineUpdateArgs &a) {
     return cli::baseline_update(a, *results);
 }
 
-int cmd_golden_generate(const std::string &suite_arg, const std::string &baselines) {
+int cmd_golden_generate(const std::string &suite_arg, const std::string &baselines, const std::vector<std::string> &lockfiles) {
     auto suite = resolve_suite(suite_arg);
     if (!suite) return report_error(suite.error());
+    auto fp = collect_fingerprint(KernelRegistry::with_builtins(), lockfiles);
+    if (!fp) return report_error(fp.error());
     auto m = generate_goldens(*suite, baselines, [](const GoldenEntry &e) {
         fmt::print("golden {:<28} max|out| {:.3g}  straightforward err {:.3g}  {}\n", e.case_id, e.output_max_abs,
                    e.straightforward_max_abs_error, e.file);
     });
     if (!m) return report_error(m.error());
+    if (auto w = save_baseline_fingerprint(golden_dir(baselines, *suite), *fp); !w) return report_error(w.error());
     fmt::print("wrote {} goldens and manifest.json to {}\n", m->cases.size(), golden_dir(baselines, *suite).string());
     return kExitPass;
 }
@@ -115,6 +140,54 @@ int cmd_kernels(const std::vector<std::string> &plugins) {
     return kExitPass;
 }
 
+struct ReportArgs {
+    std::string results;
+    std::vector<std::string> history;
+    ReportPaths reports;
+    bool exit_code = false;
+};
+
+int cmd_report(const ReportArgs &a) {
+    if (!a.reports.any()) return report_error(Error{ErrorKind::Usage, "report: nothing to write (give --html, --markdown or --junit)"});
+    auto results = load_results(a.results);
+    if (!results) return report_error(results.error());
+    ReportContext ctx;
+    if (auto h = load_history(a.history, results->suite); h) ctx.history = std::move(*h);
+    else return report_error(h.error());
+    if (auto w = write_reports(*results, ctx, a.reports); !w) return report_error(w.error());
+    return a.exit_code && results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
+}
+
+struct EnvArgs {
+    std::vector<std::string> lockfiles, plugins, diff;
+    bool json = false;
+};
+
+int cmd_env(const EnvArgs &a) {
+    if (!a.diff.empty()) {
+        auto before = load_fingerprint(a.diff[0]);
+        if (!before) return report_error(before.error());
+        auto after = load_fingerprint(a.diff[1]);
+        if (!after) return report_error(after.error());
+        fmt::print("{} -> {}\n{}", a.diff[0], a.diff[1], console_fingerprint_diff(diff_fingerprints(*before, *after)));
+        return kExitPass;
+    }
+    auto reg = registry_with(a.plugins);
+    if (!reg) return report_error(reg.error());
+    auto fp = collect_fingerprint(*reg, a.lockfiles);
+    if (!fp) return report_error(fp.error());
+    fmt::print("{}", a.json ? pretty_json(*fp) : console_fingerprint(*fp));
+    return kExitPass;
+}
+
+/// The report-file options shared by `run` and `report`.
+void add_report_options(CLI::App *cmd, ReportPaths &paths, std::vector<std::string> &history) {
+    cmd->add_option("--html", paths.html, "write the self-contained HTML report here");
+    cmd->add_option("--markdown", paths.markdown, "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here");
+    cmd->add_option("--junit", paths.junit, "write JUnit XML here");
+    cmd->add_option("--history", history, "earlier results.json files or directories, for trend charts (repeatable)");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -134,6 +207,8 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--plugin", run.plugins, "kernel plugin .so to load (repeatable)");
     run_cmd->add_option("--kernel", run.kernels, "only these kernels (label or name, repeatable)");
     run_cmd->add_option("--case", run.cases, "only these cases (repeatable)");
+    run_cmd->add_option("--lockfile", run.lockfiles, "a lock file of yours to record in the fingerprint (repeatable)");
+    add_report_options(run_cmd, run.reports, run.history);
 
     std::string suite_arg, baselines = "baselines", case_id, out_dir;
     auto *golden = app.add_subcommand("golden", "goldens: the fp64 reference outputs");
@@ -141,6 +216,8 @@ int main(int argc, char **argv) {
     auto *generate = golden->add_subcommand("generate", "compute every case's golden with the reference kernel");
     generate->add_option("--suite", suite_arg, "suite file or name in suites/")->required();
     generate->add_option("--baselines", baselines, "baselines directory")->capture_default_str();
+    std::vector<std::string> golden_lockfiles;
+    generate->add_option("--lockfile", golden_lockfiles, "a lock file of yours to record in the baseline's fingerprint (repeatable)");
 
     auto *inputs = app.add_subcommand("inputs", "write one case's inputs as .npy plus case.json");
     inputs->add_option("--suite", suite_arg, "suite file or name in suites/")->required();
@@ -165,6 +242,19 @@ int main(int argc, char **argv) {
     auto *kernels = app.add_subcommand("kernels", "list kernels and what they support");
     kernels->add_option("--plugin", plugins, "kernel plugin .so to load (repeatable)");
 
+    ReportArgs report;
+    auto *report_cmd = app.add_subcommand("report", "write HTML, Markdown and JUnit reports from a results.json");
+    report_cmd->add_option("results", report.results, "results.json of a run")->required();
+    add_report_options(report_cmd, report.reports, report.history);
+    report_cmd->add_flag("--exit-code", report.exit_code, "exit 1 when the results' verdict is fail");
+
+    EnvArgs env;
+    auto *env_cmd = app.add_subcommand("env", "print the dependency and environment fingerprint, or diff two");
+    env_cmd->add_option("--lockfile", env.lockfiles, "a lock file of yours to include (repeatable)");
+    env_cmd->add_option("--plugin", env.plugins, "kernel plugin .so whose kernels to include (repeatable)");
+    env_cmd->add_flag("--json", env.json, "print JSON");
+    env_cmd->add_option("--diff", env.diff, "A.json B.json: what moved from A to B (results or fingerprint files)")->expected(2);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {
@@ -178,9 +268,11 @@ int main(int argc, char **argv) {
         return kExitBadInput;
     }
     if (*run_cmd) return cmd_run(run);
-    if (*generate) return cmd_golden_generate(suite_arg, baselines);
+    if (*generate) return cmd_golden_generate(suite_arg, baselines, golden_lockfiles);
     if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
     if (*kernels) return cmd_kernels(plugins);
     if (*update) return cmd_baseline_update(bu);
+    if (*report_cmd) return cmd_report(report);
+    if (*env_cmd) return cmd_env(env);
     return kExitBadInput;
 }

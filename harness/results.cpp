@@ -77,6 +77,9 @@ json::value to_json(const RunResults &r) {
                         {"checks", json::array(r.checks.begin(), r.checks.end())},
                         {"verdict", verdict_name(r.verdict())},
                         {"summary", json::object{{"pass", counts[0]}, {"fail", counts[1]}, {"skip", counts[2]}}},
+                        {"fingerprint", r.fingerprint},
+                        {"baseline_fingerprint", r.baseline_fingerprint},
+                        {"workloads", r.workloads},
                         {"results", results}};
 }
 
@@ -138,6 +141,9 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
             if (e.is_string()) out.checks.emplace_back(e.get_string());
     r.raw("verdict");
     r.raw("summary");
+    if (const auto *f = r.raw("fingerprint"); f && f->is_object()) out.fingerprint = f->get_object();
+    if (const auto *f = r.raw("baseline_fingerprint"); f && f->is_object()) out.baseline_fingerprint = f->get_object();
+    if (const auto *w = r.raw("workloads"); w && w->is_array()) out.workloads = w->get_array();
     const json::value *results = r.raw("results");
     if (r.ok() && (!results || !results->is_array())) r.fail_at("results", "expected an array");
     if (auto e = r.finish()) return std::unexpected(*e);

@@ -51,6 +51,9 @@ struct RunResults {
     std::vector<std::string> checks;  ///< which checks ran
     std::vector<CaseResult> results;
     bool complete = false;  ///< false while the run is still going (or crashed)
+    json::object fingerprint;           ///< this run's dependency/environment fingerprint
+    json::object baseline_fingerprint;  ///< the one the baselines were made with; empty when unknown
+    json::array workloads;              ///< cost projections per workload profile, when the cost check ran
 
     Verdict verdict() const;
     const CaseResult *find(std::string_view case_id, std::string_view kernel) const;

@@ -9,6 +9,7 @@
 #include "checks/golden_check.hpp"
 #include "checks/memory_check.hpp"
 #include "files.hpp"
+#include "fingerprint.hpp"
 #include "golden.hpp"
 #include "inputs.hpp"
 #include "isolation.hpp"
@@ -139,6 +140,8 @@ Result<RunResults> run_suite(const Suite &suite, const KernelRegistry &registry,
             return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory)", c);
     auto plan = make_plan(suite, registry, options.filter);
     if (!plan) return std::unexpected(plan.error());
+    auto fingerprint = collect_fingerprint(registry, options.lockfiles);
+    if (!fingerprint) return std::unexpected(fingerprint.error());
 
     // Every golden is verified before anything runs or is written: a corrupt or stale
     // golden is bad input (exit 2), never drift.
@@ -167,6 +170,12 @@ Result<RunResults> run_suite(const Suite &suite, const KernelRegistry &registry,
     results.suite_file = suite.file.string();
     results.started_at = utc_now();
     results.checks = options.checks;
+    results.fingerprint = std::move(*fingerprint);
+    if (const auto fp = baseline_fingerprint_path(golden_dir(options.baselines, suite)); std::filesystem::exists(fp)) {
+        auto base = load_fingerprint(fp);
+        if (!base) return std::unexpected(base.error());
+        results.baseline_fingerprint = std::move(*base);
+    }
     size_t total = 0, done = 0;
     for (const auto &pc : *plan) total += pc.kernels.size();
 

@@ -23,6 +23,7 @@ struct RunOptions {
     PlanFilter filter;
     bool isolation = true;            ///< each case x kernel in a child process with a time limit
     std::optional<double> timeout_s;  ///< overrides the suite's
+    std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
 };
 
 /// Called after each case x kernel with its result, how many are done and the total.

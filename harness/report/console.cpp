@@ -46,4 +46,23 @@ std::string console_summary(const RunResults &r, const std::string &results_path
                        pass, fail, skip, r.suite, results_path);
 }
 
+std::string console_progress(const CaseResult &r, size_t done, size_t total, double elapsed_s) {
+    const double left = done > 0 ? elapsed_s * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
+    return fmt::format("\r\x1b[Kcase {} of {} ({:.0f}%) · elapsed {:.1f}s · about {:.1f}s left · {} / {}", done, total,
+                       total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0, elapsed_s, left, r.case_id, r.kernel);
+}
+
+std::string console_fingerprint(const json::object &fp) {
+    std::string s;
+    for (const auto &[k, v] : flatten_fingerprint(fp)) s += fmt::format("{}: {}\n", k, v);
+    return s;
+}
+
+std::string console_fingerprint_diff(const std::vector<FingerprintChange> &changes) {
+    if (changes.empty()) return "nothing moved: the fingerprints are identical\n";
+    std::string s = fmt::format("{} change(s):\n", changes.size());
+    for (const auto &c : changes) s += fmt::format("  {:<8} {}\n", change_kind_name(c.kind), describe_change(c));
+    return s;
+}
+
 }  // namespace attngate

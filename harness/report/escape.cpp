@@ -1,0 +1,33 @@
+// Escaping for the markup formats.
+#include "report/escape.hpp"
+
+namespace attngate {
+
+std::string markup_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (const char ch : s) {
+        switch (ch) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&#39;"; break;
+        default:
+            if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') out += "\xEF\xBF\xBD";
+            else out += ch;
+        }
+    }
+    return out;
+}
+
+std::string markdown_cell(std::string_view s) {
+    std::string out;
+    for (const char ch : markup_escape(s)) {
+        if (ch == '|' || ch == '`' || ch == '*' || ch == '_' || ch == '[' || ch == ']' || ch == '\\') out += '\\';
+        out += ch == '\n' ? ' ' : ch;
+    }
+    return out;
+}
+
+}  // namespace attngate

@@ -1,0 +1,16 @@
+// Escaping of input strings for the markup formats (HTML, SVG, XML, Markdown).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace attngate {
+
+/// & < > " ' as entities: safe in HTML/XML text and quoted attributes. Control
+/// characters other than tab and newline (invalid in XML 1.0) become U+FFFD.
+std::string markup_escape(std::string_view s);
+
+/// For a Markdown table cell: markup escaped, '|' and '`' escaped, newlines as spaces.
+std::string markdown_cell(std::string_view s);
+
+}  // namespace attngate

@@ -1,0 +1,101 @@
+// HTML reporter: the document, its verdict header, the fingerprint diff, workloads and the
+// results table. The per case x kernel sections are in html_sections.cpp.
+#include "report/html.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "report/escape.hpp"
+#include "report/html_assets.hpp"
+
+namespace attngate {
+
+namespace {
+
+std::string upper(std::string s) {
+    for (auto &ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+std::string verdict_header(const RunResults &r) {
+    const Verdict v = r.verdict();
+    size_t failed = 0;
+    for (const auto &c : r.results) failed += c.verdict() == Verdict::Fail;
+    std::string s = fmt::format("<div class=\"verdict {}\" id=\"verdict\"><span class=\"big\">{}</span>{} of {} case × kernel failed{}",
+                                verdict_name(v), upper(verdict_name(v)), failed, r.results.size(),
+                                r.complete ? "" : " — <b>the run did not complete; this report is partial</b>");
+    s += "<table class=\"counts\"><tr><th>check</th><th>pass</th><th>fail</th><th>skip</th></tr>";
+    for (const auto &c : counts_per_check(r))
+        s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", markup_escape(c.check), c.pass, c.fail, c.skip);
+    return s + "</table></div>\n";
+}
+
+std::string fingerprint_section(const RunResults &r, const ReportContext &ctx) {
+    const FingerprintComparison cmp = compare_fingerprints(r, ctx.history);
+    std::string s = "<h2 id=\"fingerprint\">What changed</h2>";
+    if (cmp.against.empty())
+        return s + "<p class=\"note\">No baseline fingerprint is known (baselines made before fingerprints were recorded, and no --history), so nothing to compare with.</p>\n";
+    if (cmp.changes.empty()) return s + fmt::format("<p>Nothing: the fingerprint is identical to the {}'s.</p>\n", cmp.against);
+    s += fmt::format("<p>{} change(s) since the {}:</p><ul class=\"changes\">", cmp.changes.size(), cmp.against);
+    for (const auto &c : cmp.changes)
+        s += fmt::format("<li class=\"{}\">{}</li>", change_kind_name(c.kind), markup_escape(describe_change(c)));
+    return s + "</ul>\n";
+}
+
+std::string workloads_section(const RunResults &r) {
+    if (r.workloads.empty()) return "";
+    std::string s = "<h2 id=\"workloads\">Workloads</h2><table class=\"workloads\"><tr><th>workload</th><th>monthly cost</th><th>baseline</th>"
+                    "<th>change %</th><th>leak survival h</th><th>verdict</th><th>reason</th><th>price source</th></tr>";
+    for (const auto &w : r.workloads) {
+        if (!w.is_object()) continue;
+        const json::object &o = w.get_object();
+        const auto field = [&](const char *k) { return markup_escape(format_number(o.if_contains(k))); };
+        s += fmt::format("<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"v {}\">{}</span></td><td>{}</td><td>{}</td></tr>",
+                         field("workload"), field("monthly_cost"), field("currency"), field("baseline_monthly_cost"), field("change_pct"),
+                         field("leak_survival_hours"), field("verdict"), field("verdict"), field("reason"), field("price_source"));
+    }
+    return s + "</table>\n";
+}
+
+/// The anchor of a case x kernel's details: its index in the results.
+std::string anchor(const RunResults &r, const CaseResult *c) { return fmt::format("r-{}", c - r.results.data()); }
+
+std::string results_table(const RunResults &r) {
+    std::string s = "<h2 id=\"table\">Every case × kernel × check</h2><div class=\"controls\"><input type=\"search\" id=\"filter\" "
+                    "placeholder=\"filter: case, kernel, check, verdict…\"> <label><input type=\"checkbox\" id=\"only-fail\"> failures only</label> "
+                    "· <span id=\"shown\"></span> rows shown</div><table id=\"results\"><thead><tr><th>case</th><th>kernel</th><th>check</th>"
+                    "<th>verdict</th><th>numbers</th><th>reason</th></tr></thead><tbody>\n";
+    for (const auto &row : rows_failures_first(r)) {
+        const char *v = verdict_name(row.check->verdict);
+        const int rank = row.check->verdict == Verdict::Fail ? 0 : row.check->verdict == Verdict::Pass ? 1 : 2;
+        s += fmt::format("<tr class=\"{0}\" data-verdict=\"{0}\"><td><a href=\"#{1}\">{2}</a></td><td>{3}</td><td>{4}</td>"
+                         "<td data-k=\"{5}\"><span class=\"v {0}\">{6}</span></td><td class=\"num\">{7}</td><td>{8}</td></tr>\n",
+                         v, anchor(r, row.result), markup_escape(row.result->case_id), markup_escape(row.result->kernel),
+                         markup_escape(row.check->check), rank, upper(v), markup_escape(key_numbers(*row.check)), markup_escape(row.check->reason));
+    }
+    return s + "</tbody></table>\n";
+}
+
+}  // namespace
+
+std::string html_serialize(const RunResults &r, const ReportContext &ctx) {
+    std::string s = fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>attngate {}: {}</title><style>{}</style></head><body>\n",
+                                markup_escape(r.suite), upper(verdict_name(r.verdict())), html_assets::kStyle);
+    s += fmt::format("<h1>attngate — suite {}</h1><p class=\"mono\">{} · started {} · suite file {}</p>\n", markup_escape(r.suite),
+                     markup_escape(r.tool_version), markup_escape(r.started_at), markup_escape(r.suite_file));
+    s += verdict_header(r);
+    s += fingerprint_section(r, ctx);
+    s += workloads_section(r);
+    s += results_table(r);
+    s += "<h2 id=\"cases\">Per case × kernel</h2>\n";
+    if (ctx.history.empty())
+        s += "<p class=\"note\" id=\"no-history\">No history given: pass --history with earlier results.json files (or their directory) to draw trends.</p>\n";
+    std::vector<const CaseResult *> order;
+    for (const auto &c : r.results) order.push_back(&c);
+    std::stable_partition(order.begin(), order.end(), [](const CaseResult *c) { return c->verdict() == Verdict::Fail; });
+    for (const CaseResult *c : order) s += html_case_section(*c, anchor(r, c), ctx);
+    return s + fmt::format("<script>{}</script></body></html>\n", html_assets::kScript);
+}
+
+}  // namespace attngate

@@ -1,0 +1,21 @@
+// HTML reporter: one self-contained file (inline CSS, JS and SVG; no network) that opens
+// from a CI artifact. Every string taken from the inputs is escaped.
+#pragma once
+
+#include <string>
+
+#include "report/summary.hpp"
+#include "results.hpp"
+
+namespace attngate {
+
+/// The whole report: verdict header, the fingerprint diff, workloads, a sortable and
+/// filterable table of every case x kernel x check (failures first), and per case x kernel
+/// its numerics (with the error heatmap), memory, throughput, cost and trend charts.
+std::string html_serialize(const RunResults &r, const ReportContext &ctx);
+
+/// One case x kernel's details section (the per-check blocks and the trends); id is the
+/// anchor the table links to.
+std::string html_case_section(const CaseResult &c, const std::string &id, const ReportContext &ctx);
+
+}  // namespace attngate

@@ -1,0 +1,67 @@
+// The HTML report's inline stylesheet and script: constants, no input data, no network.
+#pragma once
+
+namespace attngate::html_assets {
+
+inline constexpr const char *kStyle = R"CSS(
+body{font:14px/1.4 system-ui,sans-serif;margin:0 24px 40px;color:#1d2330;background:#fff}
+h1{margin:18px 0 6px;font-size:22px} h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #dde}
+.verdict{padding:14px 18px;border-radius:6px;margin:14px 0;color:#fff}
+.verdict.fail{background:#b3261e} .verdict.pass{background:#1e7d3a}
+.verdict th{background:rgba(255,255,255,.18);color:#fff;cursor:default} .verdict td{border-color:rgba(255,255,255,.5)}
+.verdict .big{font-size:26px;font-weight:700;margin-right:14px}
+table{border-collapse:collapse;margin:6px 0} th,td{border:1px solid #d6d9e0;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#eef0f5;cursor:pointer;user-select:none} th[data-dir=asc]::after{content:" ▲"} th[data-dir=desc]::after{content:" ▼"}
+tr.fail td{background:#fde7e7} tr.fail td:first-child{border-left:4px solid #b3261e} tr.skip td{color:#777}
+.v{font-weight:700} .v.fail{color:#b3261e} .v.pass{color:#1e7d3a} .v.skip{color:#777}
+td.num,.mono{font-family:ui-monospace,monospace;font-size:12px}
+.controls{margin:8px 0} .controls input[type=search]{padding:4px 8px;width:280px}
+details.case{border:1px solid #d6d9e0;border-radius:6px;margin:8px 0;padding:6px 12px} details.case.fail{border-color:#b3261e}
+details.case summary{cursor:pointer;font-weight:600} .check{margin:10px 0 4px 0}
+.figs{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
+svg .ax{font-size:10px;fill:#444} svg .line{fill:none;stroke:#3060c0;stroke-width:1.5} svg circle{fill:#3060c0}
+svg .ref{stroke:#b3261e;stroke-dasharray:4 3} svg circle.s1{fill:#999} svg .med{stroke:#111;stroke-width:2}
+svg .bar{fill:#3060c0} svg .bar.b1{fill:#999}
+.changes li.changed{color:#7a4b00} .changes li.added{color:#1e5d3a} .changes li.removed{color:#8a1c1c}
+.note{color:#666;font-style:italic}
+)CSS";
+
+inline constexpr const char *kScript = R"JS(
+(function () {
+  var table = document.getElementById('results');
+  var filter = document.getElementById('filter');
+  var onlyFail = document.getElementById('only-fail');
+  var shown = document.getElementById('shown');
+  if (!table) return;
+  var body = table.tBodies[0];
+  function apply() {
+    var q = filter.value.toLowerCase(), n = 0;
+    Array.prototype.forEach.call(body.rows, function (r) {
+      var show = r.textContent.toLowerCase().indexOf(q) >= 0 && (!onlyFail.checked || r.dataset.verdict === 'fail');
+      r.style.display = show ? '' : 'none';
+      if (show) n++;
+    });
+    shown.textContent = n;
+  }
+  function key(row, i) { var c = row.cells[i]; return c.dataset.k !== undefined ? c.dataset.k : c.textContent; }
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+    th.addEventListener('click', function () {
+      var asc = th.dataset.dir !== 'asc';
+      Array.prototype.forEach.call(table.tHead.rows[0].cells, function (o) { delete o.dataset.dir; });
+      th.dataset.dir = asc ? 'asc' : 'desc';
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = key(a, i), y = key(b, i), nx = parseFloat(x), ny = parseFloat(y);
+        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        return asc ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+  filter.addEventListener('input', apply);
+  onlyFail.addEventListener('change', apply);
+  apply();
+})();
+)JS";
+
+}  // namespace attngate::html_assets

@@ -1,0 +1,120 @@
+// HTML reporter: one case x kernel's section — numerics with the error heatmap, memory,
+// throughput, cost, any other check's metrics, and trend charts over the history.
+#include <fmt/format.h>
+
+#include "report/escape.hpp"
+#include "report/html.hpp"
+#include "report/svg.hpp"
+
+namespace attngate {
+
+namespace {
+
+const json::value *metric(const CheckResult &k, const char *name) { return k.metrics.if_contains(name); }
+
+double number_or(const json::value *v, double def) { return v && v->is_number() ? v->to_number<double>() : def; }
+
+/// Every scalar metric as a two-column table (arrays and objects are drawn, not listed).
+std::string metrics_table(const CheckResult &k) {
+    std::string s = "<table class=\"metrics\">";
+    for (const auto &[name, v] : k.metrics)
+        if (!v.is_array() && !v.is_object())
+            s += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td></tr>", markup_escape(name), markup_escape(format_number(&v)));
+    return s + "</table>";
+}
+
+std::string golden_figures(const CheckResult &k) {
+    const auto *map = metric(k, "error_map");
+    if (!map || !map->is_object()) return "<p class=\"note\">no error map recorded</p>";
+    return "<div><div class=\"note\">max abs error over sequence position × value head dim</div>" +
+           svg_heatmap(map->get_object(), number_or(metric(k, "tolerance"), 0.0)) + "</div>";
+}
+
+std::string memory_figures(const CheckResult &k) {
+    std::string s;
+    if (const auto live = json_numbers(metric(k, "heap_live_bytes")); !live.empty())
+        s += "<div><div class=\"note\">live heap bytes after each call</div>" + svg_line_chart(live, "bytes") + "</div>";
+    if (const auto rss = json_numbers(metric(k, "rss_bytes")); !rss.empty())
+        s += "<div><div class=\"note\">RSS after each call</div>" + svg_line_chart(rss, "bytes") + "</div>";
+    std::vector<std::pair<std::string, double>> bars;
+    if (const auto *p = metric(k, "abi_peak_bytes"); p && p->is_number()) bars.emplace_back("peak", p->to_number<double>());
+    if (const auto *b = metric(k, "peak_baseline_bytes"); b && b->is_number()) bars.emplace_back("baseline", b->to_number<double>());
+    if (!bars.empty()) s += "<div><div class=\"note\">peak against baseline</div>" + svg_bars(bars, "bytes") + "</div>";
+    if (const auto *crash = metric(k, "crash"); crash && crash->is_object())
+        s += fmt::format("<pre class=\"mono\">crash: {}</pre>", markup_escape(json::serialize(*crash)));
+    return s;
+}
+
+std::string perf_figures(const CheckResult &k) {
+    const auto cur = json_numbers(metric(k, "samples_s")), base = json_numbers(metric(k, "baseline_samples_s"));
+    std::string s = "<div><div class=\"note\">time per repetition, this run against the baseline</div>" + svg_distribution(cur, base, "seconds") + "</div>";
+    if (const auto *ratio = metric(k, "ratio"); ratio && ratio->is_number())
+        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, 95% CI [{}, {}], p = {} (adjusted {}), status {}</p>", format_number(ratio),
+                         format_number(metric(k, "ci_low")), format_number(metric(k, "ci_high")), format_number(metric(k, "p_value")),
+                         format_number(metric(k, "p_adjusted")), markup_escape(format_number(metric(k, "status"))));
+    return s;
+}
+
+std::string cost_figures(const CheckResult &k) {
+    return fmt::format("<p>{} {} per million tokens (baseline {}) on {} at {} per hour — price source: {} ({})</p>",
+                       format_number(metric(k, "usd_per_million_tokens")), markup_escape(format_number(metric(k, "currency"))),
+                       format_number(metric(k, "baseline_usd_per_million_tokens")), markup_escape(format_number(metric(k, "device_class"))),
+                       format_number(metric(k, "price_per_hour")), markup_escape(format_number(metric(k, "price_source"))),
+                       markup_escape(format_number(metric(k, "price_date"))));
+}
+
+std::string check_block(const CheckResult &k) {
+    std::string figs;
+    if (k.check == "golden") figs = golden_figures(k);
+    else if (k.check == "memory") figs = memory_figures(k);
+    else if (k.check == "perf") figs = perf_figures(k);
+    else if (k.check == "cost") figs = cost_figures(k);
+    std::string notes;
+    for (const auto &n : k.notes) notes += fmt::format("<div class=\"note\">{}</div>", markup_escape(n));
+    return fmt::format("<div class=\"check {0}\" data-check=\"{1}\"><b>{1}</b>: <span class=\"v {0}\">{0}</span> — {2}{3}"
+                       "<div class=\"figs\">{4}{5}</div></div>",
+                       verdict_name(k.verdict), markup_escape(k.check), markup_escape(k.reason), notes, metrics_table(k), figs);
+}
+
+/// A metric's values over the history and this run (missing runs skipped).
+std::vector<double> series(const CaseResult &c, const ReportContext &ctx, const char *check, const char *name) {
+    std::vector<double> ys;
+    const auto add = [&](const CaseResult *r) {
+        if (!r) return;
+        for (const auto &k : r->checks)
+            if (k.check == check)
+                if (const auto *v = k.metrics.if_contains(name); v && v->is_number()) ys.push_back(v->to_number<double>());
+    };
+    for (const auto &h : ctx.history) add(h.find(c.case_id, c.kernel));
+    add(&c);
+    return ys;
+}
+
+std::string trends(const CaseResult &c, const ReportContext &ctx) {
+    if (ctx.history.empty()) return "";
+    std::string s = fmt::format("<div class=\"trend\"><b>trend over {} earlier run(s) and this one</b><div class=\"figs\">", ctx.history.size());
+    const auto err = series(c, ctx, "golden", "max_abs_error");
+    double tol = 0;
+    for (const auto &k : c.checks)
+        if (k.check == "golden") tol = number_or(metric(k, "tolerance"), 0.0);
+    if (!err.empty()) s += "<div><div class=\"note\">max abs error (dashed: tolerance)</div>" + svg_line_chart(err, "max abs error", tol > 0 ? &tol : nullptr) + "</div>";
+    if (const auto med = series(c, ctx, "perf", "median_s"); !med.empty())
+        s += "<div><div class=\"note\">median time</div>" + svg_line_chart(med, "seconds") + "</div>";
+    return s + "</div></div>";
+}
+
+}  // namespace
+
+std::string html_case_section(const CaseResult &c, const std::string &id, const ReportContext &ctx) {
+    const Verdict v = c.verdict();
+    std::string params;
+    for (const auto &[k, val] : c.params) params += fmt::format("{}={} ", markup_escape(k), markup_escape(format_number(&val)));
+    std::string s = fmt::format("<details class=\"case {0}\" id=\"{1}\"{2}><summary>{3} / {4} — <span class=\"v {0}\">{0}</span></summary>"
+                                "<div class=\"mono\">{5}· version {6} · {7:.3g} s</div>",
+                                verdict_name(v), id, v == Verdict::Fail ? " open" : "", markup_escape(c.case_id), markup_escape(c.kernel), params,
+                                markup_escape(c.kernel_version), c.seconds);
+    for (const auto &k : c.checks) s += check_block(k);
+    return s + trends(c, ctx) + "</details>\n";
+}
+
+}  // namespace attngate

@@ -1,0 +1,52 @@
+// What every reporter says the same way: counts per check, rows failures first, the key
+// numbers of a check, and which fingerprint the run is compared with. Reads results data only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fingerprint.hpp"
+#include "results.hpp"
+
+namespace attngate {
+
+/// One case x kernel x check, the unit of the reports' tables and of JUnit test cases.
+struct CheckRow {
+    const CaseResult *result;
+    const CheckResult *check;
+};
+
+/// Every case x kernel x check, failures first, then passes, then skips (stable otherwise).
+std::vector<CheckRow> rows_failures_first(const RunResults &r);
+
+struct CheckCounts {
+    std::string check;
+    size_t pass = 0, fail = 0, skip = 0;
+};
+
+/// Pass / fail / skip counts per check, in the order the checks first appear.
+std::vector<CheckCounts> counts_per_check(const RunResults &r);
+
+/// The numbers that decide a check, as "name=value" pairs in one line, e.g.
+/// "max_abs_error=1.2e-02 tolerance=2.9e-03 nmse=3.1e-05"; "" when none were measured.
+std::string key_numbers(const CheckResult &c);
+
+/// A number formatted as the reports show it ("-" for a missing one).
+std::string format_number(const json::value *v);
+
+/// The fingerprint diff a report shows and what it is against.
+struct FingerprintComparison {
+    std::string against;  ///< "baseline", "previous run" or "" when nothing to compare with
+    std::vector<FingerprintChange> changes;
+};
+
+/// Against the baseline's fingerprint when known, else the latest history run's.
+FingerprintComparison compare_fingerprints(const RunResults &r, const std::vector<RunResults> &history);
+
+/// Extra inputs of a report beyond the results: earlier runs for trends, the HTML's name.
+struct ReportContext {
+    std::vector<RunResults> history;  ///< earlier runs of the same suite, oldest first
+    std::string html_name;            ///< how the markdown refers to the HTML artifact
+};
+
+}  // namespace attngate

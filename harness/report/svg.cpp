@@ -1,0 +1,138 @@
+// Inline SVG charts.
+#include "report/svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "report/escape.hpp"
+
+namespace attngate {
+
+namespace {
+
+/// Heatmap colour levels: 0..9 light blue (tiny error) to orange (near the tolerance), linear in error / tolerance,
+/// 10 red (at or above it), 11 black (NaN/inf). Cells of a level share one SVG path.
+constexpr int kLevels = 12;
+
+int heat_level(const json::value &v, double tol) {
+    if (!v.is_number()) return 11;
+    const double e = v.to_number<double>();
+    if (tol > 0 && e >= tol) return 10;
+    const double t = tol > 0 ? std::clamp(e / tol, 0.0, 1.0) : 0.0;
+    return std::min(9, static_cast<int>(t * 10.0));
+}
+
+std::string level_colour(int level) {
+    if (level == 10) return "#c4001d";
+    if (level == 11) return "#000000";
+    const double t = level / 9.0;
+    const auto mix = [t](int a, int b) { return static_cast<int>(std::lround(a + (b - a) * t)); };
+    return fmt::format("#{:02x}{:02x}{:02x}", mix(0xee, 0xfd), mix(0xf4, 0x8d), mix(0xfb, 0x3c));
+}
+
+/// A field of the error map as text, escaped ("?" when absent).
+std::string format_axis(const json::object &m, const char *key) {
+    const auto *v = m.if_contains(key);
+    if (!v) return "?";
+    return markup_escape(v->is_string() ? std::string(v->get_string()) : json::serialize(*v));
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+
+std::vector<double> json_numbers(const json::value *array) {
+    std::vector<double> out;
+    if (array && array->is_array())
+        for (const auto &e : array->get_array())
+            if (e.is_number()) out.push_back(e.to_number<double>());
+    return out;
+}
+
+std::string svg_heatmap(const json::object &m, double tol) {
+    const auto *values = m.if_contains("values");
+    if (!values || !values->is_array() || values->get_array().empty()) return "";
+    const json::array &rows = values->get_array();
+    const size_t ncols = rows[0].is_array() ? rows[0].get_array().size() : 0;
+    if (ncols == 0) return "";
+    constexpr int cw = 12, ch = 7, left = 46, top = 16;
+    const int w = left + static_cast<int>(ncols) * cw, h = top + static_cast<int>(rows.size()) * ch + 14;
+    std::string s = fmt::format("<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">", w, h);
+    s += fmt::format("<text x=\"{}\" y=\"11\" class=\"ax\">{} (0..{}) →</text>", left, format_axis(m, "col_axis"), format_axis(m, "head_dim_v"));
+    s += fmt::format("<text x=\"2\" y=\"{}\" class=\"ax\">pos 0</text><text x=\"2\" y=\"{}\" class=\"ax\">{}</text>", top + 8, h - 16,
+                     format_axis(m, "seq_len"));
+    std::string paths[kLevels];
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (!rows[r].is_array()) continue;
+        const json::array &row = rows[r].get_array();
+        for (size_t c = 0; c < row.size() && c < ncols; ++c)
+            paths[heat_level(row[c], tol)] += fmt::format("M{} {}h{}v{}h-{}z", left + static_cast<int>(c) * cw, top + static_cast<int>(r) * ch, cw, ch, cw);
+    }
+    for (int level = 0; level < kLevels; ++level)
+        if (!paths[level].empty()) s += fmt::format("<path class=\"cell l{}\" fill=\"{}\" d=\"{}\"/>", level, level_colour(level), paths[level]);
+    s += fmt::format("<text x=\"{}\" y=\"{}\" class=\"ax\">colour: error / tolerance, red ≥ 1, black NaN/inf</text></svg>", 2, h - 2);
+    return s;
+}
+
+std::string svg_line_chart(const std::vector<double> &ys, const std::string &y_label, const double *reference) {
+    if (ys.empty()) return "";
+    constexpr double w = 260, h = 90, pad = 8;
+    double lo = *std::min_element(ys.begin(), ys.end()), hi = *std::max_element(ys.begin(), ys.end());
+    if (reference) lo = std::min(lo, *reference), hi = std::max(hi, *reference);
+    if (hi <= lo) hi = lo + (lo == 0 ? 1.0 : std::fabs(lo) * 0.1);
+    const auto X = [&](size_t i) { return ys.size() == 1 ? w / 2 : pad + (w - 2 * pad) * static_cast<double>(i) / static_cast<double>(ys.size() - 1); };
+    const auto Y = [&](double y) { return h - pad - (h - 2 * pad) * (y - lo) / (hi - lo); };
+    std::string pts;
+    for (size_t i = 0; i < ys.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", X(i), Y(ys[i]));
+    std::string s = fmt::format("<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">", w, h + 14);
+    if (reference) s += fmt::format("<line class=\"ref\" x1=\"0\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>", w, Y(*reference), Y(*reference));
+    s += fmt::format("<polyline class=\"line\" points=\"{}\"/>", pts);
+    for (size_t i = 0; i < ys.size(); ++i) s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\"/>", X(i), Y(ys[i]));
+    s += fmt::format("<text x=\"2\" y=\"{}\" class=\"ax\">{}: {:.3g} .. {:.3g}</text></svg>", h + 12, markup_escape(y_label), lo, hi);
+    return s;
+}
+
+std::string svg_distribution(const std::vector<double> &current, const std::vector<double> &baseline, const std::string &x_label) {
+    if (current.empty() && baseline.empty()) return "";
+    std::vector<double> all(current);
+    all.insert(all.end(), baseline.begin(), baseline.end());
+    double lo = *std::min_element(all.begin(), all.end()), hi = *std::max_element(all.begin(), all.end());
+    if (hi <= lo) hi = lo + (lo == 0 ? 1.0 : std::fabs(lo) * 0.1);
+    constexpr double w = 320, left = 64, row_h = 22;
+    const auto X = [&](double v) { return left + (w - left - 8) * (v - lo) / (hi - lo); };
+    std::string s = fmt::format("<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">", w, 2 * row_h + 16);
+    const std::pair<const char *, const std::vector<double> *> rows[] = {{"this run", &current}, {"baseline", &baseline}};
+    for (int r = 0; r < 2; ++r) {
+        const double y = row_h * r + 12;
+        s += fmt::format("<text x=\"2\" y=\"{:.0f}\" class=\"ax\">{}</text>", y + 4, rows[r].first);
+        for (double v : *rows[r].second) s += fmt::format("<circle class=\"s{}\" cx=\"{:.1f}\" cy=\"{:.0f}\" r=\"3\"/>", r, X(v), y);
+        if (!rows[r].second->empty())
+            s += fmt::format("<line class=\"med\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.0f}\" y2=\"{2:.0f}\"/>", X(median(*rows[r].second)), y - 8, y + 8);
+    }
+    s += fmt::format("<text x=\"{}\" y=\"{}\" class=\"ax\">{}: {:.3g} .. {:.3g}</text></svg>", left, 2 * row_h + 12, markup_escape(x_label), lo, hi);
+    return s;
+}
+
+std::string svg_bars(const std::vector<std::pair<std::string, double>> &bars, const std::string &unit) {
+    double hi = 0;
+    for (const auto &b : bars) hi = std::max(hi, b.second);
+    if (bars.empty() || hi <= 0) return "";
+    constexpr double w = 320, left = 72, bar_h = 16;
+    std::string s = fmt::format("<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">", w, bars.size() * (bar_h + 6));
+    for (size_t i = 0; i < bars.size(); ++i) {
+        const double y = static_cast<double>(i) * (bar_h + 6);
+        s += fmt::format("<text x=\"2\" y=\"{:.0f}\" class=\"ax\">{}</text><rect class=\"bar b{}\" x=\"{}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{}\"/>"
+                         "<text x=\"{:.1f}\" y=\"{:.0f}\" class=\"ax\">{:.4g} {}</text>",
+                         y + 12, markup_escape(bars[i].first), i, left, y, (w - left - 90) * bars[i].second / hi, bar_h,
+                         left + (w - left - 90) * bars[i].second / hi + 4, y + 12, bars[i].second, markup_escape(unit));
+    }
+    return s + "</svg>";
+}
+
+}  // namespace attngate

@@ -1,0 +1,30 @@
+// Inline SVG charts for the HTML report: no network, no script needed to draw them.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "json_io.hpp"
+
+namespace attngate {
+
+/// The golden check's error_map as a heatmap: rows = sequence position, columns = value
+/// head dim, colour = error relative to the tolerance (red at or above it, black for
+/// NaN/inf). Returns "" when the map is malformed.
+std::string svg_heatmap(const json::object &error_map, double tolerance);
+
+/// A small line chart of ys over x = 0..n-1, with an optional horizontal reference line.
+std::string svg_line_chart(const std::vector<double> &ys, const std::string &y_label, const double *reference = nullptr);
+
+/// Two rows of dots on a shared axis (e.g. this run's timing samples and the baseline's),
+/// each with its median marked.
+std::string svg_distribution(const std::vector<double> &current, const std::vector<double> &baseline, const std::string &x_label);
+
+/// Horizontal bars with labels, e.g. peak bytes against the baseline's.
+std::string svg_bars(const std::vector<std::pair<std::string, double>> &bars, const std::string &unit);
+
+/// The numbers of a JSON array (non-numbers skipped).
+std::vector<double> json_numbers(const json::value *array);
+
+}  // namespace attngate

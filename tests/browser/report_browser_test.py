@@ -1,0 +1,143 @@
+"""Opens the HTML report of a real run with one injected failure in headless Chromium and
+checks what a person sees: the verdict, the failing case first and highlighted, the error
+heatmap and a trend chart drawn, the filter narrowing the table, and no script errors.
+Saves a screenshot as a CI artifact."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+ARGS = None
+
+SUITE = {
+    "name": "browser",
+    "seed": 5,
+    "kernels": ["native", "causal_off_by_one"],
+    "cases": [
+        {"id": "causal_f32", "seq_q": 200, "heads_q": 2, "head_dim": 16, "causal": True},
+        {"id": "plain_f32", "seq_q": 64, "heads_q": 2, "head_dim": 16},
+    ],
+}
+
+
+def attngate(*args):
+    return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300)
+
+
+class ReportInBrowserTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="attngate-browser-")
+        suite = os.path.join(cls.dir, "browser.json")
+        with open(suite, "w") as f:
+            json.dump(SUITE, f)
+        base = os.path.join(cls.dir, "baselines")
+        r = attngate("golden", "generate", "--suite", suite, "--baselines", base)
+        assert r.returncode == 0, r.stderr
+        run = ["run", "--suite", suite, "--baselines", base, "--plugin", ARGS.faulty_plugin]
+        history = os.path.join(cls.dir, "history")
+        os.makedirs(history)
+        r = attngate(*run, "--out", os.path.join(history, "earlier.json"))
+        assert r.returncode == 1, r.stdout + r.stderr
+        cls.html = os.path.join(cls.dir, "report.html")
+        r = attngate(*run, "--out", os.path.join(cls.dir, "results.json"), "--html", cls.html, "--history", history)
+        assert r.returncode == 1, r.stdout + r.stderr
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = ARGS.chromium
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1100"):
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        cls.driver = webdriver.Chrome(service=Service(ARGS.chromedriver), options=options)
+        cls.driver.get("file://" + cls.html)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def visible_rows(self):
+        return [r for r in self.driver.find_elements(By.CSS_SELECTOR, "#results tbody tr") if r.is_displayed()]
+
+    def test_1_verdict_says_fail(self):
+        verdict = self.driver.find_element(By.ID, "verdict")
+        self.assertTrue(verdict.is_displayed())
+        self.assertIn("FAIL", verdict.text)
+        self.assertIn("1 of 4", verdict.text)
+
+    def test_2_failing_case_is_first_and_highlighted(self):
+        first = self.visible_rows()[0]
+        self.assertIn("causal_f32", first.text)
+        self.assertIn("causal_off_by_one", first.text)
+        self.assertIn("fail", first.get_attribute("class"))
+        colour = first.find_element(By.TAG_NAME, "td").value_of_css_property("background-color")
+        passing = [r for r in self.visible_rows() if "pass" in r.get_attribute("class")][0]
+        self.assertNotEqual(colour, passing.find_element(By.TAG_NAME, "td").value_of_css_property("background-color"))
+
+    def test_3_heatmap_drawn_with_drift_in_the_last_block(self):
+        section = self.driver.find_element(By.CSS_SELECTOR, "details.case.fail")
+        self.assertIn("causal_off_by_one", section.find_element(By.TAG_NAME, "summary").text)
+        heatmap = section.find_element(By.CSS_SELECTOR, "svg.heatmap")
+        self.assertTrue(heatmap.is_displayed())
+        cells = heatmap.find_elements(By.CSS_SELECTOR, "path.cell")
+        self.assertGreater(len(cells), 0)
+        box = self.driver.execute_script("var b = arguments[0].getBBox(); return [b.y, b.height, b.width];",
+                                         heatmap.find_element(By.CSS_SELECTOR, "path.cell.l10"))
+        all_box = self.driver.execute_script(
+            "var s = arguments[0].querySelectorAll('path.cell'), top = 1e9; "
+            "s.forEach(function (p) { top = Math.min(top, p.getBBox().y); }); return top;", heatmap)
+        self.assertGreater(box[2], 0)
+        # The fault only touches keys of the last 128-block: no red in the first rows.
+        self.assertGreater(box[0], all_box)
+
+    def test_4_trend_chart_drawn(self):
+        section = self.driver.find_element(By.CSS_SELECTOR, "details.case.fail")
+        line = section.find_element(By.CSS_SELECTOR, ".trend svg.chart polyline.line")
+        points = line.get_attribute("points").split()
+        self.assertEqual(len(points), 2)  # one earlier run and this one
+        width = self.driver.execute_script("return arguments[0].getBBox().width;", line)
+        self.assertGreater(width, 0)
+
+    def test_5_filter_narrows_the_table(self):
+        total = len(self.visible_rows())
+        box = self.driver.find_element(By.ID, "filter")
+        box.send_keys("plain_f32")
+        rows = self.visible_rows()
+        self.assertTrue(0 < len(rows) < total, (len(rows), total))
+        for r in rows:
+            self.assertIn("plain_f32", r.text)
+        box.clear()
+        box.send_keys(" ")
+        box.send_keys("\b")
+        self.assertEqual(len(self.visible_rows()), total)
+
+    def test_6_no_script_errors_and_screenshot(self):
+        severe = [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+        self.assertEqual(severe, [])
+        os.makedirs(os.path.dirname(ARGS.screenshot), exist_ok=True)
+        self.driver.execute_script("window.scrollTo(0, 0);")
+        self.assertTrue(self.driver.save_screenshot(ARGS.screenshot))
+        self.assertGreater(os.path.getsize(ARGS.screenshot), 10000)
+        # A second artifact showing the failing case's heatmap and trend.
+        section = self.driver.find_element(By.CSS_SELECTOR, "details.case.fail")
+        self.driver.execute_script("arguments[0].scrollIntoView();", section)
+        self.assertTrue(self.driver.save_screenshot(ARGS.screenshot.replace(".png", "-case.png")))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--attngate", required=True)
+    parser.add_argument("--faulty-plugin", required=True)
+    parser.add_argument("--screenshot", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

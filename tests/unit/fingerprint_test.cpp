@@ -1,0 +1,105 @@
+// Unit tests of lock file parsing and the fingerprint diff.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "files.hpp"
+#include "fingerprint.hpp"
+#include "lockfile.hpp"
+#include "test_support.hpp"
+
+using namespace attngate;
+
+namespace {
+std::filesystem::path write(const test::TempDir &dir, const std::string &name, const std::string &text) {
+    const auto p = dir / name;
+    std::ofstream(p) << text;
+    return p;
+}
+std::string version(const json::object &lock, const char *name) {
+    const auto *v = lock.at("packages").get_object().if_contains(name);
+    return v ? std::string(v->get_string()) : "<absent>";
+}
+}  // namespace
+
+TEST_CASE("pip freeze and requirements lines parse to name and version", "[lockfile]") {
+    const json::object p = parse_requirement_lines("# a comment\nnumpy==1.26.4\n-r other.txt\njax == 0.4.30 ; python_version>'3.9'\n"
+                                                   "mylib @ file:///src/mylib\nrequests>=2\nexact===1.0\n");
+    CHECK(p.size() == 4);
+    CHECK(p.at("numpy") == "1.26.4");
+    CHECK(p.at("jax") == "0.4.30");
+    CHECK(p.at("mylib") == "file:///src/mylib");
+    CHECK(p.at("exact") == "1.0");
+}
+
+TEST_CASE("package-lock.json v3 and v1 give npm package versions", "[lockfile]") {
+    test::TempDir dir;
+    auto v3 = parse_lockfile(write(dir, "package-lock.json",
+                                   R"({"lockfileVersion": 3, "packages": {"": {"name": "app"}, "node_modules/a/node_modules/@s/b": {"version": "2.0.1"}}})"));
+    REQUIRE(v3);
+    CHECK(v3->at("format") == "npm");
+    CHECK(version(*v3, "@s/b") == "2.0.1");
+    std::filesystem::create_directories(dir / "v1");
+    auto v1 = parse_lockfile(write(dir, "v1/package-lock.json", R"({"dependencies": {"left-pad": {"version": "1.3.0"}}})"));
+    REQUIRE(v1);
+    CHECK(version(*v1, "left-pad") == "1.3.0");
+}
+
+TEST_CASE("vcpkg.json and conan.lock give their packages", "[lockfile]") {
+    test::TempDir dir;
+    auto vcpkg = parse_lockfile(write(dir, "vcpkg.json",
+                                      R"({"dependencies": ["fmt", {"name": "boost-json", "version>=": "1.81"}], "overrides": [{"name": "fmt", "version": "9.1.0"}], "builtin-baseline": "abc123"})"));
+    REQUIRE(vcpkg);
+    CHECK(vcpkg->at("format") == "vcpkg");
+    CHECK(version(*vcpkg, "fmt") == "9.1.0");
+    CHECK(version(*vcpkg, "boost-json") == ">=1.81");
+    CHECK(version(*vcpkg, "vcpkg-baseline") == "abc123");
+    auto conan = parse_lockfile(write(dir, "conan.lock", R"({"version": "0.5", "requires": ["zlib/1.2.13#abc%1700000000.1"], "build_requires": ["cmake/3.27.0"]})"));
+    REQUIRE(conan);
+    CHECK(version(*conan, "zlib") == "1.2.13");
+    CHECK(version(*conan, "cmake") == "3.27.0");
+}
+
+TEST_CASE("an unknown lock file is hashed and a malformed known one is an error naming it", "[lockfile]") {
+    test::TempDir dir;
+    const std::string text = "GEM\n  specs:\n    rake (13.0.6)\n";
+    auto opaque = parse_lockfile(write(dir, "Gemfile.lock", text));
+    REQUIRE(opaque);
+    CHECK(opaque->at("format") == "opaque");
+    CHECK(opaque->at("sha256").as_string() == sha256_hex(text));
+    auto bad = parse_lockfile(write(dir, "conan.lock", "{\"requires\": ["));
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().kind == ErrorKind::BadInput);
+    CHECK_THAT(bad.error().message, Catch::Contains((dir / "conan.lock").string()));
+    auto missing = parse_lockfile(dir / "nope.txt");
+    REQUIRE_FALSE(missing);
+    CHECK_THAT(missing.error().message, Catch::Contains("nope.txt"));
+}
+
+TEST_CASE("the fingerprint diff lists added removed and changed leaves and flag sets", "[fingerprint]") {
+    const json::object before = json::parse(R"({"libraries": {"boost": "1.81.0", "blas": "none"}, "cpu": {"flags": ["avx", "sse2"]},
+                                               "lockfiles": {"r.txt": {"packages": {"numpy": "1.26.0", "scipy": "1.11"}}}})").as_object();
+    const json::object after = json::parse(R"({"libraries": {"boost": "1.83.0", "blas": "none"}, "cpu": {"flags": ["avx", "avx2"]},
+                                              "lockfiles": {"r.txt": {"packages": {"numpy": "1.26.0", "jaxlib": "0.4.30"}}}})").as_object();
+    const auto changes = diff_fingerprints(before, after);
+    REQUIRE(changes.size() == 4);
+    CHECK(describe_change(changes[0]) == "cpu.flags: +avx2 -sse2");
+    CHECK(describe_change(changes[1]) == "libraries.boost: 1.81.0 → 1.83.0");
+    CHECK(describe_change(changes[2]) == "lockfiles.r.txt.packages.jaxlib: added 0.4.30");
+    CHECK(describe_change(changes[3]) == "lockfiles.r.txt.packages.scipy: removed (was 1.11)");
+    CHECK(diff_fingerprints(after, after).empty());
+}
+
+TEST_CASE("the collected fingerprint names the toolchain libraries machine and kernels", "[fingerprint]") {
+    auto fp = collect_fingerprint(KernelRegistry::with_builtins(), {});
+    REQUIRE(fp);
+    const auto flat = flatten_fingerprint(*fp);
+    const auto has = [&](std::string_view key) {
+        return std::any_of(flat.begin(), flat.end(), [&](const auto &kv) { return kv.first == key && !kv.second.empty(); });
+    };
+    for (const char *key : {"toolchain.compiler", "toolchain.cxx_stdlib", "toolchain.glibc", "libraries.boost", "libraries.libcurl",
+                            "libraries.catch2", "libraries.google_benchmark", "libraries.blas", "cpu.model", "cpu.cores", "os.kernel",
+                            "kernels.reference", "kernels.flash"})
+        CHECK(has(key));
+    CHECK(fp->at("libraries").at("catch2").as_string() == fmt::format("{}.{}.{}", CATCH_VERSION_MAJOR, CATCH_VERSION_MINOR, CATCH_VERSION_PATCH));
+}

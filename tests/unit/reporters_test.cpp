@@ -1,0 +1,104 @@
+// Unit tests of the reporters: escaping, the heatmap's colours, the Markdown size cap,
+// JUnit structure, and failures first everywhere.
+#include <catch2/catch.hpp>
+
+#include "report/escape.hpp"
+#include "report/html.hpp"
+#include "report/junit.hpp"
+#include "report/markdown.hpp"
+#include "report/svg.hpp"
+
+using namespace attngate;
+
+namespace {
+
+const std::string kXss = "<script>alert(1)</script>";
+
+CaseResult golden_result(const std::string &case_id, const std::string &kernel, double max_abs, double tol) {
+    CaseResult c;
+    c.case_id = case_id;
+    c.kernel = kernel;
+    CheckResult g{"golden", max_abs > tol ? Verdict::Fail : Verdict::Pass, fmt::format("max abs error {:.3g} vs {:.3g}", max_abs, tol),
+                  json::object{{"max_abs_error", max_abs}, {"tolerance", tol}}, {}};
+    c.checks.push_back(g);
+    return c;
+}
+
+RunResults results_with(std::vector<CaseResult> cases) {
+    RunResults r;
+    r.suite = "unit";
+    r.complete = true;
+    r.results = std::move(cases);
+    return r;
+}
+
+size_t count(const std::string &haystack, const std::string &needle) {
+    size_t n = 0;
+    for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("markup escaping turns markup characters into entities", "[report]") {
+    CHECK(markup_escape(kXss) == "&lt;script&gt;alert(1)&lt;/script&gt;");
+    CHECK(markup_escape("a&b \"q\" 'x'") == "a&amp;b &quot;q&quot; &#39;x&#39;");
+    CHECK(markup_escape(std::string("bell\x07")) == "bell\xEF\xBF\xBD");
+    CHECK(markdown_cell("a|b\nc") == "a\\|b c");
+}
+
+TEST_CASE("the heatmap colours bins at or above the tolerance red and NaN black", "[report]") {
+    const json::object map = json::parse(R"({"seq_len": 4, "head_dim_v": 2, "col_axis": "value head dim",
+                                             "values": [[0.0, 0.1], [0.5, 1.0], [2.0, null]]})").as_object();
+    const std::string svg = svg_heatmap(map, 1.0);
+    CHECK(count(svg, "fill=\"#c4001d\"") == 1);        // one red path holding both bins >= tolerance
+    CHECK(count(svg, "class=\"cell l10\"") == 1);
+    CHECK(count(svg.substr(svg.find("cell l10")), "z") >= 2);
+    CHECK(count(svg, "class=\"cell l11\" fill=\"#000000\"") == 1);
+    CHECK(count(svg, "class=\"cell l0\"") == 1);
+    CHECK(svg_heatmap(json::object{}, 1.0).empty());
+}
+
+TEST_CASE("every reporter escapes names taken from inputs", "[report]") {
+    const RunResults r = results_with({golden_result(kXss, kXss, 2.0, 1.0)});
+    const std::string html = html_serialize(r, {});
+    CHECK(html.find(kXss) == std::string::npos);
+    CHECK(count(html, "<script") == 1);
+    CHECK(markdown_serialize(r, {}).find(kXss) == std::string::npos);
+    const std::string xml = junit_serialize(r);
+    CHECK(xml.find(kXss) == std::string::npos);
+    CHECK(xml.find("name=\"&lt;script&gt;alert(1)&lt;/script&gt; / &lt;script&gt;alert(1)&lt;/script&gt;\"") != std::string::npos);
+}
+
+TEST_CASE("failures come first in the HTML table and the Markdown", "[report]") {
+    const RunResults r = results_with({golden_result("ok_case", "flash", 0.1, 1.0), golden_result("bad_case", "flash", 3.0, 1.0)});
+    const std::string html = html_serialize(r, {});
+    const size_t table = html.find("id=\"results\"");
+    CHECK(html.find("bad_case", table) < html.find("ok_case", table));
+    CHECK(html.find("<tr class=\"fail\"", table) < html.find("<tr class=\"pass\"", table));
+    const std::string md = markdown_serialize(r, {});
+    CHECK(md.find("FAIL") != std::string::npos);
+    CHECK(md.find("bad\\_case") != std::string::npos);
+    CHECK(md.find("ok\\_case") == std::string::npos);  // only failures are listed
+}
+
+TEST_CASE("the Markdown stays under its cap with thousands of failures", "[report]") {
+    std::vector<CaseResult> cases;
+    for (int i = 0; i < 4000; ++i) cases.push_back(golden_result(fmt::format("case_{:05}_{}", i, std::string(40, 'x')), "flash", 2.0, 1.0));
+    const std::string md = markdown_serialize(results_with(std::move(cases)), {});
+    CHECK(md.size() < kMarkdownMaxBytes);
+    CHECK(md.find("Failures (4000)") != std::string::npos);
+    CHECK(md.find("more failures") != std::string::npos);
+}
+
+TEST_CASE("JUnit has one test case per case kernel and check with counts per suite", "[report]") {
+    RunResults r = results_with({golden_result("a", "flash", 3.0, 1.0), golden_result("b", "flash", 0.5, 1.0)});
+    r.results[1].checks.push_back(CheckResult{"memory", Verdict::Skip, "not measured", {}, {}});
+    const std::string xml = junit_serialize(r);
+    CHECK(count(xml, "<testcase ") == 3);
+    CHECK(xml.find("<testsuite name=\"attngate.unit.golden\" tests=\"2\" failures=\"1\"") != std::string::npos);
+    CHECK(xml.find("<testsuite name=\"attngate.unit.memory\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\"") != std::string::npos);
+    CHECK(xml.find("<failure message=\"max abs error 3 vs 1\"") != std::string::npos);
+    CHECK(xml.find("max_abs_error=3 tolerance=1") != std::string::npos);
+    CHECK(xml.find("<skipped message=\"not measured\"/>") != std::string::npos);
+}
