@@ -7,17 +7,14 @@
 #include <catch2/catch.hpp>
 
 #include "perf_decision.hpp"
-#include "rng.hpp"
+#include "test_support.hpp"
 
 using namespace attngate;
 
 namespace {
-/// n times near `center` with relative spread `spread` (uniform on +-spread).
+/// n times near `center`, uniform on +-spread relative.
 std::vector<double> times(double center, double spread, int n, const char *stream) {
-    const CounterRng rng(99, stream);
-    std::vector<double> v;
-    for (int i = 0; i < n; ++i) v.push_back(center * (1.0 + spread * rng.uniform(static_cast<uint64_t>(i))));
-    return v;
+    return test::jittered_times(center, spread, n, stream, 99);
 }
 }  // namespace
 

@@ -8,6 +8,7 @@
 
 #include "rng.hpp"
 #include "stats.hpp"
+#include "test_support.hpp"
 
 using namespace attngate;
 
@@ -15,13 +16,9 @@ namespace {
 // Odd count, one outlier (0.52).
 const std::vector<double> kSample = {0.31, 0.29, 0.35, 0.30, 0.52, 0.28, 0.33};
 
-/// n times near `center` with relative spread `spread` (uniform), from a fixed stream.
-std::vector<double> synthetic(double center, double spread, int n, const char *stream) {
-    const CounterRng rng(7, stream);
-    std::vector<double> v;
-    for (int i = 0; i < n; ++i) v.push_back(center * (1.0 + spread * rng.uniform(static_cast<uint64_t>(i))));
-    return v;
-}
+const auto synthetic = [](double center, double spread, int n, const char *stream) {
+    return test::jittered_times(center, spread, n, stream);
+};
 }  // namespace
 
 TEST_CASE("mean median and quantiles match numpy", "[stats]") {
