@@ -5,7 +5,9 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "rng.hpp"
 #include "suite.hpp"
 
 namespace attngate::test {
@@ -44,6 +46,15 @@ inline CaseSpec small_case(std::string id, int64_t sq, int64_t sk, int64_t hq, i
     c.head_dim = d;
     c.head_dim_v = d;
     return c;
+}
+
+/// n timing samples near `center`, each center x (1 + spread x u) with u uniform on
+/// [-1, 1) from the named CounterRng stream: deterministic synthetic timings.
+inline std::vector<double> jittered_times(double center, double spread, int n, const char *stream, uint64_t seed = 7) {
+    const CounterRng rng(seed, stream);
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(center * (1.0 + spread * rng.uniform(static_cast<uint64_t>(i))));
+    return v;
 }
 
 }  // namespace attngate::test

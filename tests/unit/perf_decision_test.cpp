@@ -1,0 +1,154 @@
+// The perf decision rule: regressions need significance and a CI beyond the threshold,
+// noise and too few repetitions are reported as such, and the run-wide Benjamini-Hochberg
+// pass takes back regressions that do not survive correction.
+#include <cmath>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "perf_decision.hpp"
+#include "test_support.hpp"
+
+using namespace attngate;
+
+namespace {
+/// n times near `center`, uniform on +-spread relative.
+std::vector<double> times(double center, double spread, int n, const char *stream) {
+    return test::jittered_times(center, spread, n, stream, 99);
+}
+}  // namespace
+
+TEST_CASE("required repetitions follow the documented formula", "[perf]") {
+    // (1.959964 * 1.253314 * 1.414214 * noise / threshold)^2 = 12.0686 (noise / threshold)^2
+    CHECK(required_repetitions(0.01, 0.05, 0.05) == 13);   // 12.07 -> 13
+    CHECK(required_repetitions(0.01, 0.10, 0.05) == 49);   // 48.27 -> 49
+    CHECK(required_repetitions(0.01, 0.02, 0.05) == 5);    // 1.93 -> 2, alpha floor of 5
+    CHECK(required_repetitions(0.01, 0.0, 0.05) == 5);
+    CHECK(required_repetitions(0.001, 0.0, 0.05) == 7);    // 1/C(12,6) = 1/924 <= 0.001
+}
+
+TEST_CASE("a clear slowdown beyond the threshold is a regression", "[perf]") {
+    const auto d = decide(times(1.12, 0.01, 15, "c"), times(1.0, 0.01, 15, "b"), DecisionPolicy{});
+    CHECK(d.status == PerfStatus::Regression);
+    CHECK(d.ratio == Approx(1.12).epsilon(0.01));
+    CHECK(d.ci_low > 1.05);
+    CHECK(d.ci_low < 1.12);
+    CHECK(d.ci_high > 1.12);
+    CHECK(d.p_value < 1e-4);
+    CHECK(d.p_adjusted == d.p_value);
+    CHECK_THAT(d.reason, Catch::StartsWith("regression: median time x1.1"));
+    CHECK(std::string(perf_status_name(d.status)) == "regression");
+}
+
+TEST_CASE("a significant slowdown inside the threshold is ok", "[perf]") {
+    // 2% slower with 0.5% noise: the test is significant, the size is not.
+    const auto d = decide(times(1.02, 0.005, 20, "c"), times(1.0, 0.005, 20, "b"), DecisionPolicy{});
+    CHECK(d.p_value < 0.01);
+    CHECK(d.ci_low < 1.05);
+    CHECK(d.status == PerfStatus::Ok);
+}
+
+TEST_CASE("a clear speedup is an improvement and never a regression", "[perf]") {
+    const auto d = decide(times(0.85, 0.01, 12, "c"), times(1.0, 0.01, 12, "b"), DecisionPolicy{});
+    CHECK(d.status == PerfStatus::Improvement);
+    CHECK(d.ci_high < 0.95);
+    CHECK(d.p_value > 0.99);
+    CHECK(d.p_value_faster < 1e-4);
+}
+
+TEST_CASE("identical distributions pass", "[perf]") {
+    const auto d = decide(times(1.0, 0.02, 15, "c"), times(1.0, 0.02, 15, "b"), DecisionPolicy{});
+    CHECK(d.status == PerfStatus::Ok);
+    CHECK(d.ci_low < 1.0);
+    CHECK(d.ci_high > 1.0);
+}
+
+TEST_CASE("too few repetitions are insufficient with the count needed", "[perf]") {
+    const auto d = decide(times(1.5, 0.01, 5, "c"), times(1.0, 0.01, 20, "b"), DecisionPolicy{});
+    CHECK(d.status == PerfStatus::Insufficient);
+    CHECK(d.required_repetitions == 9);
+    CHECK(d.ratio == Approx(1.5).epsilon(0.02));  // the figures are still reported
+    CHECK_THAT(d.reason, Catch::Contains("5 current, 20 baseline; need at least 9"));
+}
+
+TEST_CASE("a baseline noisier than the threshold is too noisy until enough repetitions", "[perf]") {
+    // Uniform +-15% has a scaled MAD of about 11% of the median (1.4826 x 7.5%): about
+    // 60 repetitions per side to resolve 5% (fewer or more as the estimate from 12
+    // samples varies; noise equal to the threshold would need 13). 12 are not enough,
+    // 100 are.
+    DecisionPolicy policy;
+    const auto noisy = decide(times(1.3, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
+    CHECK(noisy.status == PerfStatus::TooNoisy);
+    CHECK(noisy.relative_noise > policy.threshold);
+    CHECK(noisy.required_repetitions > 13);
+    CHECK(noisy.required_repetitions < 100);
+    CHECK_THAT(noisy.reason, Catch::StartsWith("too noisy to gate"));
+    const auto enough = decide(times(1.3, 0.01, 100, "c"), times(1.0, 0.15, 100, "b"), policy);
+    CHECK(enough.required_repetitions <= 100);
+    CHECK(enough.status == PerfStatus::Regression);
+}
+
+TEST_CASE("unusable samples cannot be gated", "[perf]") {
+    auto d = decide({}, times(1.0, 0.01, 10, "b"), DecisionPolicy{});
+    CHECK(d.status == PerfStatus::Insufficient);
+    CHECK(std::isnan(d.ratio));
+    std::vector<double> bad = times(1.0, 0.01, 10, "c");
+    bad[3] = std::nan("");
+    d = decide(bad, times(1.0, 0.01, 10, "b"), DecisionPolicy{});
+    CHECK(d.status == PerfStatus::Insufficient);
+    CHECK_THAT(d.reason, Catch::Contains("not a positive finite number"));
+}
+
+TEST_CASE("a complete separation at nine per side survives 200 comparisons", "[perf]") {
+    // 9 vs 9 fully separated: exact p = 1 / C(18, 9) = 1 / 48620; as the only small p
+    // among 200 cases its adjusted p is 200 / 48620 = 0.0041 <= 0.01.
+    DecisionPolicy policy;
+    std::vector<PerfDecision> run;
+    for (int i = 0; i < 199; ++i) run.push_back(decide(times(1.0, 0.01, 9, "c"), times(1.0, 0.01, 9, "b"), policy));
+    run.push_back(decide(times(1.10, 0.01, 9, "c"), times(1.0, 0.01, 9, "b"), policy));
+    REQUIRE(run.back().status == PerfStatus::Regression);
+    CHECK(run.back().p_value == Approx(1.0 / 48620).epsilon(1e-9));
+    apply_benjamini_hochberg(run, policy.alpha);
+    CHECK(run.back().status == PerfStatus::Regression);
+    CHECK(run.back().p_adjusted == Approx(200.0 / 48620).epsilon(1e-9));
+}
+
+TEST_CASE("benjamini hochberg takes back a regression not significant after correction", "[perf]") {
+    // Raw p = 0.0076 is significant alone; among 10 comparisons whose other p are 0.5 its
+    // adjusted p is min(0.0076 x 10 / 1, 0.5 x 10 / 10) = 0.076 > 0.01.
+    PerfDecision quiet;
+    quiet.status = PerfStatus::Ok;
+    quiet.ratio = 1.0, quiet.p_value = 0.5, quiet.p_value_faster = 0.5;
+    std::vector<PerfDecision> run(9, quiet);
+    PerfDecision marginal = quiet;
+    marginal.status = PerfStatus::Regression;
+    marginal.ratio = 1.08, marginal.p_value = 0.0076, marginal.p_value_faster = 0.99;
+    run.push_back(marginal);
+    PerfDecision unusable;  // no p-value: does not count as a comparison
+    unusable.ratio = std::nan("");
+    run.push_back(unusable);
+    apply_benjamini_hochberg(run, 0.01);
+    CHECK(run[9].p_adjusted == Approx(0.076));
+    CHECK(run[9].status == PerfStatus::Ok);
+    CHECK_THAT(run[9].reason, Catch::StartsWith("not significant after correction for 10 comparisons"));
+    CHECK(run[0].p_adjusted == Approx(0.5));
+    CHECK(run[10].status == PerfStatus::Insufficient);
+}
+
+TEST_CASE("paired decisions use per pair ratios and survive shared drift", "[perf]") {
+    // Each pair shares a drifting machine speed (x1 to x2); B is 10% slower in every pair.
+    const auto noise = times(1.0, 0.01, 20, "pair");
+    std::vector<double> a, b;
+    for (int i = 0; i < 20; ++i) {
+        a.push_back(1.0 + i / 19.0);
+        b.push_back(a.back() * 1.10 * noise[static_cast<size_t>(i)]);
+    }
+    const auto paired = decide_paired(b, a, DecisionPolicy{});
+    CHECK(paired.status == PerfStatus::Regression);
+    CHECK(paired.ratio == Approx(1.10).epsilon(0.01));
+    CHECK(paired.p_value == Approx(1.0 / 1048576).epsilon(1e-9));  // all 20 pairs slower: 2^-20
+    // Unpaired, the drift swamps the 10%: not gateable or not a regression.
+    CHECK(decide(b, a, DecisionPolicy{}).status != PerfStatus::Regression);
+    CHECK(decide_paired(b, std::vector<double>(a.begin(), a.end() - 1), DecisionPolicy{}).status ==
+          PerfStatus::Insufficient);
+}
