@@ -79,7 +79,7 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
     for (const auto &check : a.checks) {
         const BaselineKind *k = find_baseline_kind(check);
         if (!k) {
-            fmt::print(stderr, "error: --checks {}: no baselines for that check (have: memory)\n", check);
+            fmt::print(stderr, "error: --checks {}: no baselines for that check (have: memory, perf)\n", check);
             return 2;
         }
         kinds.push_back(k);
@@ -88,7 +88,7 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
         for (const auto &k : baseline_kinds())
             if (std::find(results.checks.begin(), results.checks.end(), k.check) != results.checks.end()) kinds.push_back(&k);
     if (kinds.empty()) {
-        fmt::print(stderr, "error: {}: the results hold no check with baselines (run with --checks memory)\n", a.results_path);
+        fmt::print(stderr, "error: {}: the results hold no check with baselines (run with --checks memory or perf)\n", a.results_path);
         return 2;
     }
     const std::string machine = machine_class(a.machine);

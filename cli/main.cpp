@@ -50,7 +50,8 @@ struct RunArgs {
     std::string suite;
     std::string baselines = "baselines";
     std::string out = "reports/results.json";
-    std::vector<std::string> checks = {"golden", "memory"};
+    std::vector<std::string> checks = {"golden", "memory", "perf", "cost"};
+    std::string machine, device_class = "gcp-e2-standard-2";
     std::vector<std::string> plugins, kernels, cases;
     bool no_isolation = false;
     std::optional<double> timeout_s;
@@ -87,6 +88,8 @@ int cmd_run(const RunArgs &a) {
     opt.filter = {a.kernels, a.cases};
     opt.isolation = !a.no_isolation;
     opt.timeout_s = a.timeout_s;
+    opt.machine = a.machine;
+    opt.device_class = a.device_class;
     opt.lockfiles = a.lockfiles;
     ReportContext ctx;
     if (auto h = load_history(a.history, suite->name); h) ctx.history = std::move(*h);
@@ -200,7 +203,9 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--suite", run.suite, "suite file or name in suites/")->required();
     run_cmd->add_option("--baselines", run.baselines, "baselines directory")->capture_default_str();
     run_cmd->add_option("--out", run.out, "where results.json goes")->capture_default_str();
-    run_cmd->add_option("--checks", run.checks, "checks to run: golden, memory (comma-separated)")->delimiter(',')->capture_default_str();
+    run_cmd->add_option("--checks", run.checks, "checks to run: golden, memory, perf, cost (comma-separated)")->delimiter(',')->capture_default_str();
+    run_cmd->add_option("--machine", run.machine, "a name for this machine class (perf baselines are kept per class)");
+    run_cmd->add_option("--device-class", run.device_class, "the pricing.json entry this machine's time is priced as")->capture_default_str();
     run_cmd->add_flag("--no-isolation", run.no_isolation, "run kernels in this process (for debugging; a crash ends the run)");
     run_cmd->add_option("--timeout", run.timeout_s, "seconds per case x kernel before an isolated kernel counts as hung")
         ->check(CLI::PositiveNumber);

@@ -114,6 +114,7 @@ Result<Workload> load_workload(const std::filesystem::path &path) {
     w.name = r.required_string("name");
     w.description = r.string("description", "");
     w.device_class = r.required_string("device_class");
+    w.kernel = r.string("kernel", "flash");
     w.memory_headroom_bytes = bounded_number(r, "memory_headroom_bytes", 0.0, kInf, "a number of bytes >= 0");
     w.restart_interval_hours = bounded_number(r, "restart_interval_hours", 0.0, kInf, "a number of hours > 0");
     if (r.ok() && !(w.restart_interval_hours > 0)) r.fail_at("restart_interval_hours", "expected a number of hours > 0");

@@ -53,6 +53,7 @@ struct Workload {
     std::filesystem::path file;
     std::string name, description;
     std::string device_class;  ///< the class the case timings are measured on
+    std::string kernel = "flash";  ///< the kernel label production runs (default flash)
     std::vector<WorkloadShape> shapes;
     double memory_headroom_bytes = 0.0;   ///< free memory a leak may consume
     double restart_interval_hours = 0.0;  ///< the service restarts at least this often

@@ -52,19 +52,18 @@ std::string signal_name(int sig) {
     return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
 }
 
-[[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<Observation()> &work) {
+[[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<std::string()> &work) {
     // A crash must end the child with its signal, whatever handlers the parent installed.
     for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
     ::dup2(err.fd[1], STDERR_FILENO);
     ::dup2(err.fd[1], STDOUT_FILENO);  // a kernel's prints must not interleave with the report
-    const Observation o = work();
-    write_all(result.fd[1], serialize_observation(o));
+    write_all(result.fd[1], work());
     ::_exit(0);
 }
 
 }  // namespace
 
-Observation observe_isolated(const std::function<Observation()> &work, double timeout_s) {
+std::expected<std::string, CrashInfo> run_isolated(const std::function<std::string()> &work, double timeout_s) {
     Pipe result, err;
     std::fflush(stdout);
     std::fflush(stderr);
@@ -119,14 +118,30 @@ Observation observe_isolated(const std::function<Observation()> &work, double ti
     } else if (WEXITSTATUS(status) != 0) {
         crash.kind = "exit";
         crash.exit_code = WEXITSTATUS(status);
-    } else if (auto o = parse_observation(payload)) {
-        return std::move(*o);
     } else {
-        crash.kind = "crash";
-        crash.signal = "incomplete result";  // died or was cut off while writing
+        return payload;
     }
+    return std::unexpected(std::move(crash));
+}
+
+CrashInfo incomplete_result(double seconds) {
+    CrashInfo c;
+    c.kind = "crash";
+    c.signal = "incomplete result";  // died or was cut off while writing
+    c.seconds = seconds;
+    return c;
+}
+
+Observation observe_isolated(const std::function<Observation()> &work, double timeout_s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto bytes = run_isolated([&] { return serialize_observation(work()); }, timeout_s);
     Observation failed;
-    failed.crash = std::move(crash);
+    if (!bytes) {
+        failed.crash = std::move(bytes.error());
+        return failed;
+    }
+    if (auto o = parse_observation(*bytes)) return std::move(*o);
+    failed.crash = incomplete_result(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return failed;
 }
 

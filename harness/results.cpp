@@ -38,6 +38,9 @@ std::string CaseResult::reason() const {
 Verdict RunResults::verdict() const {
     for (const auto &r : results)
         if (r.verdict() == Verdict::Fail) return Verdict::Fail;
+    for (const auto &w : workloads)  // the cost gate fails per workload
+        if (const auto *v = w.is_object() ? w.get_object().if_contains("verdict") : nullptr; v && v->is_string() && v->get_string() == "fail")
+            return Verdict::Fail;
     return Verdict::Pass;
 }
 

@@ -14,13 +14,15 @@
 #include "inputs.hpp"
 #include "isolation.hpp"
 #include "observe.hpp"
+#include "perf_phase.hpp"
+#include "baseline_update.hpp"
 
 namespace attngate {
 
 const char *tool_version() { return "attngate 0.1.0"; }
 
 const std::vector<std::string> &known_checks() {
-    static const std::vector<std::string> checks = {"golden", "memory"};
+    static const std::vector<std::string> checks = {"golden", "memory", "perf", "cost"};
     return checks;
 }
 
@@ -59,8 +61,11 @@ struct RunContext {
 };
 
 /// Every requested check gets the same verdict and reason (a crash, an error, a skip).
+/// Every requested correctness check gets the same verdict and reason (a crash, an error, a
+/// skip); the perf phase reports perf and cost for such a kernel as not timed.
 void all_checks(CaseResult &r, const RunOptions &o, Verdict v, const std::string &reason, const json::object &metrics = {}) {
-    for (const auto &check : o.checks) r.checks.push_back(CheckResult{check, v, reason, metrics, {}});
+    for (const auto &check : o.checks)
+        if (check == "golden" || check == "memory") r.checks.push_back(CheckResult{check, v, reason, metrics, {}});
 }
 
 json::object crash_metrics(const CrashInfo &c) {
@@ -133,11 +138,13 @@ CaseResult run_one(const RunContext &ctx, const CaseSpec &c, const PlannedKernel
 
 }  // namespace
 
-Result<RunResults> run_suite(const Suite &suite, const KernelRegistry &registry, const RunOptions &options,
+Result<RunResults> run_suite(const Suite &suite, const KernelRegistry &registry, const RunOptions &requested,
                              const ProgressFn &progress) {
+    RunOptions options = requested;
+    if (wants(options, "cost") && !wants(options, "perf")) options.checks.push_back("perf");  // cost prices perf's timings
     for (const auto &c : options.checks)
         if (std::find(known_checks().begin(), known_checks().end(), c) == known_checks().end())
-            return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory)", c);
+            return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory, perf, cost)", c);
     auto plan = make_plan(suite, registry, options.filter);
     if (!plan) return std::unexpected(plan.error());
     auto fingerprint = collect_fingerprint(registry, options.lockfiles);
@@ -194,6 +201,15 @@ Result<RunResults> run_suite(const Suite &suite, const KernelRegistry &registry,
             if (progress) progress(results.results.back(), ++done, total);
         }
         if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());
+    }
+    if (wants(options, "perf")) {
+        PerfPhaseOptions po;
+        po.isolation = options.isolation;
+        po.machine_class = machine_class(options.machine);
+        po.baselines = options.baselines;
+        po.cost = wants(options, "cost");
+        po.device_class = options.device_class;
+        if (auto p = run_perf_phase(suite, *plan, results, po); !p) return std::unexpected(p.error());
     }
     results.complete = true;
     if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());

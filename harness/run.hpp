@@ -23,6 +23,8 @@ struct RunOptions {
     PlanFilter filter;
     bool isolation = true;            ///< each case x kernel in a child process with a time limit
     std::optional<double> timeout_s;  ///< overrides the suite's
+    std::string machine;              ///< a user-given name for this machine class (perf baselines)
+    std::string device_class = "gcp-e2-standard-2";  ///< the price list entry for this machine's time
     std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
 };
 

@@ -150,6 +150,10 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
         if (r.ok() && r.has(k) && !(r.number(k, 1.0) > 0 && r.number(k, 1.0) < 1e15)) r.fail_at(k, "expected a number in (0, 1e15)");
     read_nan(r, c);
     if (r.has("memory_calls")) c.memory_calls = r.integer("memory_calls", 20, 3, 100000);
+    if (r.has("perf_threshold_pct")) {
+        c.perf_threshold_pct = r.number("perf_threshold_pct", 5.0);
+        if (r.ok() && !(*c.perf_threshold_pct > 0 && *c.perf_threshold_pct < 100)) r.fail_at("perf_threshold_pct", "expected a percentage in (0, 100)");
+    }
     const json::value *ks = r.raw("kernels");
     if (ks && r.ok()) {
         if (!ks->is_array()) r.fail_at("kernels", "expected an array of kernel labels");
@@ -161,6 +165,30 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
             }
     }
     return r.finish();
+}
+
+void read_perf(ObjectReader &r, Suite &s) {
+    const json::value *v = r.raw("perf");
+    if (!v || !r.ok()) return;
+    ObjectReader pr(*v, r.file(), r.path_of("perf"));
+    PerfSettings &p = s.perf;
+    p.repetitions = pr.integer("repetitions", p.repetitions, 2, 100000);
+    p.min_time_s = pr.number("min_time_s", p.min_time_s);
+    if (pr.ok() && !(p.min_time_s > 0 && p.min_time_s <= 60)) pr.fail_at("min_time_s", "expected seconds in (0, 60]");
+    p.threshold_pct = pr.number("threshold_pct", p.threshold_pct);
+    if (pr.ok() && !(p.threshold_pct > 0 && p.threshold_pct < 100)) pr.fail_at("threshold_pct", "expected a percentage in (0, 100)");
+    p.alpha = pr.number("alpha", p.alpha);
+    if (pr.ok() && !(p.alpha > 0 && p.alpha < 1)) pr.fail_at("alpha", "expected a probability in (0, 1)");
+    if (const json::value *ks = pr.raw("kernels"); ks && pr.ok()) {
+        if (!ks->is_array()) pr.fail_at("kernels", "expected an array of kernel labels");
+        else
+            for (size_t i = 0; i < ks->get_array().size(); ++i) {
+                const auto &e = ks->get_array()[i];
+                if (!e.is_string()) pr.fail_at(fmt::format("kernels[{}]", i), "expected a kernel label (a string)");
+                else p.kernels.emplace_back(e.get_string());
+            }
+    }
+    r.adopt(pr.finish());
 }
 
 }  // namespace
@@ -183,6 +211,7 @@ Result<Suite> load_suite(const std::filesystem::path &path) {
     s.peak_growth_pct = r.number("peak_growth_pct", 10.0);
     if (r.ok() && !(s.peak_growth_pct >= 0)) r.fail_at("peak_growth_pct", "expected a percentage >= 0");
     r.string("description", "");
+    read_perf(r, s);
     const json::value *ks = r.raw("kernels");
     const json::value *cs = r.raw("cases");
     if (r.ok() && (!ks || !ks->is_array() || ks->get_array().empty()))
@@ -199,6 +228,9 @@ Result<Suite> load_suite(const std::filesystem::path &path) {
         if (!labels.insert(k.label()).second) return fail(ErrorKind::BadInput, "{}: {}: duplicate kernel \"{}\"", file, kpath, k.label());
         s.kernels.push_back(std::move(k));
     }
+    for (size_t i = 0; i < s.perf.kernels.size(); ++i)
+        if (!labels.contains(s.perf.kernels[i]))
+            return fail(ErrorKind::BadInput, "{}: $.perf.kernels[{}]: \"{}\" is not one of the suite's kernels", file, i, s.perf.kernels[i]);
     std::set<std::string> ids;
     for (size_t i = 0; i < cs->get_array().size(); ++i) {
         CaseSpec c;

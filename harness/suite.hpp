@@ -46,10 +46,20 @@ struct CaseSpec {
     std::optional<NanInjection> nan;
     std::vector<std::string> kernels;  ///< labels; empty: every suite kernel
     std::optional<int64_t> memory_calls;  ///< overrides the suite's
+    std::optional<double> perf_threshold_pct;  ///< overrides the suite's
 
     float effective_scale() const;
     /// Host bytes a run of this case needs (inputs, outputs, golden, native's scores).
     int64_t estimated_bytes() const;
+};
+
+/// The perf gate's settings for a suite.
+struct PerfSettings {
+    int64_t repetitions = 15;     ///< samples per case x kernel (the U test needs >= 9)
+    double min_time_s = 0.02;     ///< minimum time of one repetition
+    double threshold_pct = 5.0;   ///< practical threshold on the median-time ratio
+    double alpha = 0.01;          ///< after Benjamini-Hochberg over the run
+    std::vector<std::string> kernels;  ///< labels to time; empty: every kernel
 };
 
 struct Suite {
@@ -61,6 +71,7 @@ struct Suite {
     int64_t warmup_calls = 2;       ///< calls before the series
     double timeout_s = 60.0;        ///< per case x kernel, when isolated
     double peak_growth_pct = 10.0;  ///< memory gate: allowed peak growth against baseline
+    PerfSettings perf;
     std::vector<KernelSpec> kernels;
     std::vector<CaseSpec> cases;
 

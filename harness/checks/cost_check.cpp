@@ -1,0 +1,108 @@
+// Cost check and workload projections.
+#include "checks/cost_check.hpp"
+
+#include <cmath>
+
+namespace attngate {
+
+namespace {
+
+json::value number_or_null(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
+
+void put_price(json::object &o, const DevicePrice &price) {
+    o["device_class"] = price.device_class;
+    o["currency"] = price.currency;
+    o["price_per_hour"] = price.price_per_hour;
+    o["price_source"] = price.source;
+    o["price_date"] = price.as_of;
+}
+
+}  // namespace
+
+CheckResult cost_check(double median_s, std::optional<double> baseline_median_s, double tokens_per_call,
+                       const DevicePrice &price) {
+    CheckResult r;
+    r.check = "cost";
+    r.verdict = Verdict::Pass;
+    const double now = cost_per_million_tokens(median_s, tokens_per_call, price.price_per_hour);
+    r.metrics["usd_per_million_tokens"] = number_or_null(now);
+    put_price(r.metrics, price);
+    if (baseline_median_s) {
+        const double then = cost_per_million_tokens(*baseline_median_s, tokens_per_call, price.price_per_hour);
+        r.metrics["baseline_usd_per_million_tokens"] = number_or_null(then);
+        r.reason = fmt::format("{:.4g} {} per million tokens (baseline {:.4g}, {:+.1f}%) at {} {:g}/h ({}, {})", now, price.currency,
+                               then, 100 * (now / then - 1), price.device_class, price.price_per_hour, price.source, price.as_of);
+    } else {
+        r.reason = fmt::format("{:.4g} {} per million tokens at {} {:g}/h ({}, {}); no baseline", now, price.currency,
+                               price.device_class, price.price_per_hour, price.source, price.as_of);
+    }
+    return r;
+}
+
+namespace {
+
+/// Names the workload's shapes that have no confident time ratio, or empty.
+std::string unconfident_shapes(const Workload &w, const std::map<std::string, double> &ratio_ci_low) {
+    std::string missing;
+    for (const auto &s : w.shapes)
+        if (!ratio_ci_low.contains(s.case_id)) missing += (missing.empty() ? "" : ", ") + s.case_id;
+    return missing;
+}
+
+}  // namespace
+
+json::object workload_result(const Workload &w, const std::map<std::string, double> &current_s,
+                             const std::map<std::string, double> &baseline_s,
+                             const std::map<std::string, double> &ratio_ci_low,
+                             const std::map<std::string, double> *leak_bytes_per_call, const DevicePrice &price) {
+    json::object o{{"workload", w.name}, {"file", w.file.string()}, {"kernel", w.kernel}, {"budget_pct", w.cost_budget_pct},
+                   {"restart_interval_hours", w.restart_interval_hours}};
+    put_price(o, price);
+    auto current = project_workload(w, current_s, price);
+    if (!current) {
+        o["verdict"] = "skip";
+        o["reason"] = fmt::format("not projected: {}", current.error().message);
+        return o;
+    }
+    o["monthly_cost"] = current->monthly_cost;
+    o["device_hours_per_month"] = current->device_hours_per_month;
+    std::vector<std::string> failures;
+    std::string summary = fmt::format("{:.2f} {}/month", current->monthly_cost, price.currency);
+    bool too_noisy = false;
+    if (auto base = project_workload(w, baseline_s, price)) {
+        const CostChange change = compare_projection(*current, *base, w.cost_budget_pct);
+        o["baseline_monthly_cost"] = base->monthly_cost;
+        o["change"] = change.change;
+        o["change_pct"] = number_or_null(change.change_pct);
+        summary = change.reason;
+        if (const std::string missing = unconfident_shapes(w, ratio_ci_low); !missing.empty()) {
+            too_noisy = true;
+            summary = fmt::format("too noisy to gate the cost ({:+.1f}% at the medians): no confident time ratio for {}",
+                                  change.change_pct, missing);
+        } else {
+            std::map<std::string, double> lower_s;
+            for (const auto &[case_id, low] : ratio_ci_low)
+                if (baseline_s.contains(case_id)) lower_s[case_id] = baseline_s.at(case_id) * low;
+            if (auto lower = project_workload(w, lower_s, price)) {
+                const CostChange confident = compare_projection(*lower, *base, w.cost_budget_pct);
+                o["change_pct_ci_low"] = number_or_null(confident.change_pct);
+                if (!confident.within_budget)
+                    failures.push_back(fmt::format("{} (at least {:+.1f}% at the 95% CI's lower end)", change.reason, confident.change_pct));
+            }
+        }
+    } else {
+        summary += " (no perf baseline to compare)";
+    }
+    if (leak_bytes_per_call) {
+        if (auto leak = check_leak(w, *leak_bytes_per_call)) {
+            o["leak_bytes_per_hour"] = leak->leak_bytes_per_hour;
+            o["leak_survival_hours"] = number_or_null(leak->survival_hours);
+            if (!leak->survives) failures.push_back(leak->reason);
+        }
+    }
+    o["verdict"] = !failures.empty() ? "fail" : too_noisy ? "skip" : "pass";
+    o["reason"] = failures.empty() ? summary : failures.front();
+    return o;
+}
+
+}  // namespace attngate

@@ -1,0 +1,63 @@
+// Perf check verdicts and metrics.
+#include "checks/perf_check.hpp"
+
+#include <cmath>
+
+#include "stats.hpp"
+
+namespace attngate {
+
+namespace {
+json::value number_or_null(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
+}  // namespace
+
+json::object timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops) {
+    const double med = median(samples_s);
+    return json::object{{"samples_s", json::array(samples_s.begin(), samples_s.end())},
+                        {"repetitions", samples_s.size()},
+                        {"median_s", number_or_null(med)},
+                        {"mad_s", number_or_null(mad_scaled(samples_s))},
+                        {"tokens_per_s", number_or_null(tokens_per_second(shape, med))},
+                        {"flops", flops},
+                        {"gflops", number_or_null(gflops_per_second(flops, med))}};
+}
+
+CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
+                       const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
+                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class) {
+    CheckResult r;
+    r.check = "perf";
+    r.metrics = timing_metrics(samples_s, shape, flops);
+    r.metrics["machine_class"] = machine_class;
+    r.metrics["threshold_pct"] = threshold_pct;
+    if (state != PerfBaselineState::Present || !decision) {
+        r.verdict = Verdict::Skip;
+        r.metrics["status"] = state == PerfBaselineState::OtherMachine ? "other_machine" : "no_baseline";
+        r.reason = baseline_note;
+        return r;
+    }
+    const PerfDecision &d = *decision;
+    const double base_median = median(baseline_s);
+    r.metrics["baseline_samples_s"] = json::array(baseline_s.begin(), baseline_s.end());
+    r.metrics["baseline_median_s"] = number_or_null(base_median);
+    r.metrics["ratio"] = number_or_null(d.ratio);
+    r.metrics["ci_low"] = number_or_null(d.ci_low);
+    r.metrics["ci_high"] = number_or_null(d.ci_high);
+    r.metrics["p_value"] = number_or_null(d.p_value);
+    r.metrics["p_adjusted"] = number_or_null(d.p_adjusted);
+    r.metrics["relative_noise"] = number_or_null(d.relative_noise);
+    r.metrics["required_repetitions"] = d.required_repetitions;
+    const char *status = d.status == PerfStatus::TooNoisy || d.status == PerfStatus::Insufficient ? "too_noisy" : perf_status_name(d.status);
+    r.metrics["status"] = status;
+    r.reason = d.reason;
+    switch (d.status) {
+    case PerfStatus::Regression: r.verdict = Verdict::Fail; break;
+    case PerfStatus::Ok:
+    case PerfStatus::Improvement: r.verdict = Verdict::Pass; break;
+    case PerfStatus::TooNoisy:
+    case PerfStatus::Insufficient: r.verdict = Verdict::Skip; break;  // reported, never a silent pass
+    }
+    return r;
+}
+
+}  // namespace attngate

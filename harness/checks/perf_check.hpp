@@ -1,0 +1,27 @@
+// The perf check: a case x kernel's timing samples against its baseline samples, judged
+// by the perf decision rule (perf_decision.hpp), with throughput figures.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perf_decision.hpp"
+#include "results.hpp"
+#include "throughput.hpp"
+
+namespace attngate {
+
+/// Where the baseline samples came from, when there are none to compare.
+enum class PerfBaselineState { Present, Missing, OtherMachine };
+
+/// Throughput metrics of a sample set: samples, median, MAD, tokens/s, GFLOP/s.
+json::object timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops);
+
+/// The check from a decision (after the run-wide Benjamini-Hochberg pass).
+/// baseline_note names the other machine class or says no baseline exists.
+CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
+                       const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
+                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class);
+
+}  // namespace attngate

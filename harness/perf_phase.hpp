@@ -1,0 +1,30 @@
+// The perf phase of a run: after every case x kernel has been checked for correctness
+// and memory, the ones that ran cleanly are timed together (randomly interleaved, in one
+// isolated child), judged against the perf baselines of this machine class with the
+// run-wide multiple-comparison correction, and priced.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "plan.hpp"
+#include "results.hpp"
+#include "suite.hpp"
+
+namespace attngate {
+
+struct PerfPhaseOptions {
+    bool isolation = true;
+    double timeout_s = 3600.0;  ///< for the whole timing child
+    std::string machine_class;
+    std::filesystem::path baselines = "baselines";
+    bool cost = false;
+    std::string device_class = "gcp-e2-standard-2";  ///< what this machine's time is priced as
+};
+
+/// Appends perf (and cost) checks to `results` (in plan order) and fills results.workloads.
+Result<void> run_perf_phase(const Suite &suite, const std::vector<PlannedCase> &plan, RunResults &results,
+                            const PerfPhaseOptions &options);
+
+}  // namespace attngate
