@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "baseline_cmd.hpp"
+#include "common.hpp"
+#include "perf_cmds.hpp"
 #include "fingerprint.hpp"
 #include "golden.hpp"
 #include "inputs.hpp"
@@ -23,28 +25,11 @@
 
 namespace fs = std::filesystem;
 using namespace attngate;
+using attngate::cli::registry_with;
+using attngate::cli::report_error;
+using attngate::cli::resolve_suite;
 
 namespace {
-
-/// --suite accepts a path or a name of a file in suites/.
-Result<Suite> resolve_suite(const std::string &arg) {
-    fs::path p(arg);
-    if (!fs::exists(p) && p.extension() != ".json" && arg.find('/') == std::string::npos) p = fs::path("suites") / (arg + ".json");
-    if (!fs::exists(p)) return fail(ErrorKind::Usage, "--suite {}: no such suite file", arg);
-    return load_suite(p);
-}
-
-Result<KernelRegistry> registry_with(const std::vector<std::string> &plugins) {
-    KernelRegistry reg = KernelRegistry::with_builtins();
-    for (const auto &p : plugins)
-        if (auto r = reg.load_plugin(p); !r) return std::unexpected(r.error());
-    return reg;
-}
-
-int report_error(const Error &e) {
-    fmt::print(stderr, "error: {}\n", e.message);
-    return exit_code_for(e.kind);
-}
 
 struct RunArgs {
     std::string suite;
@@ -151,7 +136,7 @@ struct ReportArgs {
 };
 
 int cmd_report(const ReportArgs &a) {
-    if (!a.reports.any()) return report_error(Error{ErrorKind::Usage, "report: nothing to write (give --html, --markdown or --junit)"});
+    if (!a.reports.any()) return report_error(Error{ErrorKind::Usage, "report: nothing to write (give --html, --markdown, --junit or --gbench)"});
     auto results = load_results(a.results);
     if (!results) return report_error(results.error());
     ReportContext ctx;
@@ -188,6 +173,7 @@ void add_report_options(CLI::App *cmd, ReportPaths &paths, std::vector<std::stri
     cmd->add_option("--html", paths.html, "write the self-contained HTML report here");
     cmd->add_option("--markdown", paths.markdown, "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here");
     cmd->add_option("--junit", paths.junit, "write JUnit XML here");
+    cmd->add_option("--gbench", paths.gbench, "write the timing samples as Google Benchmark JSON here (for its compare.py)");
     cmd->add_option("--history", history, "earlier results.json files or directories, for trend charts (repeatable)");
 }
 
@@ -260,6 +246,8 @@ int main(int argc, char **argv) {
     env_cmd->add_flag("--json", env.json, "print JSON");
     env_cmd->add_option("--diff", env.diff, "A.json B.json: what moved from A to B (results or fingerprint files)")->expected(2);
 
+    const auto perf_command = cli::add_perf_commands(app);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {
@@ -277,6 +265,7 @@ int main(int argc, char **argv) {
     if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
     if (*kernels) return cmd_kernels(plugins);
     if (*update) return cmd_baseline_update(bu);
+    if (const int rc = perf_command(); rc >= 0) return rc;
     if (*report_cmd) return cmd_report(report);
     if (*env_cmd) return cmd_env(env);
     return kExitBadInput;

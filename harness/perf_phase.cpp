@@ -28,6 +28,21 @@ struct Target {
     attngate_problem problem{};
 };
 
+/// Targets and the inputs they point into, kept alive together.
+struct TimingSet {
+    std::map<std::string, std::unique_ptr<CaseInputs>> inputs;
+    std::vector<Target> targets;
+
+    void add(const Suite &suite, const PlannedCase &pc, const PlannedKernel &k, size_t result_index) {
+        auto &in = inputs[pc.spec->id];
+        if (!in) in = std::make_unique<CaseInputs>(generate_inputs(suite, *pc.spec));
+        Target t{result_index, pc.spec, &k, std::vector<float>(static_cast<size_t>(output_elements(*pc.spec))),
+                 std::make_unique<CountingAllocator>(), {}};
+        t.problem = make_problem(*pc.spec, *in, t.out.data(), t.alloc->abi(), k.spec->block_q, k.spec->block_k);
+        targets.push_back(std::move(t));
+    }
+};
+
 std::vector<std::vector<double>> parse_samples(const std::string &bytes, size_t n) {
     boost::system::error_code ec;
     const json::value v = json::parse(bytes, ec);
@@ -41,21 +56,21 @@ std::vector<std::vector<double>> parse_samples(const std::string &bytes, size_t 
 }
 
 /// Times every target; returns samples, or the crash of the timing child.
-std::expected<std::vector<std::vector<double>>, CrashInfo> time_targets(std::vector<Target> &targets, const Suite &suite,
-                                                                         const PerfPhaseOptions &options) {
+std::expected<std::vector<std::vector<double>>, CrashInfo> time_targets(std::vector<Target> &targets,
+                                                                         const TimingOptions &timing, bool isolation,
+                                                                         double timeout_s) {
     std::vector<TimingRequest> requests;
     for (auto &t : targets)
         requests.push_back({t.spec->id + "/" + t.kernel->spec->label(), [&t] {
                                 char err[256];
                                 t.kernel->kernel->run(t.kernel->kernel, &t.problem, err, sizeof err);
                             }});
-    const TimingOptions timing{static_cast<int>(suite.perf.repetitions), suite.perf.min_time_s, true};
-    if (!options.isolation) return time_requests(requests, timing);
+    if (!isolation) return time_requests(requests, timing);
     auto bytes = run_isolated([&] {
         json::array all;
         for (const auto &s : time_requests(requests, timing)) all.push_back(json::array(s.begin(), s.end()));
         return json::serialize(all);
-    }, options.timeout_s);
+    }, timeout_s);
     if (!bytes) return std::unexpected(bytes.error());
     auto samples = parse_samples(*bytes, targets.size());
     if (samples.empty() && !targets.empty()) return std::unexpected(incomplete_result(0));
@@ -94,8 +109,9 @@ Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const
 
 Result<void> run_perf_phase(const Suite &suite, const std::vector<PlannedCase> &plan, RunResults &results,
                             const PerfPhaseOptions &options) {
-    std::map<std::string, std::unique_ptr<CaseInputs>> inputs;
-    std::vector<Target> targets;
+    TimingSet set;
+    auto &targets = set.targets;
+    auto &inputs = set.inputs;
     size_t index = 0;
     for (const auto &pc : plan)
         for (const auto &k : pc.kernels) {
@@ -108,12 +124,7 @@ Result<void> run_perf_phase(const Suite &suite, const std::vector<PlannedCase> &
                         r.checks.push_back(CheckResult{check, Verdict::Skip, "not timed: the kernel did not run cleanly", {}, {}});
                 continue;
             }
-            auto &in = inputs[pc.spec->id];
-            if (!in) in = std::make_unique<CaseInputs>(generate_inputs(suite, *pc.spec));
-            Target t{i, pc.spec, &k, std::vector<float>(static_cast<size_t>(output_elements(*pc.spec))),
-                     std::make_unique<CountingAllocator>(), {}};
-            t.problem = make_problem(*pc.spec, *in, t.out.data(), t.alloc->abi(), k.spec->block_q, k.spec->block_k);
-            targets.push_back(std::move(t));
+            set.add(suite, pc, k, i);
         }
     if (targets.empty()) return {};
 
@@ -121,7 +132,8 @@ Result<void> run_perf_phase(const Suite &suite, const std::vector<PlannedCase> &
     auto base = perf_baselines(suite, options, note);
     if (!base) return std::unexpected(base.error());
     const BaselineFile *base_file = *base ? &**base : nullptr;
-    auto samples = time_targets(targets, suite, options);
+    const TimingOptions timing{static_cast<int>(suite.perf.repetitions), suite.perf.min_time_s, true};
+    auto samples = time_targets(targets, timing, options.isolation, options.timeout_s);
     if (!samples) {
         for (const auto &t : targets)
             results.results[t.result_index].checks.push_back(
@@ -183,6 +195,20 @@ Result<void> run_perf_phase(const Suite &suite, const std::vector<PlannedCase> &
     }
     if (pricing) return add_workloads(results, options, *pricing, base_file);
     return {};
+}
+
+Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const std::vector<PlannedCase> &plan,
+                                               const TimingOptions &timing, bool isolation, double timeout_s) {
+    TimingSet set;
+    for (const auto &pc : plan)
+        for (const auto &k : pc.kernels)
+            if (perf_selected(suite, k.spec->label())) set.add(suite, pc, k, 0);
+    auto samples = time_targets(set.targets, timing, isolation, timeout_s);
+    if (!samples) return fail(ErrorKind::Infra, "timing child {}", samples.error().describe());
+    std::vector<LabelledSamples> out;
+    for (size_t i = 0; i < set.targets.size(); ++i)
+        out.push_back({set.targets[i].spec->id, set.targets[i].kernel->spec->label(), std::move((*samples)[i])});
+    return out;
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "plan.hpp"
 #include "results.hpp"
 #include "suite.hpp"
+#include "timing.hpp"
 
 namespace attngate {
 
@@ -22,6 +23,17 @@ struct PerfPhaseOptions {
     bool cost = false;
     std::string device_class = "gcp-e2-standard-2";  ///< what this machine's time is priced as
 };
+
+/// One case x kernel's timing samples.
+struct LabelledSamples {
+    std::string case_id, kernel;
+    std::vector<double> samples_s;
+};
+
+/// Times the plan's case x kernels that the suite's perf settings select, without any
+/// check: what `attngate time` prints for `attngate ab` to pair up.
+Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const std::vector<PlannedCase> &plan,
+                                               const TimingOptions &timing, bool isolation, double timeout_s);
 
 /// Appends perf (and cost) checks to `results` (in plan order) and fills results.workloads.
 Result<void> run_perf_phase(const Suite &suite, const std::vector<PlannedCase> &plan, RunResults &results,

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "files.hpp"
+#include "report/gbench.hpp"
 #include "report/html.hpp"
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
@@ -18,6 +19,7 @@ Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const 
         {&paths.html, html_serialize},
         {&paths.markdown, markdown_serialize},
         {&paths.junit, [](const RunResults &x, const ReportContext &) { return junit_serialize(x); }},
+        {&paths.gbench, [](const RunResults &x, const ReportContext &) { return gbench_serialize(x); }},
     };
     for (const auto &[path, serialize] : writers)
         if (!path->empty())

@@ -13,8 +13,8 @@ namespace attngate {
 
 /// Which reports to write; an empty path means "not this one".
 struct ReportPaths {
-    std::string html, markdown, junit;
-    bool any() const { return !html.empty() || !markdown.empty() || !junit.empty(); }
+    std::string html, markdown, junit, gbench;
+    bool any() const { return !html.empty() || !markdown.empty() || !junit.empty() || !gbench.empty(); }
 };
 
 /// Writes each requested report (temporary file + rename).

@@ -1,5 +1,6 @@
 // Deliberately faulty kernels, loaded as a plugin by the tests to prove that the gate
 // sees each kind of drift. Never part of the default kernel list.
+#include <chrono>
 #include <csignal>
 #include <cmath>
 #include <cstdio>
@@ -132,6 +133,23 @@ int memory_fault_run(const attngate_kernel *self, const attngate_problem *p, cha
     return rc;
 }
 
+/// Flash plus extra work worth ATTNGATE_TEST_SLOWDOWN_PCT percent of its own time: the
+/// injected slowdown of the gate-accuracy benchmark and the perf tests.
+int slowdown_run(const attngate_kernel *, const attngate_problem *p, char *err, size_t n) {
+    static const double pct = [] {
+        const char *v = std::getenv("ATTNGATE_TEST_SLOWDOWN_PCT");
+        return v ? std::atof(v) : 0.0;
+    }();
+    const attngate_kernel &flash = builtin_flash();
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = flash.run(&flash, p, err, n);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    const auto until = std::chrono::steady_clock::now() + took * (pct / 100.0);
+    volatile uint64_t spin = 0;
+    while (std::chrono::steady_clock::now() < until) spin = spin + 1;
+    return rc;
+}
+
 #define MEMORY_FAULT(name, what, fault)                                                                 \
     {ATTNGATE_API_VERSION, name, "0.0.1", what, ATTNGATE_FEATURE_ALL, ATTNGATE_WORKSPACE_CONSTANT, nullptr, \
      memory_fault_run, reinterpret_cast<void *>(fault)}
@@ -149,6 +167,8 @@ const attngate_kernel kFaulty[] = {
     MEMORY_FAULT("bloated", "flash that allocates an Sq x Sk scratch", kBloated),
     MEMORY_FAULT("crashy", "flash that segfaults when seq_q == 77", kCrashOn77),
     MEMORY_FAULT("hangy", "flash that never returns when seq_q == 33", kHangOn33),
+    {ATTNGATE_API_VERSION, "flash-slowdown", "0.0.1", "flash plus ATTNGATE_TEST_SLOWDOWN_PCT percent extra work",
+     ATTNGATE_FEATURE_ALL, ATTNGATE_WORKSPACE_CONSTANT, nullptr, slowdown_run, nullptr},
     MEMORY_FAULT("leak-1", "flash that keeps 1 byte per call", kLeakTiny + 1),
     MEMORY_FAULT("leak-2", "flash that keeps 2 bytes per call", kLeakTiny + 2),
     MEMORY_FAULT("leak-4", "flash that keeps 4 bytes per call", kLeakTiny + 4),

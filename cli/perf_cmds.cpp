@@ -1,0 +1,162 @@
+// time, compare and ab.
+#include "perf_cmds.hpp"
+
+#include <memory>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "ab.hpp"
+#include "common.hpp"
+#include "compare.hpp"
+#include "files.hpp"
+#include "perf_phase.hpp"
+#include "report/report_files.hpp"
+
+namespace attngate::cli {
+
+namespace {
+
+struct PerfArgs {
+    // time
+    std::string suite, out;
+    std::vector<std::string> plugins, kernels, cases;
+    int repetitions = 1;
+    double min_time_s = 0.02;
+    bool no_isolation = false;
+    // compare
+    std::string a_file, b_file;
+    // ab
+    std::string a, b, ab_out = "reports/ab.json";
+    int rounds = 21;
+    double threshold_pct = 5.0, alpha = 0.01;
+    ReportPaths reports;
+};
+
+int cmd_time(const PerfArgs &a) {
+    auto suite = resolve_suite(a.suite);
+    if (!suite) return report_error(suite.error());
+    auto reg = registry_with(a.plugins);
+    if (!reg) return report_error(reg.error());
+    auto plan = make_plan(*suite, *reg, {a.kernels, a.cases});
+    if (!plan) return report_error(plan.error());
+    auto samples = time_plan(*suite, *plan, TimingOptions{a.repetitions, a.min_time_s, true}, !a.no_isolation, 3600);
+    if (!samples) return report_error(samples.error());
+    json::array out;
+    for (const auto &s : *samples)
+        out.push_back(json::object{{"case", s.case_id}, {"kernel", s.kernel}, {"samples_s", json::array(s.samples_s.begin(), s.samples_s.end())}});
+    if (auto w = write_file_atomic(a.out, pretty_json(out)); !w) return report_error(w.error());
+    return 0;
+}
+
+void print_decisions(const std::vector<std::pair<std::string, PerfDecision>> &rows) {
+    fmt::print("{:<48} {:>8} {:>17} {:>9} {:<12} {}\n", "case/kernel", "ratio", "95% CI", "p (adj)", "status", "reason");
+    for (const auto &[label, d] : rows)
+        fmt::print("{:<48} {:>8.3f} {:>8.3f}-{:<8.3f} {:>9.2g} {:<12} {}\n", label, d.ratio, d.ci_low, d.ci_high, d.p_adjusted,
+                   perf_status_name(d.status), d.reason);
+}
+
+int cmd_compare(const PerfArgs &a) {
+    auto ra = load_results(a.a_file);
+    if (!ra) return report_error(ra.error());
+    auto rb = load_results(a.b_file);
+    if (!rb) return report_error(rb.error());
+    DecisionPolicy policy;
+    policy.alpha = a.alpha;
+    policy.threshold = a.threshold_pct / 100.0;
+    auto report = compare_results(*ra, *rb, policy);
+    if (!report) return report_error(Error{report.error().kind, fmt::format("{} vs {}: {}", a.a_file, a.b_file, report.error().message)});
+    std::vector<std::pair<std::string, PerfDecision>> rows;
+    for (const auto &r : report->rows) rows.push_back({r.case_id + "/" + r.kernel, r.decision});
+    if (rows.empty()) return report_error(Error{ErrorKind::BadInput, fmt::format("{} and {} share no timed case x kernel", a.a_file, a.b_file)});
+    print_decisions(rows);
+    fmt::print("\n{}: B ({}) against A ({})\n", report->regression() ? "REGRESSION" : "no regression", a.b_file, a.a_file);
+    return report->regression() ? 1 : 0;
+}
+
+int cmd_ab(const PerfArgs &a) {
+    auto suite = resolve_suite(a.suite);
+    if (!suite) return report_error(suite.error());
+    AbOptions o;
+    o.a = a.a;
+    o.b = a.b;
+    o.rounds = a.rounds;
+    o.min_time_s = a.min_time_s;
+    o.policy.alpha = a.alpha;
+    o.policy.threshold = a.threshold_pct / 100.0;
+    o.time_args = {"--suite", suite->file.string()};
+    for (const auto &p : a.plugins) o.time_args.insert(o.time_args.end(), {"--plugin", p});
+    for (const auto &k : a.kernels) o.time_args.insert(o.time_args.end(), {"--kernel", k});
+    for (const auto &c : a.cases) o.time_args.insert(o.time_args.end(), {"--case", c});
+    const bool tty = ::isatty(STDERR_FILENO);
+    auto results = run_ab(*suite, o, [tty](int round, int rounds) {
+        if (tty) fmt::print(stderr, "\rA/B round {} of {}", round, rounds);
+    });
+    if (tty) fmt::print(stderr, "\n");
+    if (!results) return report_error(results.error());
+    std::vector<std::pair<std::string, PerfDecision>> rows;
+    for (const auto &r : results->results) {
+        const auto &m = r.checks.at(0).metrics;
+        PerfDecision d;
+        d.ratio = m.at("ratio").is_number() ? m.at("ratio").to_number<double>() : NAN;
+        d.ci_low = m.at("ci_low").is_number() ? m.at("ci_low").to_number<double>() : NAN;
+        d.ci_high = m.at("ci_high").is_number() ? m.at("ci_high").to_number<double>() : NAN;
+        d.p_adjusted = m.at("p_adjusted").is_number() ? m.at("p_adjusted").to_number<double>() : NAN;
+        d.reason = r.checks[0].reason;
+        d.status = r.checks[0].verdict == Verdict::Fail ? PerfStatus::Regression : r.checks[0].verdict == Verdict::Skip ? PerfStatus::TooNoisy : PerfStatus::Ok;
+        rows.push_back({r.case_id + "/" + r.kernel, d});
+    }
+    print_decisions(rows);
+    if (auto w = save_results(*results, a.ab_out); !w) return report_error(w.error());
+    if (auto w = write_reports(*results, ReportContext{}, a.reports); !w) return report_error(w.error());
+    const bool regression = results->verdict() == Verdict::Fail;
+    fmt::print("\n{}: B ({}) against A ({}), {} paired rounds; results in {}\n", regression ? "REGRESSION" : "no regression", o.b, o.a,
+               o.rounds, a.ab_out);
+    return regression ? 1 : 0;
+}
+
+}  // namespace
+
+std::function<int()> add_perf_commands(CLI::App &app) {
+    auto args = std::make_shared<PerfArgs>();
+    auto *time = app.add_subcommand("time", "time a suite's case x kernels and write the samples (what ab runs on each side)");
+    time->add_option("--suite", args->suite, "suite file or name in suites/")->required();
+    time->add_option("--out", args->out, "where the samples go (JSON)")->required();
+    time->add_option("--plugin", args->plugins, "kernel plugin .so to load (repeatable)");
+    time->add_option("--kernel", args->kernels, "only these kernels (repeatable)");
+    time->add_option("--case", args->cases, "only these cases (repeatable)");
+    time->add_option("--repetitions", args->repetitions, "samples per case x kernel")->check(CLI::PositiveNumber)->capture_default_str();
+    time->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(CLI::PositiveNumber)->capture_default_str();
+    time->add_flag("--no-isolation", args->no_isolation, "time in this process");
+
+    auto *compare = app.add_subcommand("compare", "compare the timings of two results files (B against A) with the perf rule");
+    compare->add_option("A", args->a_file, "reference results.json")->required();
+    compare->add_option("B", args->b_file, "current results.json")->required();
+
+    auto *ab = app.add_subcommand("ab", "paired A/B: time two attngate builds interleaved on the same machine");
+    ab->add_option("--a", args->a, "build A: an attngate binary, a build directory, or a command line")->required();
+    ab->add_option("--b", args->b, "build B, likewise")->required();
+    ab->add_option("--suite", args->suite, "suite file or name in suites/")->required();
+    ab->add_option("--rounds", args->rounds, "paired rounds (each times every case once per side)")->check(CLI::Range(2, 100000))->capture_default_str();
+    ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(CLI::PositiveNumber)->capture_default_str();
+    ab->add_option("--plugin", args->plugins, "kernel plugin .so both sides load (repeatable)");
+    ab->add_option("--kernel", args->kernels, "only these kernels (repeatable)");
+    ab->add_option("--case", args->cases, "only these cases (repeatable)");
+    ab->add_option("--out", args->ab_out, "where the A/B results.json goes")->capture_default_str();
+    ab->add_option("--html", args->reports.html, "write the HTML report here");
+    ab->add_option("--markdown", args->reports.markdown, "write the Markdown summary here");
+    ab->add_option("--junit", args->reports.junit, "write JUnit XML here");
+    for (auto *cmd : {compare, ab}) {
+        cmd->add_option("--threshold-pct", args->threshold_pct, "practical threshold on the time ratio")->capture_default_str();
+        cmd->add_option("--alpha", args->alpha, "significance after Benjamini-Hochberg")->capture_default_str();
+    }
+    return [=]() -> int {
+        if (*time) return cmd_time(*args);
+        if (*compare) return cmd_compare(*args);
+        if (*ab) return cmd_ab(*args);
+        return -1;
+    };
+}
+
+}  // namespace attngate::cli

@@ -1,0 +1,147 @@
+// The perf and cost checks built on the decision rule: verdicts, what "too noisy" and
+// "other machine" report, the cost gate's confidence bound, results comparison and the
+// Google Benchmark JSON.
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "checks/cost_check.hpp"
+#include "checks/perf_check.hpp"
+#include "compare.hpp"
+#include "report/gbench.hpp"
+#include "test_support.hpp"
+
+using namespace attngate;
+
+namespace {
+
+std::vector<double> around(double centre, int n, double spread = 0.01) {
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(centre * (1.0 + spread * ((i % 5) - 2) / 2.0));
+    return v;
+}
+
+const AttentionShape kShape{1, 128, 128, 2, 32, 32, false, -1, -1};
+
+DevicePrice price() { return DevicePrice{"vm", "a VM", 3.6, "USD", "a price list", "2026-11-29", ""}; }
+
+Workload workload() {
+    Workload w;
+    w.name = "w";
+    w.device_class = "vm";
+    w.shapes = {WorkloadShape{"a", 10, 1, "$.shapes[0]"}, WorkloadShape{"b", 10, 1, "$.shapes[1]"}};
+    w.memory_headroom_bytes = 1e9;
+    w.restart_interval_hours = 24;
+    w.cost_budget_pct = 5;
+    return w;
+}
+
+}  // namespace
+
+TEST_CASE("a clear slowdown fails the perf check with its numbers", "[perf]") {
+    const auto base = around(1e-3, 15), now = around(1.2e-3, 15);
+    const PerfDecision d = decide(now, base, DecisionPolicy{});
+    const CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, attention_flops(kShape), 5, "m");
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK(r.metrics.at("status").as_string() == "regression");
+    CHECK(r.metrics.at("ratio").as_double() == Approx(1.2).epsilon(0.01));
+    CHECK(r.metrics.at("ci_low").as_double() > 1.05);
+    CHECK(r.metrics.at("tokens_per_s").as_double() == Approx(128 / 1.2e-3).epsilon(0.01));
+    CHECK(r.metrics.at("gflops").as_double() == Approx(2.0 * 64 * 128 * 128 * 2 / 1.2e-3 / 1e9).epsilon(0.01));
+}
+
+TEST_CASE("too few repetitions are reported as too noisy with what is needed, never passed", "[perf]") {
+    const auto base = around(1e-3, 5), now = around(1.3e-3, 5);
+    const PerfDecision d = decide(now, base, DecisionPolicy{});
+    const CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    CHECK(r.verdict == Verdict::Skip);
+    CHECK(r.metrics.at("status").as_string() == "too_noisy");
+    CHECK(r.metrics.at("required_repetitions").as_int64() >= 9);
+    CHECK_THAT(r.reason, Catch::Contains("need"));
+}
+
+TEST_CASE("a baseline from another machine class is named and not compared", "[perf]") {
+    const CheckResult r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::OtherMachine,
+                                     "perf baseline was recorded on machine class \"big\", this is \"small\"", kShape, 1e6, 5, "small");
+    CHECK(r.verdict == Verdict::Skip);
+    CHECK(r.metrics.at("status").as_string() == "other_machine");
+    CHECK_THAT(r.reason, Catch::Contains("\"big\""));
+    CHECK_FALSE(r.metrics.contains("ratio"));
+}
+
+TEST_CASE("cost per million tokens carries the price and its source", "[cost]") {
+    // 1 ms per call of 128 tokens at 3.6 USD/h: 1e-3 / 3600 * 3.6 / 128 * 1e6 = 0.0078125.
+    const CheckResult r = cost_check(1e-3, 2e-3, 128, price());
+    CHECK(r.metrics.at("usd_per_million_tokens").as_double() == Approx(0.0078125));
+    CHECK(r.metrics.at("baseline_usd_per_million_tokens").as_double() == Approx(0.015625));
+    CHECK(r.metrics.at("price_source").as_string() == "a price list");
+    CHECK_THAT(r.reason, Catch::Contains("a price list") && Catch::Contains("-50.0%"));
+}
+
+TEST_CASE("a workload fails only on a cost rise its confidence bound supports", "[cost]") {
+    const std::map<std::string, double> base = {{"a", 1e-3}, {"b", 1e-3}}, now = {{"a", 1.2e-3}, {"b", 1.2e-3}};
+    // Confident 20% slowdown (CI low 1.15): beyond the 5% budget.
+    json::object r = workload_result(workload(), now, base, {{"a", 1.15}, {"b", 1.15}}, nullptr, price());
+    CHECK(r.at("verdict").as_string() == "fail");
+    CHECK(r.at("change_pct").as_double() == Approx(20.0));
+    CHECK(r.at("change_pct_ci_low").as_double() == Approx(15.0));
+    CHECK(r.at("price_source").as_string() == "a price list");
+    // Same medians, but the CI reaches down to 1.02: the rise is not established.
+    r = workload_result(workload(), now, base, {{"a", 1.02}, {"b", 1.02}}, nullptr, price());
+    CHECK(r.at("verdict").as_string() == "pass");
+    // No confident ratio for one shape: too noisy to gate, never a pass or a fail.
+    r = workload_result(workload(), now, base, {{"a", 1.15}}, nullptr, price());
+    CHECK(r.at("verdict").as_string() == "skip");
+    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::Contains("too noisy") && Catch::Contains("b"));
+}
+
+TEST_CASE("a leak that outlives the headroom before the restart fails the workload", "[cost]") {
+    const std::map<std::string, double> t = {{"a", 1e-3}, {"b", 1e-3}};
+    // 20 calls/s x 1000 B = 72 MB/h: 1 GB lasts 13.9 h, under the 24 h restart interval.
+    const std::map<std::string, double> leaks = {{"a", 1000.0}, {"b", 1000.0}};
+    json::object r = workload_result(workload(), t, t, {{"a", 1.0}, {"b", 1.0}}, &leaks, price());
+    CHECK(r.at("verdict").as_string() == "fail");
+    CHECK(r.at("leak_survival_hours").as_double() == Approx(1e9 / 72e6));
+    const std::map<std::string, double> none = {{"a", 0.0}, {"b", 0.0}};
+    r = workload_result(workload(), t, t, {{"a", 1.0}, {"b", 1.0}}, &none, price());
+    CHECK(r.at("verdict").as_string() == "pass");
+}
+
+namespace {
+RunResults timed(const std::string &machine, double seconds) {
+    RunResults r;
+    r.suite = "s";
+    CaseResult c;
+    c.case_id = "a";
+    c.kernel = "flash";
+    const auto s = around(seconds, 15);
+    c.checks.push_back(CheckResult{"perf", Verdict::Pass, "", json::object{{"samples_s", json::array(s.begin(), s.end())}, {"machine_class", machine}}, {}});
+    r.results.push_back(c);
+    return r;
+}
+}  // namespace
+
+TEST_CASE("compare applies the perf rule to two results files", "[perf]") {
+    auto same = compare_results(timed("m", 1e-3), timed("m", 1e-3), DecisionPolicy{});
+    REQUIRE(same);
+    REQUIRE(same->rows.size() == 1);
+    CHECK_FALSE(same->regression());
+    auto slower = compare_results(timed("m", 1e-3), timed("m", 1.3e-3), DecisionPolicy{});
+    REQUIRE(slower);
+    CHECK(slower->regression());
+    auto other = compare_results(timed("m", 1e-3), timed("n", 1e-3), DecisionPolicy{});
+    REQUIRE_FALSE(other);
+    CHECK_THAT(other.error().message, Catch::Contains("do not compare"));
+}
+
+TEST_CASE("Google Benchmark JSON has one iteration entry per repetition", "[perf]") {
+    const auto doc = json::parse(gbench_serialize(timed("m", 2e-3)));
+    const auto &b = doc.at("benchmarks").as_array();
+    REQUIRE(b.size() == 15);
+    CHECK(b[0].at("name").as_string() == "a/flash");
+    CHECK(b[0].at("run_type").as_string() == "iteration");
+    CHECK(b[0].at("time_unit").as_string() == "ns");
+    CHECK(b[0].at("real_time").to_number<double>() == Approx(around(2e-3, 15)[0] * 1e9));
+    CHECK(b[14].at("repetition_index").as_int64() == 14);
+    CHECK(doc.at("context").as_object().contains("num_cpus"));
+}
