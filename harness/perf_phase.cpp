@@ -162,12 +162,18 @@ Result<void> run_perf_phase(const Suite &suite, const std::vector<PlannedCase> &
     }
 
     std::optional<Pricing> pricing;
+    std::string no_pricing;
     if (options.cost) {
-        auto p = load_pricing(options.baselines / "pricing.json");
-        if (!p) return std::unexpected(p.error());
-        if (!p->find(options.device_class))
-            return fail(ErrorKind::Usage, "--device-class {}: not a device class of {}", options.device_class, p->file.string());
-        pricing = std::move(*p);
+        const auto path = options.baselines / "pricing.json";
+        if (!std::filesystem::exists(path)) {
+            no_pricing = fmt::format("not priced: {} does not exist", path.string());
+        } else {
+            auto p = load_pricing(path);
+            if (!p) return std::unexpected(p.error());
+            if (!p->find(options.device_class))
+                return fail(ErrorKind::Usage, "--device-class {}: not a device class of {}", options.device_class, p->file.string());
+            pricing = std::move(*p);
+        }
     }
     for (size_t i = 0; i < targets.size(); ++i) {
         const Target &t = targets[i];
@@ -189,6 +195,7 @@ Result<void> run_perf_phase(const Suite &suite, const std::vector<PlannedCase> &
         CaseResult &r = results.results[t.result_index];
         r.checks.push_back(perf_check((*samples)[i], base_s, decided[i] ? &decisions[i] : nullptr, state, why, shape, flops,
                                       threshold, options.machine_class));
+        if (!no_pricing.empty()) r.checks.push_back(CheckResult{"cost", Verdict::Skip, no_pricing, {}, {}});
         if (pricing)
             r.checks.push_back(cost_check(median((*samples)[i]), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
                                           static_cast<double>(t.spec->batch * t.spec->seq_q), *pricing->find(options.device_class)));
