@@ -19,7 +19,7 @@ SUITE = {
         {"id": "causal_bf16", "seq_q": 160, "heads_q": 2, "head_dim": 32, "causal": True, "dtype": "bf16"},
     ],
 }
-SLOW = 40  # percent of extra work: far beyond the 5% threshold and the machine's noise
+SLOW = 100  # percent of extra work: far beyond the 5% threshold and the machine's noise
 
 
 class PerfGateTest(unittest.TestCase):
@@ -106,7 +106,7 @@ class PerfGateTest(unittest.TestCase):
         for check in self.perf_checks(slow).values():
             self.assertEqual(check["verdict"], "skip")
             self.assertEqual(check["metrics"]["status"], "too_noisy")
-            self.assertIn("need at least 9", check["reason"])
+            self.assertIn("too few repetitions to gate: 4 current, 4 baseline; need at least", check["reason"])
         self.assertEqual(read_json(slow)["workloads"][0]["verdict"], "skip")
 
     def test_paired_ab_detects_the_slowdown_and_names_a_side_that_cannot_start(self):
