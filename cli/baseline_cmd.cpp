@@ -111,7 +111,7 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
             fmt::print("nothing accepted for {}\n", kind->check);
             continue;
         }
-        if (auto w = apply_update(path, file, *accepted, make_provenance(a.reason, machine, json::object{{"tool", results.tool_version}}));
+        if (auto w = apply_update(path, file, *accepted, make_provenance(a.reason, machine, results.fingerprint.empty() ? json::object{{"tool", results.tool_version}} : results.fingerprint));
             !w) {
             fmt::print(stderr, "error: {}\n", w.error().message);
             return 3;

@@ -184,6 +184,25 @@ std::vector<int64_t> ObjectReader::integer_array(std::string_view key, std::vect
     return out;
 }
 
+std::vector<std::string> ObjectReader::string_array(std::string_view key, const std::string &what) {
+    const json::value *v = raw(key);
+    std::vector<std::string> out;
+    if (!v || error_) return out;
+    if (!v->is_array()) {
+        fail_at(key, fmt::format("expected an array of strings ({}s)", what));
+        return {};
+    }
+    for (size_t i = 0; i < v->get_array().size(); ++i) {
+        const auto &e = v->get_array()[i];
+        if (!e.is_string()) {
+            fail_at(fmt::format("{}[{}]", key, i), fmt::format("expected {} (a string), got {}", what, json_kind_name(e)));
+            return {};
+        }
+        out.emplace_back(e.get_string());
+    }
+    return out;
+}
+
 std::optional<Error> ObjectReader::finish() {
     if (error_) return error_;
     if (obj_) {

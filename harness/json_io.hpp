@@ -41,6 +41,8 @@ public:
     double number(std::string_view key, double def);
     bool boolean(std::string_view key, bool def);
     std::vector<int64_t> integer_array(std::string_view key, std::vector<int64_t> def);
+    /// An array of strings; `what` names one element in the error ("a kernel label").
+    std::vector<std::string> string_array(std::string_view key, const std::string &what);
 
     /// Takes over an error found by a nested reader (first error wins).
     void adopt(std::optional<Error> e) {

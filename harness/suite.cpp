@@ -154,16 +154,7 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
         c.perf_threshold_pct = r.number("perf_threshold_pct", 5.0);
         if (r.ok() && !(*c.perf_threshold_pct > 0 && *c.perf_threshold_pct < 100)) r.fail_at("perf_threshold_pct", "expected a percentage in (0, 100)");
     }
-    const json::value *ks = r.raw("kernels");
-    if (ks && r.ok()) {
-        if (!ks->is_array()) r.fail_at("kernels", "expected an array of kernel labels");
-        else
-            for (size_t i = 0; i < ks->get_array().size(); ++i) {
-                const auto &e = ks->get_array()[i];
-                if (!e.is_string()) r.fail_at(fmt::format("kernels[{}]", i), "expected a kernel label (a string)");
-                else c.kernels.emplace_back(e.get_string());
-            }
-    }
+    c.kernels = r.string_array("kernels", "a kernel label");
     return r.finish();
 }
 
@@ -179,15 +170,7 @@ void read_perf(ObjectReader &r, Suite &s) {
     if (pr.ok() && !(p.threshold_pct > 0 && p.threshold_pct < 100)) pr.fail_at("threshold_pct", "expected a percentage in (0, 100)");
     p.alpha = pr.number("alpha", p.alpha);
     if (pr.ok() && !(p.alpha > 0 && p.alpha < 1)) pr.fail_at("alpha", "expected a probability in (0, 1)");
-    if (const json::value *ks = pr.raw("kernels"); ks && pr.ok()) {
-        if (!ks->is_array()) pr.fail_at("kernels", "expected an array of kernel labels");
-        else
-            for (size_t i = 0; i < ks->get_array().size(); ++i) {
-                const auto &e = ks->get_array()[i];
-                if (!e.is_string()) pr.fail_at(fmt::format("kernels[{}]", i), "expected a kernel label (a string)");
-                else p.kernels.emplace_back(e.get_string());
-            }
-    }
+    p.kernels = pr.string_array("kernels", "a kernel label");
     r.adopt(pr.finish());
 }
 

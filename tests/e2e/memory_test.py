@@ -109,7 +109,11 @@ class MemoryGateTest(unittest.TestCase):
         path = os.path.join(self.baselines, "memory", "mem.json")
         stored = read_json(path)
         self.assertEqual(len(stored["entries"]), 6)
-        self.assertEqual(stored["entries"][0]["provenance"]["reason"], "first")
+        provenance = stored["entries"][0]["provenance"]
+        self.assertEqual(provenance["reason"], "first")
+        for key in ("date", "user", "git_commit", "machine_class"):
+            self.assertTrue(provenance[key], key)
+        self.assertIn("compiler", provenance["fingerprint"]["toolchain"])  # the run's dependency fingerprint
         self.assertEqual(self.run_suite().returncode, 0)
         # Shrink one baseline by 20%: the same kernel now looks 25% bigger than its baseline.
         stored["entries"][0]["values"]["abi_peak_bytes"] = int(stored["entries"][0]["values"]["abi_peak_bytes"] * 0.8)
