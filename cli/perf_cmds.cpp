@@ -50,11 +50,22 @@ int cmd_time(const PerfArgs &a) {
     return 0;
 }
 
-void print_decisions(const std::vector<std::pair<std::string, PerfDecision>> &rows) {
+/// One printed row: a case x kernel's decision, from a PerfDecision or a perf check's metrics.
+struct Row {
+    std::string label, status, reason;
+    double ratio, ci_low, ci_high, p_adjusted;
+};
+
+void print_rows(const std::vector<Row> &rows) {
     fmt::print("{:<48} {:>8} {:>17} {:>9} {:<12} {}\n", "case/kernel", "ratio", "95% CI", "p (adj)", "status", "reason");
-    for (const auto &[label, d] : rows)
-        fmt::print("{:<48} {:>8.3f} {:>8.3f}-{:<8.3f} {:>9.2g} {:<12} {}\n", label, d.ratio, d.ci_low, d.ci_high, d.p_adjusted,
-                   perf_status_name(d.status), d.reason);
+    for (const auto &r : rows)
+        fmt::print("{:<48} {:>8.3f} {:>8.3f}-{:<8.3f} {:>9.2g} {:<12} {}\n", r.label, r.ratio, r.ci_low, r.ci_high, r.p_adjusted,
+                   r.status, r.reason);
+}
+
+double number_at(const json::object &m, const char *key) {
+    const json::value *v = m.if_contains(key);
+    return v && v->is_number() ? v->to_number<double>() : NAN;
 }
 
 int cmd_compare(const PerfArgs &a) {
@@ -67,10 +78,12 @@ int cmd_compare(const PerfArgs &a) {
     policy.threshold = a.threshold_pct / 100.0;
     auto report = compare_results(*ra, *rb, policy);
     if (!report) return report_error(Error{report.error().kind, fmt::format("{} vs {}: {}", a.a_file, a.b_file, report.error().message)});
-    std::vector<std::pair<std::string, PerfDecision>> rows;
-    for (const auto &r : report->rows) rows.push_back({r.case_id + "/" + r.kernel, r.decision});
+    std::vector<Row> rows;
+    for (const auto &r : report->rows)
+        rows.push_back({r.case_id + "/" + r.kernel, perf_status_name(r.decision.status), r.decision.reason, r.decision.ratio,
+                        r.decision.ci_low, r.decision.ci_high, r.decision.p_adjusted});
     if (rows.empty()) return report_error(Error{ErrorKind::BadInput, fmt::format("{} and {} share no timed case x kernel", a.a_file, a.b_file)});
-    print_decisions(rows);
+    print_rows(rows);
     fmt::print("\n{}: B ({}) against A ({})\n", report->regression() ? "REGRESSION" : "no regression", a.b_file, a.a_file);
     return report->regression() ? 1 : 0;
 }
@@ -95,19 +108,15 @@ int cmd_ab(const PerfArgs &a) {
     });
     if (tty) fmt::print(stderr, "\n");
     if (!results) return report_error(results.error());
-    std::vector<std::pair<std::string, PerfDecision>> rows;
+    std::vector<Row> rows;
     for (const auto &r : results->results) {
-        const auto &m = r.checks.at(0).metrics;
-        PerfDecision d;
-        d.ratio = m.at("ratio").is_number() ? m.at("ratio").to_number<double>() : NAN;
-        d.ci_low = m.at("ci_low").is_number() ? m.at("ci_low").to_number<double>() : NAN;
-        d.ci_high = m.at("ci_high").is_number() ? m.at("ci_high").to_number<double>() : NAN;
-        d.p_adjusted = m.at("p_adjusted").is_number() ? m.at("p_adjusted").to_number<double>() : NAN;
-        d.reason = r.checks[0].reason;
-        d.status = r.checks[0].verdict == Verdict::Fail ? PerfStatus::Regression : r.checks[0].verdict == Verdict::Skip ? PerfStatus::TooNoisy : PerfStatus::Ok;
-        rows.push_back({r.case_id + "/" + r.kernel, d});
+        const CheckResult &c = r.checks.at(0);
+        const json::value *status = c.metrics.if_contains("status");
+        rows.push_back({r.case_id + "/" + r.kernel, status && status->is_string() ? std::string(status->get_string()) : "?", c.reason,
+                        number_at(c.metrics, "ratio"), number_at(c.metrics, "ci_low"), number_at(c.metrics, "ci_high"),
+                        number_at(c.metrics, "p_adjusted")});
     }
-    print_decisions(rows);
+    print_rows(rows);
     if (auto w = save_results(*results, a.ab_out); !w) return report_error(w.error());
     if (auto w = write_reports(*results, ReportContext{}, a.reports); !w) return report_error(w.error());
     const bool regression = results->verdict() == Verdict::Fail;
