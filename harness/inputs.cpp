@@ -113,6 +113,7 @@ attngate_problem make_problem(const CaseSpec &c, const CaseInputs &in, float *ou
     p.scale = c.effective_scale();
     p.softcap = static_cast<float>(c.softcap);
     p.causal = c.causal ? 1 : 0;
+    p.causal_alignment = c.top_left ? ATTNGATE_ALIGN_TOP_LEFT : ATTNGATE_ALIGN_BOTTOM_RIGHT;
     p.window_left = c.window_left;
     p.window_right = c.window_right;
     const bool bf16 = c.dtype == ATTNGATE_DTYPE_BF16;
@@ -167,8 +168,11 @@ Result<void> write_case_inputs(const Suite &suite, const CaseSpec &c, const std:
         {"softcap", c.softcap},
         {"causal", c.causal},
         {"window", json::array{c.window_left, c.window_right}},
-        {"mask_alignment", "bottom-right: query i sits at key position i + seq_k - seq_q; causal keeps j <= that "
-                           "position; window keeps [pos - left, pos + right], -1 unbounded; segment ids must match"},
+        {"causal_alignment", c.top_left ? "top_left" : "bottom_right"},
+        {"mask_alignment", c.top_left ? "top-left: query i sits at key position i; causal keeps j <= that position; "
+                                        "window keeps [pos - left, pos + right], -1 unbounded; segment ids must match"
+                                      : "bottom-right: query i sits at key position i + seq_k - seq_q; causal keeps j <= that "
+                                        "position; window keeps [pos - left, pos + right], -1 unbounded; segment ids must match"},
         {"score", "softcap(scale * q.k) + bias, softcap(s) = cap * tanh(s / cap) when cap > 0"},
         {"empty_rows", "a query row with no allowed key outputs zeros"},
         {"files", files},

@@ -36,6 +36,7 @@ json::object case_params(const CaseSpec &c) {
     else if (c.segments) o["segments"] = c.segments;
     if (!c.bias_shape.empty()) o["bias"] = json::array(c.bias_shape.begin(), c.bias_shape.end());
     if (c.nan) o["nan_in"] = c.nan->tensor;
+    if (c.top_left) o["causal_alignment"] = "top_left";
     return o;
 }
 

@@ -134,6 +134,10 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     if (dtype == "bf16") c.dtype = ATTNGATE_DTYPE_BF16;
     else if (dtype != "f32") r.fail_at("dtype", fmt::format("expected \"f32\" or \"bf16\", got \"{}\"", dtype));
     c.causal = r.boolean("causal", false);
+    const std::string alignment = r.string("causal_alignment", "bottom_right");
+    if (alignment == "top_left") c.top_left = true;
+    else if (r.ok() && alignment != "bottom_right")
+        r.fail_at("causal_alignment", fmt::format("expected \"bottom_right\" or \"top_left\", got \"{}\"", alignment));
     read_window(r, c);
     read_segments(r, c);
     read_bias(r, c);

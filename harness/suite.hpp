@@ -34,6 +34,7 @@ struct CaseSpec {
     int64_t batch = 1, seq_q = 0, seq_k = 0, heads_q = 0, heads_kv = 0, head_dim = 0, head_dim_v = 0;
     attngate_dtype dtype = ATTNGATE_DTYPE_F32;
     bool causal = false;
+    bool top_left = false;  ///< causal_alignment "top_left": query i sits at key i (JAX, PyTorch)
     int64_t window_left = -1, window_right = -1;  ///< < 0: unbounded
     int64_t segments = 0;                         ///< 0: none; n: n packed segments
     bool segments_per_token = false;

@@ -14,7 +14,7 @@ namespace {
 
 /// The interval [lo, hi] of keys row i may see (before segments); empty when lo > hi.
 std::pair<int64_t, int64_t> key_interval(const AttentionShape &s, int64_t i) {
-    const int64_t p = i + s.seq_k - s.seq_q;
+    const int64_t p = s.top_left ? i : i + s.seq_k - s.seq_q;
     int64_t lo = 0, hi = s.seq_k - 1;
     if (s.causal) hi = std::min(hi, p);
     if (s.window_left >= 0) lo = std::max(lo, p - s.window_left);
@@ -25,7 +25,7 @@ std::pair<int64_t, int64_t> key_interval(const AttentionShape &s, int64_t i) {
 }  // namespace
 
 AttentionShape attention_shape(const CaseSpec &c) {
-    return {c.batch, c.seq_q, c.seq_k, c.heads_q, c.head_dim, c.head_dim_v, c.causal, c.window_left, c.window_right};
+    return {c.batch, c.seq_q, c.seq_k, c.heads_q, c.head_dim, c.head_dim_v, c.causal, c.window_left, c.window_right, c.top_left};
 }
 
 int64_t kept_scores(const AttentionShape &s) {

@@ -14,6 +14,7 @@ struct AttentionShape {
     int64_t batch = 1, seq_q = 0, seq_k = 0, heads_q = 0, head_dim = 0, head_dim_v = 0;
     bool causal = false;
     int64_t window_left = -1, window_right = -1;  ///< < 0: unbounded
+    bool top_left = false;                        ///< causal/window alignment (default bottom-right)
 };
 
 /// The shape of a suite case.

@@ -44,8 +44,10 @@ public:
         return ((b * p_.seq_q + i) * p_.heads_q + h) * p_.head_dim_v;
     }
 
-    /// Key position that query row i is aligned to (bottom-right alignment).
-    int64_t aligned_position(int64_t i) const { return i + p_.seq_k - p_.seq_q; }
+    /// Key position that query row i is aligned to (bottom-right unless told top-left).
+    int64_t aligned_position(int64_t i) const {
+        return p_.causal_alignment == ATTNGATE_ALIGN_TOP_LEFT ? i : i + p_.seq_k - p_.seq_q;
+    }
 
     /// Half-open range of keys that causal masking and the window leave for row i.
     void key_range(int64_t i, int64_t &lo, int64_t &hi) const {

@@ -137,6 +137,8 @@ extern const attngate_kernel flash_kernel = {
     /* .supports    = */ nullptr,
     /* .run         = */ flash_run,
     /* .user        = */ nullptr,
+    /* .init        = */ nullptr,
+    /* .free        = */ nullptr,
 };
 
 }  // namespace attngate::kernels

@@ -79,6 +79,8 @@ extern const attngate_kernel native_kernel = {
     /* .supports    = */ nullptr,
     /* .run         = */ native_run,
     /* .user        = */ nullptr,
+    /* .init        = */ nullptr,
+    /* .free        = */ nullptr,
 };
 
 }  // namespace attngate::kernels

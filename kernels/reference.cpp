@@ -99,6 +99,8 @@ extern const attngate_kernel reference_kernel = {
     /* .supports    = */ nullptr,
     /* .run         = */ reference_run,
     /* .user        = */ nullptr,
+    /* .init        = */ nullptr,
+    /* .free        = */ nullptr,
 };
 
 }  // namespace attngate::kernels

@@ -51,7 +51,8 @@ def attention(desc, t):
     q, k, v = (t[n].astype(np.float64) for n in ("q", "k", "v"))
     scale, cap = desc["scale"], desc["softcap"]
     left, right = desc["window"]
-    pos = np.arange(Sq)[:, None] + (Sk - Sq)
+    top_left = desc.get("causal_alignment") == "top_left"
+    pos = np.arange(Sq)[:, None] + (0 if top_left else Sk - Sq)
     j = np.arange(Sk)[None, :]
     allowed = np.ones((Sq, Sk), dtype=bool)
     if desc["causal"]:

@@ -152,15 +152,15 @@ int slowdown_run(const attngate_kernel *, const attngate_problem *p, char *err, 
 
 #define MEMORY_FAULT(name, what, fault)                                                                 \
     {ATTNGATE_API_VERSION, name, "0.0.1", what, ATTNGATE_FEATURE_ALL, ATTNGATE_WORKSPACE_CONSTANT, nullptr, \
-     memory_fault_run, reinterpret_cast<void *>(fault)}
+     memory_fault_run, reinterpret_cast<void *>(fault), nullptr, nullptr}
 
 const attngate_kernel kFaulty[] = {
     {ATTNGATE_API_VERSION, "causal_off_by_one", "0.0.1", "causal mask off by one on the last key block",
-     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kCausalOffByOneLastBlock)},
+     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kCausalOffByOneLastBlock), nullptr, nullptr},
     {ATTNGATE_API_VERSION, "softmax_no_max", "0.0.1", "softmax without max subtraction (overflows on large logits)",
-     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNoMaxSubtraction)},
+     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNoMaxSubtraction), nullptr, nullptr},
     {ATTNGATE_API_VERSION, "nan_to_zero", "0.0.1", "drops NaN scores as if masked",
-     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNanToZero)},
+     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNanToZero), nullptr, nullptr},
     MEMORY_FAULT("leaky", "flash that keeps 4 KiB per call with malloc", kLeak4KiB),
     MEMORY_FAULT("leaky-slow", "flash that keeps 64 bytes per call with malloc", kLeak64),
     MEMORY_FAULT("leaky-abi", "flash that forgets to free one ABI allocation per call", kLeakAbi),
@@ -168,7 +168,7 @@ const attngate_kernel kFaulty[] = {
     MEMORY_FAULT("crashy", "flash that segfaults when seq_q == 77", kCrashOn77),
     MEMORY_FAULT("hangy", "flash that never returns when seq_q == 33", kHangOn33),
     {ATTNGATE_API_VERSION, "flash-slowdown", "0.0.1", "flash plus ATTNGATE_TEST_SLOWDOWN_PCT percent extra work",
-     ATTNGATE_FEATURE_ALL, ATTNGATE_WORKSPACE_CONSTANT, nullptr, slowdown_run, nullptr},
+     ATTNGATE_FEATURE_ALL, ATTNGATE_WORKSPACE_CONSTANT, nullptr, slowdown_run, nullptr, nullptr, nullptr},
     MEMORY_FAULT("leak-1", "flash that keeps 1 byte per call", kLeakTiny + 1),
     MEMORY_FAULT("leak-2", "flash that keeps 2 bytes per call", kLeakTiny + 2),
     MEMORY_FAULT("leak-4", "flash that keeps 4 bytes per call", kLeakTiny + 4),

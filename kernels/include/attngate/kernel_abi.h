@@ -9,8 +9,10 @@
  * Semantics every kernel implements (the reference kernel is the executable definition):
  *   score(b,h,i,j) = softcap(scale * dot(q[b,i,h,:], k[b,j,h/(Hq/Hkv),:])) + bias[b,h,i,j]
  *   softcap(s)     = cap * tanh(s / cap) when softcap > 0, else s
- *   allowed(b,i,j) = causal and window are aligned bottom-right: query i sits at key
- *                    position p = i + (Sk - Sq), as in a KV-cached decode step;
+ *   allowed(b,i,j) = causal and window are aligned bottom-right by default: query i sits
+ *                    at key position p = i + (Sk - Sq), as in a KV-cached decode step
+ *                    (causal_alignment = ATTNGATE_ALIGN_TOP_LEFT: p = i, as JAX and
+ *                    PyTorch align a causal mask);
  *                    causal       -> j <= p
  *                    window_left  -> j >= p - window_left   (negative: unbounded)
  *                    window_right -> j <= p + window_right  (negative: unbounded)
@@ -29,7 +31,9 @@
 extern "C" {
 #endif
 
-#define ATTNGATE_API_VERSION 1
+/* Version 2 added causal_alignment and instance to the problem and the optional
+ * init/free slots to the kernel. A table of another version is refused by name. */
+#define ATTNGATE_API_VERSION 2
 
 /* Operand dtype of Q, K and V. The output is always float32. */
 typedef enum attngate_dtype {
@@ -62,6 +66,12 @@ typedef enum attngate_workspace_growth {
     ATTNGATE_WORKSPACE_QUADRATIC = 3,      /* up to Sq x Sk (materialised scores) */
 } attngate_workspace_growth;
 
+/* Where query row i sits among the keys for causal masking and windows. */
+typedef enum attngate_causal_alignment {
+    ATTNGATE_ALIGN_BOTTOM_RIGHT = 0, /* p = i + Sk - Sq (FlashAttention 2.1+, KV cache) */
+    ATTNGATE_ALIGN_TOP_LEFT = 1,     /* p = i (jnp.tril, torch's is_causal) */
+} attngate_causal_alignment;
+
 /* Memory the harness hands to kernels for their workspace; the harness counts every
  * byte, so a kernel that uses it makes its memory visible to the gate. */
 typedef struct attngate_allocator {
@@ -82,7 +92,8 @@ typedef struct attngate_problem {
 
     float scale;          /* softmax scale, the harness fills 1/sqrt(D) by default */
     float softcap;        /* > 0: cap * tanh(s / cap); 0: off */
-    int32_t causal;       /* non-zero: causal, aligned bottom-right */
+    int32_t causal;       /* non-zero: causal */
+    int32_t causal_alignment; /* attngate_causal_alignment, for causal and window */
     int64_t window_left;  /* < 0: unbounded */
     int64_t window_right; /* < 0: unbounded */
 
@@ -99,7 +110,14 @@ typedef struct attngate_problem {
     int64_t block_k;
 
     const attngate_allocator *allocator; /* never NULL when the harness calls run */
+    void *instance; /* what the kernel's init returned; NULL when it has no init */
 } attngate_problem;
+
+/* What the harness asks of a kernel instance when it calls init. */
+typedef struct attngate_kernel_params {
+    int32_t num_threads; /* threads the kernel may use; <= 0: its default (all cores) */
+    const char *options; /* kernel-specific settings as a JSON object, or NULL */
+} attngate_kernel_params;
 
 typedef struct attngate_kernel {
     uint32_t api_version;    /* ATTNGATE_API_VERSION */
@@ -116,6 +134,14 @@ typedef struct attngate_kernel {
     int (*run)(const struct attngate_kernel *self, const attngate_problem *p, char *err,
                size_t err_len);
     void *user; /* the kernel's own data */
+    /* (optional) Makes an instance that holds what should live across calls (a thread
+     * pool, a device, a compiled program); the harness passes it as problem.instance to
+     * every run and hands it to free at the end. Returns NULL on failure and writes why
+     * into err. Without init, problem.instance is NULL. */
+    void *(*init)(const struct attngate_kernel *self, const attngate_kernel_params *params,
+                  char *err, size_t err_len);
+    /* (optional) Releases what init returned. */
+    void (*free)(const struct attngate_kernel *self, void *instance);
 } attngate_kernel;
 
 /* What a plugin shared library exports: its kernels, count written to *count. */
