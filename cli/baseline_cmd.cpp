@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "baseline_update.hpp"
+#include "store/baseline_update.hpp"
 
 namespace attngate::cli {
 

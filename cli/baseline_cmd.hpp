@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "results.hpp"
+#include "results/results.hpp"
 
 namespace attngate::cli {
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "backend/in_process_backend.hpp"
+
 namespace attngate::cli {
 
 namespace fs = std::filesystem;
@@ -16,11 +18,17 @@ Result<Suite> resolve_suite(const std::string &arg) {
     return load_suite(p);
 }
 
-Result<KernelRegistry> registry_with(const std::vector<std::string> &plugins) {
-    KernelRegistry reg = KernelRegistry::with_builtins();
-    for (const auto &p : plugins)
-        if (auto r = reg.load_plugin(p); !r) return std::unexpected(r.error());
-    return reg;
+void add_kernel_source_options(CLI::App *cmd, KernelSources &sources) {
+    cmd->add_option("--plugin", sources.plugins, "kernel plugin .so to load (repeatable); its kernels run every case they support");
+}
+
+Result<Backends> open_backends(const KernelSources &sources, std::vector<std::string> *origins) {
+    Backends backends;
+    auto in_process = InProcessBackend::create(sources.plugins);
+    if (!in_process) return std::unexpected(in_process.error());
+    if (auto r = backends.add(std::move(*in_process)); !r) return std::unexpected(r.error());
+    if (origins) origins->insert(origins->end(), sources.plugins.begin(), sources.plugins.end());
+    return backends;
 }
 
 int report_error(const Error &e) {

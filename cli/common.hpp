@@ -1,19 +1,33 @@
-// Helpers every subcommand shares: finding the suite, loading plugins, reporting errors.
+// Helpers every subcommand shares: finding the suite, opening the kernels' backends,
+// reporting errors.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "kernel_registry.hpp"
-#include "suite.hpp"
+#include <CLI/CLI.hpp>
+
+#include "backend/backend.hpp"
+#include "plan/suite.hpp"
 
 namespace attngate::cli {
 
 /// --suite accepts a path or a name of a file in suites/.
 Result<Suite> resolve_suite(const std::string &arg);
 
-/// The built-in kernels plus the given plugins.
-Result<KernelRegistry> registry_with(const std::vector<std::string> &plugins);
+/// Where kernels come from besides the built-in ones.
+struct KernelSources {
+    std::vector<std::string> plugins;  ///< --plugin .so files
+    std::vector<std::string> adapters;  ///< --adapter command lines, started as children
+    std::vector<std::string> remotes;   ///< --remote URLs of adapters already running
+};
+
+/// Adds --plugin, --adapter and --remote to a subcommand.
+void add_kernel_source_options(CLI::App *cmd, KernelSources &sources);
+
+/// The backends of a run: the built-in kernels and plugins in this process, then each
+/// adapter and remote. `origins` gets every plugin path and adapter URL, in order.
+Result<Backends> open_backends(const KernelSources &sources, std::vector<std::string> *origins = nullptr);
 
 /// Prints "error: ..." to stderr and returns the exit code for the error's kind.
 int report_error(const Error &e);

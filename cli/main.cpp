@@ -14,18 +14,18 @@
 #include "baseline_cmd.hpp"
 #include "common.hpp"
 #include "perf_cmds.hpp"
-#include "fingerprint.hpp"
-#include "golden.hpp"
-#include "inputs.hpp"
-#include "kernel_registry.hpp"
+#include "results/fingerprint.hpp"
+#include "store/golden.hpp"
+#include "plan/inputs.hpp"
 #include "report/console.hpp"
 #include "report/report_files.hpp"
-#include "run.hpp"
-#include "suite.hpp"
+#include "run/run.hpp"
+#include "plan/suite.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngate;
-using attngate::cli::registry_with;
+using attngate::cli::KernelSources;
+using attngate::cli::open_backends;
 using attngate::cli::report_error;
 using attngate::cli::resolve_suite;
 
@@ -37,7 +37,8 @@ struct RunArgs {
     std::string out = "reports/results.json";
     std::vector<std::string> checks = {"golden", "memory", "perf", "cost"};
     std::string machine, device_class = "gcp-e2-standard-2";
-    std::vector<std::string> plugins, kernels, cases;
+    KernelSources sources;
+    std::vector<std::string> kernels, cases;
     bool no_isolation = false;
     std::optional<double> timeout_s;
     std::vector<std::string> lockfiles, history;
@@ -64,9 +65,9 @@ ProgressFn console_progress_printer() {
 int cmd_run(const RunArgs &a) {
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
-    auto reg = registry_with(a.plugins);
-    if (!reg) return report_error(reg.error());
     RunOptions opt;
+    auto backends = open_backends(a.sources, &opt.extra_origins);
+    if (!backends) return report_error(backends.error());
     opt.baselines = a.baselines;
     opt.results_path = a.out;
     opt.checks = a.checks;
@@ -79,7 +80,7 @@ int cmd_run(const RunArgs &a) {
     ReportContext ctx;
     if (auto h = load_history(a.history, suite->name); h) ctx.history = std::move(*h);
     else return report_error(h.error());
-    auto results = run_suite(*suite, *reg, opt, console_progress_printer());
+    auto results = run_suite(*suite, *backends, opt, console_progress_printer());
     if (!results) return report_error(results.error());
     if (auto w = write_reports(*results, ctx, a.reports); !w) return report_error(w.error());
     fmt::print("{}", console_summary(*results, a.out));
@@ -97,7 +98,9 @@ int cmd_baseline_update(const cli::BaselineUpdateArgs &a) {
 int cmd_golden_generate(const std::string &suite_arg, const std::string &baselines, const std::vector<std::string> &lockfiles) {
     auto suite = resolve_suite(suite_arg);
     if (!suite) return report_error(suite.error());
-    auto fp = collect_fingerprint(KernelRegistry::with_builtins(), lockfiles);
+    auto backends = open_backends({});
+    if (!backends) return report_error(backends.error());
+    auto fp = collect_fingerprint(backends->kernels(), backends->fingerprint(), lockfiles);
     if (!fp) return report_error(fp.error());
     auto m = generate_goldens(*suite, baselines, [](const GoldenEntry &e) {
         fmt::print("golden {:<28} max|out| {:.3g}  straightforward err {:.3g}  {}\n", e.case_id, e.output_max_abs,
@@ -119,12 +122,12 @@ int cmd_inputs(const std::string &suite_arg, const std::string &case_id, const s
     return kExitPass;
 }
 
-int cmd_kernels(const std::vector<std::string> &plugins) {
-    auto reg = registry_with(plugins);
-    if (!reg) return report_error(reg.error());
-    for (const auto *k : reg->all())
-        fmt::print("{:<12} {:<8} {}\n{:<12} supports: {}\n", k->name, k->version ? k->version : "", k->description ? k->description : "",
-                   "", feature_names(k->features));
+int cmd_kernels(const KernelSources &sources) {
+    auto backends = open_backends(sources);
+    if (!backends) return report_error(backends.error());
+    for (const auto *k : backends->kernels())
+        fmt::print("{:<14} {:<10} {}\n{:<14} from {}; supports: {}\n", k->name, k->version, k->description, "", k->origin,
+                   feature_names(k->features));
     return kExitPass;
 }
 
@@ -147,7 +150,8 @@ int cmd_report(const ReportArgs &a) {
 }
 
 struct EnvArgs {
-    std::vector<std::string> lockfiles, plugins, diff;
+    std::vector<std::string> lockfiles, diff;
+    KernelSources sources;
     bool json = false;
 };
 
@@ -160,9 +164,9 @@ int cmd_env(const EnvArgs &a) {
         fmt::print("{} -> {}\n{}", a.diff[0], a.diff[1], console_fingerprint_diff(diff_fingerprints(*before, *after)));
         return kExitPass;
     }
-    auto reg = registry_with(a.plugins);
-    if (!reg) return report_error(reg.error());
-    auto fp = collect_fingerprint(*reg, a.lockfiles);
+    auto backends = open_backends(a.sources);
+    if (!backends) return report_error(backends.error());
+    auto fp = collect_fingerprint(backends->kernels(), backends->fingerprint(), a.lockfiles);
     if (!fp) return report_error(fp.error());
     fmt::print("{}", a.json ? pretty_json(*fp) : console_fingerprint(*fp));
     return kExitPass;
@@ -195,8 +199,8 @@ int main(int argc, char **argv) {
     run_cmd->add_flag("--no-isolation", run.no_isolation, "run kernels in this process (for debugging; a crash ends the run)");
     run_cmd->add_option("--timeout", run.timeout_s, "seconds per case x kernel before an isolated kernel counts as hung")
         ->check(CLI::PositiveNumber);
-    run_cmd->add_option("--plugin", run.plugins, "kernel plugin .so to load (repeatable)");
-    run_cmd->add_option("--kernel", run.kernels, "only these kernels (label or name, repeatable)");
+    cli::add_kernel_source_options(run_cmd, run.sources);
+    run_cmd->add_option("--kernel", run.kernels, "only these kernels (label or name, repeatable; any loaded kernel)");
     run_cmd->add_option("--case", run.cases, "only these cases (repeatable)");
     run_cmd->add_option("--lockfile", run.lockfiles, "a lock file of yours to record in the fingerprint (repeatable)");
     add_report_options(run_cmd, run.reports, run.history);
@@ -229,9 +233,9 @@ int main(int argc, char **argv) {
     update->add_flag("--force", bu.force, "accept rows whose golden check failed");
     update->add_flag("--allow-in-ci", bu.allow_in_ci, "write even when CI=true");
 
-    std::vector<std::string> plugins;
+    KernelSources kernel_sources;
     auto *kernels = app.add_subcommand("kernels", "list kernels and what they support");
-    kernels->add_option("--plugin", plugins, "kernel plugin .so to load (repeatable)");
+    cli::add_kernel_source_options(kernels, kernel_sources);
 
     ReportArgs report;
     auto *report_cmd = app.add_subcommand("report", "write HTML, Markdown and JUnit reports from a results.json");
@@ -242,7 +246,7 @@ int main(int argc, char **argv) {
     EnvArgs env;
     auto *env_cmd = app.add_subcommand("env", "print the dependency and environment fingerprint, or diff two");
     env_cmd->add_option("--lockfile", env.lockfiles, "a lock file of yours to include (repeatable)");
-    env_cmd->add_option("--plugin", env.plugins, "kernel plugin .so whose kernels to include (repeatable)");
+    cli::add_kernel_source_options(env_cmd, env.sources);
     env_cmd->add_flag("--json", env.json, "print JSON");
     env_cmd->add_option("--diff", env.diff, "A.json B.json: what moved from A to B (results or fingerprint files)")->expected(2);
 
@@ -263,7 +267,7 @@ int main(int argc, char **argv) {
     if (*run_cmd) return cmd_run(run);
     if (*generate) return cmd_golden_generate(suite_arg, baselines, golden_lockfiles);
     if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
-    if (*kernels) return cmd_kernels(plugins);
+    if (*kernels) return cmd_kernels(kernel_sources);
     if (*update) return cmd_baseline_update(bu);
     if (const int rc = perf_command(); rc >= 0) return rc;
     if (*report_cmd) return cmd_report(report);

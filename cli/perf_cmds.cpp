@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "ab.hpp"
+#include "run/ab.hpp"
 #include "common.hpp"
-#include "compare.hpp"
-#include "files.hpp"
-#include "perf_phase.hpp"
+#include "results/compare.hpp"
+#include "io/files.hpp"
+#include "run/perf_phase.hpp"
 #include "report/report_files.hpp"
 
 namespace attngate::cli {
@@ -21,7 +21,8 @@ namespace {
 struct PerfArgs {
     // time
     std::string suite, out;
-    std::vector<std::string> plugins, kernels, cases;
+    KernelSources sources;
+    std::vector<std::string> kernels, cases;
     int repetitions = 1;
     double min_time_s = 0.02;
     bool no_isolation = false;
@@ -37,11 +38,12 @@ struct PerfArgs {
 int cmd_time(const PerfArgs &a) {
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
-    auto reg = registry_with(a.plugins);
-    if (!reg) return report_error(reg.error());
-    auto plan = make_plan(*suite, *reg, {a.kernels, a.cases});
+    std::vector<std::string> origins;
+    auto backends = open_backends(a.sources, &origins);
+    if (!backends) return report_error(backends.error());
+    auto plan = make_plan(*suite, backends->kernels(), origins, {a.kernels, a.cases});
     if (!plan) return report_error(plan.error());
-    auto samples = time_plan(*suite, *plan, TimingOptions{a.repetitions, a.min_time_s, true}, !a.no_isolation, 3600);
+    auto samples = time_plan(*suite, *plan, *backends, TimingRequest{a.repetitions, a.min_time_s, !a.no_isolation, 3600});
     if (!samples) return report_error(samples.error());
     json::array out;
     for (const auto &s : *samples)
@@ -99,7 +101,7 @@ int cmd_ab(const PerfArgs &a) {
     o.policy.alpha = a.alpha;
     o.policy.threshold = a.threshold_pct / 100.0;
     o.time_args = {"--suite", suite->file.string()};
-    for (const auto &p : a.plugins) o.time_args.insert(o.time_args.end(), {"--plugin", p});
+    for (const auto &p : a.sources.plugins) o.time_args.insert(o.time_args.end(), {"--plugin", p});
     for (const auto &k : a.kernels) o.time_args.insert(o.time_args.end(), {"--kernel", k});
     for (const auto &c : a.cases) o.time_args.insert(o.time_args.end(), {"--case", c});
     const bool tty = ::isatty(STDERR_FILENO);
@@ -132,7 +134,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     auto *time = app.add_subcommand("time", "time a suite's case x kernels and write the samples (what ab runs on each side)");
     time->add_option("--suite", args->suite, "suite file or name in suites/")->required();
     time->add_option("--out", args->out, "where the samples go (JSON)")->required();
-    time->add_option("--plugin", args->plugins, "kernel plugin .so to load (repeatable)");
+    add_kernel_source_options(time, args->sources);
     time->add_option("--kernel", args->kernels, "only these kernels (repeatable)");
     time->add_option("--case", args->cases, "only these cases (repeatable)");
     time->add_option("--repetitions", args->repetitions, "samples per case x kernel")->check(CLI::PositiveNumber)->capture_default_str();
@@ -149,7 +151,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_option("--suite", args->suite, "suite file or name in suites/")->required();
     ab->add_option("--rounds", args->rounds, "paired rounds (each times every case once per side)")->check(CLI::Range(2, 100000))->capture_default_str();
     ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(CLI::PositiveNumber)->capture_default_str();
-    ab->add_option("--plugin", args->plugins, "kernel plugin .so both sides load (repeatable)");
+    ab->add_option("--plugin", args->sources.plugins, "kernel plugin .so both sides load (repeatable)");
     ab->add_option("--kernel", args->kernels, "only these kernels (repeatable)");
     ab->add_option("--case", args->cases, "only these cases (repeatable)");
     ab->add_option("--out", args->ab_out, "where the A/B results.json goes")->capture_default_str();

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "cost.hpp"
-#include "results.hpp"
+#include "checks/cost.hpp"
+#include "results/results.hpp"
 
 namespace attngate {
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "attngate/kernel_abi.h"
-#include "golden.hpp"
-#include "results.hpp"
+#include "store/golden.hpp"
+#include "results/results.hpp"
 
 namespace attngate {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "attngate/kernel_abi.h"
-#include "observe.hpp"
-#include "results.hpp"
+#include "backend/observe.hpp"
+#include "results/results.hpp"
 
 namespace attngate {
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "stats.hpp"
+#include "stats/stats.hpp"
 
 namespace attngate {
 

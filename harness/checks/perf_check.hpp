@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "perf_decision.hpp"
-#include "results.hpp"
-#include "throughput.hpp"
+#include "stats/perf_decision.hpp"
+#include "results/results.hpp"
+#include "checks/throughput.hpp"
 
 namespace attngate {
 

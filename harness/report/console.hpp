@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "fingerprint.hpp"
-#include "results.hpp"
+#include "results/fingerprint.hpp"
+#include "results/results.hpp"
 
 namespace attngate {
 

@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "json_io.hpp"
+#include "io/json_io.hpp"
 
 namespace attngate {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "report/summary.hpp"
-#include "results.hpp"
+#include "results/results.hpp"
 
 namespace attngate {
 

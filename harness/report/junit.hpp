@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "results.hpp"
+#include "results/results.hpp"
 
 namespace attngate {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "files.hpp"
+#include "io/files.hpp"
 #include "report/gbench.hpp"
 #include "report/html.hpp"
 #include "report/junit.hpp"

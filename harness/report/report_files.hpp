@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "error.hpp"
+#include "io/error.hpp"
 #include "report/summary.hpp"
-#include "results.hpp"
+#include "results/results.hpp"
 
 namespace attngate {
 

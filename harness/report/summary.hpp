@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "fingerprint.hpp"
-#include "results.hpp"
+#include "results/fingerprint.hpp"
+#include "results/results.hpp"
 
 namespace attngate {
 

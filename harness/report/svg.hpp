@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "json_io.hpp"
+#include "io/json_io.hpp"
 
 namespace attngate {
 

@@ -68,6 +68,35 @@ class RunTest(TempWorkspace):
                 self.assertIn(metric, golden["metrics"])
             self.assertLessEqual(golden["metrics"]["max_abs_error"], golden["metrics"]["tolerance"])
 
+    def test_a_plugin_is_gated_by_the_documented_command(self):
+        # `attngate run --suite S --plugin libmine.so`: the user's kernel runs every case it
+        # supports, with the suite's goldens, beside the suite's own kernels.
+        r = self.run_tiny("--plugin", ARGS.user_plugin)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        results = json.load(open(self.results))
+        mine = [e for e in results["results"] if e["kernel"] == "mine"]
+        self.assertEqual(sorted(e["case"] for e in mine), sorted(c["id"] for c in TINY_SUITE["cases"]))
+        for e in mine:
+            self.assertEqual(e["verdict"], "pass", e)
+            self.assertEqual(e["kernel_origin"], ARGS.user_plugin)
+            self.assertEqual([c["check"] for c in e["checks"]], ["golden", "memory"])
+        self.assertEqual(len(results["results"]), 5 * len(TINY_SUITE["cases"]))
+        # --kernel may name a plugin's kernel although the suite does not.
+        r = self.run_tiny("--plugin", ARGS.user_plugin, "--kernel", "mine", "--case", "gqa_bf16")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual([(e["case"], e["kernel"]) for e in json.load(open(self.results))["results"]], [("gqa_bf16", "mine")])
+
+    def test_a_plugin_that_runs_nothing_is_bad_input_never_a_pass(self):
+        suite = dict(TINY_SUITE, cases=[TINY_SUITE["cases"][0]])  # f32 only; picky takes bf16 only
+        with open(self.suite, "w") as f:
+            json.dump(suite, f)
+        r = self.run_tiny("--plugin", ARGS.picky_plugin)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(ARGS.picky_plugin, r.stderr)
+        self.assertIn("none of its kernels supports any case", r.stderr)
+        self.assertNotIn("GATE PASSED", r.stdout)
+        self.assertFalse(os.path.exists(self.results))
+
     def test_faulty_causal_mask_fails_and_names_the_case(self):
         suite = dict(TINY_SUITE, kernels=["causal_off_by_one"], cases=[TINY_SUITE["cases"][0]])
         with open(self.suite, "w") as f:

@@ -11,6 +11,8 @@ import unittest
 class Args:
     attngate = None
     faulty_plugin = None
+    user_plugin = None
+    picky_plugin = None
     source_dir = None
 
 
@@ -36,9 +38,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--attngate", required=True)
     parser.add_argument("--faulty-plugin", required=True)
+    parser.add_argument("--user-plugin")
+    parser.add_argument("--picky-plugin")
     parser.add_argument("--source-dir", required=True)
     parsed, rest = parser.parse_known_args()
     ARGS.attngate = os.path.abspath(parsed.attngate)
     ARGS.faulty_plugin = os.path.abspath(parsed.faulty_plugin)
+    ARGS.user_plugin = parsed.user_plugin and os.path.abspath(parsed.user_plugin)
+    ARGS.picky_plugin = parsed.picky_plugin and os.path.abspath(parsed.picky_plugin)
     ARGS.source_dir = parsed.source_dir
     unittest.main(module="__main__", argv=[sys.argv[0], *rest], verbosity=2)

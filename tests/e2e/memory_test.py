@@ -38,9 +38,10 @@ class MemoryGateTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def run_suite(self, *extra, env=None):
+    def run_suite(self, *extra, env=None, plugin=True):
+        # A loaded plugin runs all its kernels unless the suite names some of them.
         return attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results,
-                        "--checks", "golden,memory", "--plugin", ARGS.faulty_plugin, *extra, env=env)
+                        "--checks", "golden,memory", *(["--plugin", ARGS.faulty_plugin] if plugin else []), *extra, env=env)
 
     def verdicts(self):
         results = read_json(self.results)
@@ -80,7 +81,7 @@ class MemoryGateTest(unittest.TestCase):
         write_json(self.suite, dict(MEM_SUITE, kernels=["reference", "native", "flash",
                                                         {"kernel": "flash", "block_q": 16, "block_k": 32}]))
         for attempt in range(5):
-            r = self.run_suite()
+            r = self.run_suite(plugin=False)
             self.assertEqual(r.returncode, 0, f"run {attempt}: " + r.stdout + r.stderr)
             for entry in self.verdicts().values():
                 memory = [c for c in entry["checks"] if c["check"] == "memory"][0]
@@ -103,7 +104,7 @@ class MemoryGateTest(unittest.TestCase):
 
     def test_peak_growth_against_an_accepted_baseline(self):
         write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))
-        self.assertEqual(self.run_suite().returncode, 0)
+        self.assertEqual(self.run_suite(plugin=False).returncode, 0)
         r = self.accept("--yes", "--reason", "first")
         self.assertEqual(r.returncode, 0, r.stderr)
         path = os.path.join(self.baselines, "memory", "mem.json")
@@ -114,17 +115,17 @@ class MemoryGateTest(unittest.TestCase):
         for key in ("date", "user", "git_commit", "machine_class"):
             self.assertTrue(provenance[key], key)
         self.assertIn("compiler", provenance["fingerprint"]["toolchain"])  # the run's dependency fingerprint
-        self.assertEqual(self.run_suite().returncode, 0)
+        self.assertEqual(self.run_suite(plugin=False).returncode, 0)
         # Shrink one baseline by 20%: the same kernel now looks 25% bigger than its baseline.
         stored["entries"][0]["values"]["abi_peak_bytes"] = int(stored["entries"][0]["values"]["abi_peak_bytes"] * 0.8)
         write_json(path, stored)
-        r = self.run_suite()
+        r = self.run_suite(plugin=False)
         self.assertEqual(r.returncode, 1)
         self.assertIn("peak memory grew 25.0% over its baseline", r.stdout)
 
     def test_baseline_update_refuses_ci_and_non_terminals_and_limits_with_only(self):
         write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))
-        self.run_suite()
+        self.run_suite(plugin=False)
         path = os.path.join(self.baselines, "memory", "mem.json")
         env = dict(os.environ, CI="true")
         r = self.accept("--yes", env=env)
@@ -150,7 +151,7 @@ class MemoryGateTest(unittest.TestCase):
 
     def test_baseline_update_asks_per_case_on_a_terminal(self):
         write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))
-        self.run_suite()
+        self.run_suite(plugin=False)
         pid, fd = pty.fork()
         if pid == 0:
             developer = {k: v for k, v in os.environ.items() if k != "CI"}

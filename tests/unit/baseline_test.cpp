@@ -1,8 +1,8 @@
 // Baseline store and update planning.
 #include <catch2/catch.hpp>
 
-#include "baseline_update.hpp"
-#include "files.hpp"
+#include "store/baseline_update.hpp"
+#include "io/files.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cost.hpp"
+#include "checks/cost.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;

@@ -3,9 +3,9 @@
 
 #include <fstream>
 
-#include "files.hpp"
-#include "fingerprint.hpp"
-#include "lockfile.hpp"
+#include "io/files.hpp"
+#include "results/fingerprint.hpp"
+#include "results/lockfile.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -91,7 +91,8 @@ TEST_CASE("the fingerprint diff lists added removed and changed leaves and flag 
 }
 
 TEST_CASE("the collected fingerprint names the toolchain libraries machine and kernels", "[fingerprint]") {
-    auto fp = collect_fingerprint(KernelRegistry::with_builtins(), {});
+    const Backends backends = test::builtin_backends();
+    auto fp = collect_fingerprint(backends.kernels(), backends.fingerprint(), {});
     REQUIRE(fp);
     const auto flat = flatten_fingerprint(*fp);
     const auto has = [&](std::string_view key) {

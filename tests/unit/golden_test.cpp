@@ -3,10 +3,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "files.hpp"
-#include "golden.hpp"
-#include "npy.hpp"
-#include "run.hpp"
+#include "io/files.hpp"
+#include "store/golden.hpp"
+#include "io/npy.hpp"
+#include "run/run.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -99,7 +99,8 @@ TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]
     opt.baselines = dir / "baselines";
     opt.results_path = dir / "out" / "results.json";
     size_t calls = 0;
-    auto r = run_suite(s, KernelRegistry::with_builtins(), opt, [&](const CaseResult &, size_t done, size_t total) {
+    Backends backends = test::builtin_backends();
+    auto r = run_suite(s, backends, opt, [&](const CaseResult &, size_t done, size_t total) {
         ++calls;
         CHECK(done <= total);
     });
@@ -116,7 +117,7 @@ TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]
           flash->checks.at(0).metrics.at("tolerance").to_number<double>());
 
     // A second run notes that the outputs are bit-identical to the last one.
-    auto r2 = run_suite(s, KernelRegistry::with_builtins(), opt, nullptr);
+    auto r2 = run_suite(s, backends, opt, nullptr);
     REQUIRE(r2);
     CHECK(r2->results[0].checks[0].notes == std::vector<std::string>{"output bit-identical to the last run"});
 }

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "hypothesis.hpp"
+#include "stats/hypothesis.hpp"
 
 using namespace attngate;
 

@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "isolation.hpp"
+#include "backend/isolation.hpp"
 
 using namespace attngate;
 

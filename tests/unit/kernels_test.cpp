@@ -8,9 +8,9 @@
 
 #include "attngate/builtin_kernels.hpp"
 #include "checks/golden_check.hpp"
-#include "inputs.hpp"
-#include "kernel_registry.hpp"
-#include "memory.hpp"
+#include "plan/inputs.hpp"
+#include "backend/kernel_registry.hpp"
+#include "backend/memory.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "checks/memory_check.hpp"
-#include "observe.hpp"
+#include "backend/observe.hpp"
 
 using namespace attngate;
 

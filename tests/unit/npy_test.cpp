@@ -1,7 +1,7 @@
 // .npy writing and reading.
 #include <catch2/catch.hpp>
 
-#include "npy.hpp"
+#include "io/npy.hpp"
 
 using namespace attngate;
 

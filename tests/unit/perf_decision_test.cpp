@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "perf_decision.hpp"
+#include "stats/perf_decision.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;

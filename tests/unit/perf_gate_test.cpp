@@ -7,7 +7,7 @@
 
 #include "checks/cost_check.hpp"
 #include "checks/perf_check.hpp"
-#include "compare.hpp"
+#include "results/compare.hpp"
 #include "report/gbench.hpp"
 #include "test_support.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "rng.hpp"
+#include "plan/rng.hpp"
 
 using attngate::CounterRng;
 using attngate::splitmix64_at;

@@ -6,8 +6,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "rng.hpp"
-#include "stats.hpp"
+#include "plan/rng.hpp"
+#include "stats/stats.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "suite.hpp"
+#include "plan/suite.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;

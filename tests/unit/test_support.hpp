@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "rng.hpp"
-#include "suite.hpp"
+#include "backend/in_process_backend.hpp"
+#include "plan/rng.hpp"
+#include "plan/suite.hpp"
 
 namespace attngate::test {
 
@@ -46,6 +47,14 @@ inline CaseSpec small_case(std::string id, int64_t sq, int64_t sk, int64_t hq, i
     c.head_dim = d;
     c.head_dim_v = d;
     return c;
+}
+
+/// The built-in kernels as a run's only backend.
+inline Backends builtin_backends() {
+    Backends b;
+    auto in_process = InProcessBackend::create({});
+    if (!in_process || !b.add(std::move(*in_process))) std::abort();
+    return b;
 }
 
 /// n timing samples near `center`, each center x (1 + spread x u) with u uniform on

@@ -3,8 +3,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "rng.hpp"
-#include "throughput.hpp"
+#include "plan/rng.hpp"
+#include "checks/throughput.hpp"
 
 using namespace attngate;
 

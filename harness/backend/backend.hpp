@@ -1,0 +1,91 @@
+// The one interface every kernel is reached through. A backend hosts kernels (in this
+// process, or behind an adapter over HTTP), runs one on a case, times a set of them and
+// observes their memory; what it hands back is plain observation data for the checks.
+// A new kind of kernel host is one new implementation of this interface.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "io/error.hpp"
+#include "plan/inputs.hpp"
+#include "plan/kernel_info.hpp"
+#include "plan/suite.hpp"
+#include "results/observation.hpp"
+
+namespace attngate {
+
+/// One kernel on one case: what every backend call is about. The inputs are generated
+/// once per case by the caller and shared by every kernel and backend.
+struct Invocation {
+    const Suite *suite = nullptr;
+    const CaseSpec *spec = nullptr;
+    const CaseInputs *inputs = nullptr;
+    const KernelSpec *kernel = nullptr;  ///< registered name and tiling hints
+};
+
+struct ObserveRequest {
+    bool memory = false;
+    int64_t warmup_calls = 2;   ///< calls before the measured memory series
+    int64_t memory_calls = 20;  ///< measured calls (N)
+    int64_t memory_budget_bytes = int64_t{1} << 30;  ///< skip the growth probe past this
+    bool isolation = true;      ///< in-process: run in a forked child
+    double timeout_s = 60.0;    ///< per observation
+};
+
+struct TimingRequest {
+    int repetitions = 15;
+    double min_time_s = 0.02;
+    bool isolation = true;
+    double timeout_s = 3600.0;  ///< for the whole set
+};
+
+/// One invocation's timing: samples, or why there are none.
+struct TimingOutcome {
+    std::vector<double> samples_s;  ///< seconds per call, one per repetition
+    std::optional<double> compile_s;
+    std::string error;  ///< non-empty: not timed, and why
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    /// "in-process" or "adapter http://127.0.0.1:41234".
+    virtual std::string name() const = 0;
+    virtual const std::vector<KernelInfo> &kernels() const = 0;
+    /// Why the kernel cannot run the case (beyond its feature bits), or empty.
+    virtual std::string unsupported(const Invocation &inv) = 0;
+    /// Runs the kernel once for its output and, when asked, observes its memory over
+    /// repeated calls. A crash, hang or lost host is data in the observation.
+    virtual Observation observe(const Invocation &inv, const ObserveRequest &req) = 0;
+    /// Times the invocations, interleaved where the backend can; one outcome each.
+    virtual std::vector<TimingOutcome> time(const std::vector<Invocation> &invs, const TimingRequest &req) = 0;
+    /// What this backend adds to the run's fingerprint (an adapter's versions), keyed by
+    /// where it goes: {"adapters": {"attngate-jax": {...}}}; empty for none.
+    virtual boost::json::object fingerprint() const = 0;
+    /// The case is done: drop what was kept for it (uploaded inputs).
+    virtual void release_case(const CaseSpec &) {}
+};
+
+/// Every backend of a run, and which one hosts each kernel.
+class Backends {
+public:
+    /// Fails when a kernel name is offered twice.
+    Result<void> add(std::unique_ptr<Backend> backend);
+    Backend *host_of(std::string_view kernel) const;
+    const KernelInfo *find(std::string_view kernel) const;
+    std::vector<const KernelInfo *> kernels() const;
+    const std::vector<std::unique_ptr<Backend>> &all() const { return backends_; }
+    /// Every backend's fingerprint contribution merged into one object.
+    boost::json::object fingerprint() const;
+
+private:
+    std::vector<std::unique_ptr<Backend>> backends_;
+};
+
+}  // namespace attngate

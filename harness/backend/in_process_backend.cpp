@@ -1,0 +1,137 @@
+// In-process backend: registry lookups, isolation and the Google Benchmark timing child.
+#include "backend/in_process_backend.hpp"
+
+#include <map>
+#include <optional>
+
+#include "backend/isolation.hpp"
+#include "backend/memory.hpp"
+#include "backend/observe.hpp"
+#include "backend/timing.hpp"
+#include "io/json_io.hpp"
+
+namespace attngate {
+
+Result<std::unique_ptr<InProcessBackend>> InProcessBackend::create(const std::vector<std::string> &plugins) {
+    KernelRegistry reg = KernelRegistry::with_builtins();
+    for (const auto &p : plugins)
+        if (auto r = reg.load_plugin(p); !r) return std::unexpected(r.error());
+    return std::unique_ptr<InProcessBackend>(new InProcessBackend(std::move(reg)));
+}
+
+InProcessBackend::InProcessBackend(KernelRegistry registry) : registry_(std::move(registry)) {
+    for (size_t i = 0; i < registry_.all().size(); ++i) {
+        const attngate_kernel *k = registry_.all()[i];
+        infos_.push_back(KernelInfo{k->name, k->version ? k->version : "", k->description ? k->description : "", k->features,
+                                    k->workspace_growth, registry_.origins()[i], {}});
+    }
+}
+
+const attngate_kernel &InProcessBackend::table_of(const Invocation &inv) const {
+    const attngate_kernel *k = registry_.find(inv.kernel->kernel);
+    ATTNGATE_CHECK(k != nullptr);  // the plan only holds kernels this backend offered
+    return *k;
+}
+
+std::string InProcessBackend::unsupported(const Invocation &inv) {
+    const attngate_kernel &k = table_of(inv);
+    if (!k.supports) return {};
+    // Planning asks before any inputs exist; a kernel with its own supports() may look at
+    // the tensors, so it gets the real ones.
+    std::optional<CaseInputs> own;
+    if (!inv.inputs) own = generate_inputs(*inv.suite, *inv.spec);
+    std::vector<float> probe_out(1);
+    attngate_problem p = make_problem(*inv.spec, inv.inputs ? *inv.inputs : *own, probe_out.data(), nullptr, inv.kernel->block_q,
+                                      inv.kernel->block_k);
+    char why[256] = {0};
+    if (k.supports(&k, &p, why, sizeof why)) return {};
+    const std::string reason = bounded_string(why, sizeof why);
+    return reason.empty() ? "kernel's supports() declined the case" : reason;
+}
+
+Observation InProcessBackend::observe(const Invocation &inv, const ObserveRequest &req) {
+    const attngate_kernel &k = table_of(inv);
+    const auto work = [&] { return observe_kernel(k, inv, req); };
+    return req.isolation ? observe_isolated(work, req.timeout_s) : work();
+}
+
+namespace {
+
+/// One invocation to time, with the output and allocator its calls write to.
+struct Target {
+    const attngate_kernel *kernel;
+    std::vector<float> out;
+    std::unique_ptr<CountingAllocator> alloc;
+    attngate_problem problem{};
+};
+
+std::vector<std::vector<double>> parse_samples(const std::string &bytes, size_t n) {
+    boost::system::error_code ec;
+    const json::value v = json::parse(bytes, ec);
+    if (ec || !v.is_array() || v.get_array().size() != n) return {};
+    std::vector<std::vector<double>> out;
+    for (const auto &row : v.get_array()) {
+        if (!row.is_array()) return {};
+        out.emplace_back();
+        for (const auto &x : row.get_array()) {
+            if (!x.is_number()) return {};
+            out.back().push_back(x.to_number<double>());
+        }
+    }
+    return out;
+}
+
+/// Times every target in this process: one instance per kernel, shared by its cases.
+std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, const TimingOptions &timing) {
+    std::map<const attngate_kernel *, std::unique_ptr<KernelInstance>> instances;
+    for (auto &t : targets) {
+        auto &inst = instances[t.kernel];
+        if (!inst) inst = std::make_unique<KernelInstance>(*t.kernel, 0);
+        t.problem.instance = inst->get();
+    }
+    std::vector<TimedCall> calls;
+    for (auto &t : targets)
+        calls.push_back({t.kernel->name, [&t] {
+                             char err[256];
+                             t.kernel->run(t.kernel, &t.problem, err, sizeof err);
+                         }});
+    return time_calls(calls, timing);
+}
+
+}  // namespace
+
+std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> &invs, const TimingRequest &req) {
+    std::vector<Target> targets;
+    for (const auto &inv : invs) {
+        Target t{&table_of(inv), std::vector<float>(static_cast<size_t>(output_elements(*inv.spec))),
+                 std::make_unique<CountingAllocator>(), {}};
+        t.problem = make_problem(*inv.spec, *inv.inputs, t.out.data(), t.alloc->abi(), inv.kernel->block_q, inv.kernel->block_k);
+        targets.push_back(std::move(t));
+    }
+    const TimingOptions timing{req.repetitions, req.min_time_s, true};
+    std::vector<TimingOutcome> out(targets.size());
+    if (targets.empty()) return out;
+    std::vector<std::vector<double>> samples;
+    if (!req.isolation) {
+        samples = time_targets(targets, timing);
+    } else {
+        auto bytes = run_isolated([&] {
+            json::array all;
+            for (const auto &s : time_targets(targets, timing)) all.push_back(json::array(s.begin(), s.end()));
+            return json::serialize(all);
+        }, req.timeout_s);
+        if (!bytes) {
+            for (auto &o : out) o.error = "timing child " + bytes.error().describe();
+            return out;
+        }
+        samples = parse_samples(*bytes, targets.size());
+        if (samples.empty()) {
+            for (auto &o : out) o.error = "timing child " + incomplete_result(0).describe();
+            return out;
+        }
+    }
+    for (size_t i = 0; i < out.size(); ++i) out[i].samples_s = std::move(samples[i]);
+    return out;
+}
+
+}  // namespace attngate

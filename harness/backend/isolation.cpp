@@ -1,0 +1,151 @@
+// fork/pipe/poll plumbing for isolated kernel runs.
+#include "backend/isolation.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/observe.hpp"
+#include "io/error.hpp"
+
+namespace attngate {
+
+namespace {
+
+constexpr size_t kStderrKeep = 16 * 1024;
+constexpr int kStderrLines = 12;
+
+/// A pipe whose ends close themselves.
+struct Pipe {
+    int fd[2] = {-1, -1};
+    Pipe() { ATTNGATE_CHECK(::pipe2(fd, O_CLOEXEC) == 0); }
+    ~Pipe() {
+        close_end(0);
+        close_end(1);
+    }
+    void close_end(int i) {
+        if (fd[i] >= 0) ::close(fd[i]);
+        fd[i] = -1;
+    }
+};
+
+void write_all(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        bytes.remove_prefix(static_cast<size_t>(n));
+    }
+}
+
+std::string last_lines(const std::string &text, int lines) {
+    size_t pos = text.size();
+    if (pos && text[pos - 1] == '\n') --pos;
+    for (int i = 0; i < lines && pos != std::string::npos && pos > 0; ++i) pos = text.rfind('\n', pos - 1);
+    return pos == std::string::npos || pos == 0 ? text : text.substr(pos + 1);
+}
+
+std::string signal_name(int sig) {
+    const char *abbrev = ::sigabbrev_np(sig);
+    return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
+}
+
+[[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<std::string()> &work) {
+    // A crash must end the child with its signal, whatever handlers the parent installed.
+    for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+    ::dup2(err.fd[1], STDERR_FILENO);
+    ::dup2(err.fd[1], STDOUT_FILENO);  // a kernel's prints must not interleave with the report
+    write_all(result.fd[1], work());
+    ::_exit(0);
+}
+
+}  // namespace
+
+std::expected<std::string, CrashInfo> run_isolated(const std::function<std::string()> &work, double timeout_s) {
+    Pipe result, err;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const auto t0 = std::chrono::steady_clock::now();
+    const pid_t pid = ::fork();
+    ATTNGATE_CHECK(pid >= 0);
+    if (pid == 0) run_child(result, err, work);
+    result.close_end(1);
+    err.close_end(1);
+
+    std::string payload, stderr_text;
+    bool timed_out = false;
+    pollfd fds[2] = {{result.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
+    int open_fds = 2;
+    char buf[65536];
+    while (open_fds > 0) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const int wait_ms = static_cast<int>(std::max(0.0, timeout_s - elapsed) * 1000) + 1;
+        if (elapsed >= timeout_s) {
+            timed_out = true;
+            break;
+        }
+        const int ready = ::poll(fds, 2, wait_ms);
+        if (ready < 0 && errno == EINTR) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                (i == 0 ? payload : stderr_text).append(buf, static_cast<size_t>(n));
+                if (stderr_text.size() > 2 * kStderrKeep) stderr_text.erase(0, stderr_text.size() - kStderrKeep);
+            } else if (n == 0 || errno != EINTR) {
+                fds[i].fd = -1;
+                --open_fds;
+            }
+        }
+    }
+    if (timed_out) ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    CrashInfo crash;
+    crash.seconds = seconds;
+    crash.stderr_tail = last_lines(stderr_text, kStderrLines);
+    if (timed_out) {
+        crash.kind = "timeout";
+        crash.seconds = timeout_s;
+    } else if (WIFSIGNALED(status)) {
+        crash.kind = "crash";
+        crash.signal = signal_name(WTERMSIG(status));
+    } else if (WEXITSTATUS(status) != 0) {
+        crash.kind = "exit";
+        crash.exit_code = WEXITSTATUS(status);
+    } else {
+        return payload;
+    }
+    return std::unexpected(std::move(crash));
+}
+
+CrashInfo incomplete_result(double seconds) {
+    CrashInfo c;
+    c.kind = "crash";
+    c.signal = "incomplete result";  // died or was cut off while writing
+    c.seconds = seconds;
+    return c;
+}
+
+Observation observe_isolated(const std::function<Observation()> &work, double timeout_s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto bytes = run_isolated([&] { return serialize_observation(work()); }, timeout_s);
+    Observation failed;
+    if (!bytes) {
+        failed.crash = std::move(bytes.error());
+        return failed;
+    }
+    if (auto o = parse_observation(*bytes)) return std::move(*o);
+    failed.crash = incomplete_result(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return failed;
+}
+
+}  // namespace attngate

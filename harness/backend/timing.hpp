@@ -1,0 +1,28 @@
+// The timing engine: Google Benchmark used as a library. Every case x kernel is
+// registered programmatically, repetitions are randomly interleaved across all of them
+// (so a burst of machine noise does not land on one case only), and a reporter keeps
+// every repetition's time per call instead of only the aggregates.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace attngate {
+
+struct TimingOptions {
+    int repetitions = 15;      ///< samples per benchmark
+    double min_time_s = 0.02;  ///< minimum time of one repetition (many calls when fast)
+    bool random_interleaving = true;
+};
+
+/// One thing to time: `call` runs the kernel once.
+struct TimedCall {
+    std::string name;
+    std::function<void()> call;
+};
+
+/// Seconds per call of every repetition, one vector per request, in request order.
+std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &requests, const TimingOptions &options);
+
+}  // namespace attngate

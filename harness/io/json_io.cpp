@@ -1,0 +1,220 @@
+// JSON reading and writing helpers.
+#include "io/json_io.hpp"
+
+#include "io/files.hpp"
+
+namespace attngate {
+
+Result<json::value> parse_json(std::string_view text, const std::string &file) {
+    json::stream_parser parser;
+    boost::system::error_code ec;
+    const size_t used = parser.write_some(text.data(), text.size(), ec);
+    if (!ec && used < text.size()) {
+        return fail(ErrorKind::BadInput, "{}: byte {}: expected end of JSON, found more text", file, used);
+    }
+    if (!ec) parser.finish(ec);
+    if (ec) return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: {}", file, used, ec.message());
+    return parser.release();
+}
+
+Result<json::value> load_json_file(const std::filesystem::path &path) {
+    auto text = read_file(path);
+    if (!text) return std::unexpected(text.error());
+    return parse_json(*text, path.string());
+}
+
+namespace {
+void pretty(const json::value &v, std::string &out, int indent) {
+    const std::string pad(static_cast<size_t>(indent + 2), ' ');
+    switch (v.kind()) {
+    case json::kind::object: {
+        const auto &o = v.get_object();
+        if (o.empty()) { out += "{}"; return; }
+        out += "{\n";
+        bool first = true;
+        for (const auto &kv : o) {
+            if (!first) out += ",\n";
+            first = false;
+            out += pad + json::serialize(json::string(kv.key())) + ": ";
+            pretty(kv.value(), out, indent + 2);
+        }
+        out += "\n" + std::string(static_cast<size_t>(indent), ' ') + "}";
+        return;
+    }
+    case json::kind::array: {
+        const auto &a = v.get_array();
+        bool scalars = true;
+        for (const auto &e : a) scalars = scalars && !e.is_structured();
+        if (a.empty() || scalars) { out += json::serialize(v); return; }
+        out += "[\n";
+        bool first = true;
+        for (const auto &e : a) {
+            if (!first) out += ",\n";
+            first = false;
+            out += pad;
+            pretty(e, out, indent + 2);
+        }
+        out += "\n" + std::string(static_cast<size_t>(indent), ' ') + "]";
+        return;
+    }
+    default:
+        out += json::serialize(v);
+    }
+}
+}  // namespace
+
+std::string pretty_json(const json::value &v) {
+    std::string out;
+    pretty(v, out, 0);
+    out += "\n";
+    return out;
+}
+
+const char *json_kind_name(const json::value &v) {
+    switch (v.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64: return "an integer";
+    case json::kind::double_: return "a number";
+    case json::kind::string: return "a string";
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+    }
+    return "a value";
+}
+
+ObjectReader::ObjectReader(const json::value &v, std::string file, std::string path)
+    : file_(std::move(file)), path_(std::move(path)) {
+    if (!v.is_object()) {
+        error_ = Error{ErrorKind::BadInput, fmt::format("{}: {}: expected an object, got {}", file_, path_, json_kind_name(v))};
+    } else {
+        obj_ = &v.get_object();
+    }
+}
+
+std::string ObjectReader::path_of(std::string_view key) const { return fmt::format("{}.{}", path_, key); }
+
+void ObjectReader::fail_at(std::string_view key, const std::string &what) {
+    if (!error_) error_ = Error{ErrorKind::BadInput, fmt::format("{}: {}: {}", file_, key.empty() ? path_ : path_of(key), what)};
+}
+
+bool ObjectReader::has(std::string_view key) const { return obj_ && obj_->contains(key); }
+
+const json::value *ObjectReader::raw(std::string_view key) {
+    known_.insert(std::string(key));
+    if (!obj_) return nullptr;
+    return obj_->if_contains(key);
+}
+
+std::string ObjectReader::string(std::string_view key, std::string def) {
+    const json::value *v = raw(key);
+    if (!v || error_) return def;
+    if (!v->is_string()) {
+        fail_at(key, fmt::format("expected a string, got {}", json_kind_name(*v)));
+        return def;
+    }
+    return std::string(v->get_string());
+}
+
+std::string ObjectReader::required_string(std::string_view key) {
+    if (obj_ && !has(key)) fail_at(key, "required field is missing (expected a string)");
+    return string(key, "");
+}
+
+int64_t ObjectReader::integer(std::string_view key, int64_t def, int64_t min, int64_t max) {
+    const json::value *v = raw(key);
+    if (!v || error_) return def;
+    int64_t x = 0;
+    if (v->is_int64()) x = v->get_int64();
+    else if (v->is_uint64() && v->get_uint64() <= uint64_t(INT64_MAX)) x = int64_t(v->get_uint64());
+    else {
+        fail_at(key, fmt::format("expected an integer, got {}", json_kind_name(*v)));
+        return def;
+    }
+    if (x < min || x > max) {
+        if (max == INT64_MAX) fail_at(key, fmt::format("expected an integer >= {}, got {}", min, x));
+        else fail_at(key, fmt::format("expected an integer in [{}, {}], got {}", min, max, x));
+        return def;
+    }
+    return x;
+}
+
+int64_t ObjectReader::required_integer(std::string_view key, int64_t min, int64_t max) {
+    if (obj_ && !has(key)) fail_at(key, "required field is missing (expected an integer)");
+    return integer(key, 0, min, max);
+}
+
+double ObjectReader::number(std::string_view key, double def) {
+    const json::value *v = raw(key);
+    if (!v || error_) return def;
+    if (!v->is_number()) {
+        fail_at(key, fmt::format("expected a number, got {}", json_kind_name(*v)));
+        return def;
+    }
+    return v->to_number<double>();
+}
+
+bool ObjectReader::boolean(std::string_view key, bool def) {
+    const json::value *v = raw(key);
+    if (!v || error_) return def;
+    if (!v->is_bool()) {
+        fail_at(key, fmt::format("expected true or false, got {}", json_kind_name(*v)));
+        return def;
+    }
+    return v->get_bool();
+}
+
+std::vector<int64_t> ObjectReader::integer_array(std::string_view key, std::vector<int64_t> def) {
+    const json::value *v = raw(key);
+    if (!v || error_) return def;
+    if (!v->is_array()) {
+        fail_at(key, fmt::format("expected an array of integers, got {}", json_kind_name(*v)));
+        return def;
+    }
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < v->get_array().size(); ++i) {
+        const auto &e = v->get_array()[i];
+        if (!e.is_int64()) {
+            fail_at(fmt::format("{}[{}]", key, i), fmt::format("expected an integer, got {}", json_kind_name(e)));
+            return def;
+        }
+        out.push_back(e.get_int64());
+    }
+    return out;
+}
+
+std::vector<std::string> ObjectReader::string_array(std::string_view key, const std::string &what) {
+    const json::value *v = raw(key);
+    std::vector<std::string> out;
+    if (!v || error_) return out;
+    if (!v->is_array()) {
+        fail_at(key, fmt::format("expected an array of strings ({}s)", what));
+        return {};
+    }
+    for (size_t i = 0; i < v->get_array().size(); ++i) {
+        const auto &e = v->get_array()[i];
+        if (!e.is_string()) {
+            fail_at(fmt::format("{}[{}]", key, i), fmt::format("expected {} (a string), got {}", what, json_kind_name(e)));
+            return {};
+        }
+        out.emplace_back(e.get_string());
+    }
+    return out;
+}
+
+std::optional<Error> ObjectReader::finish() {
+    if (error_) return error_;
+    if (obj_) {
+        for (const auto &kv : *obj_) {
+            if (!known_.contains(kv.key())) {
+                std::string fields;
+                for (const auto &k : known_) fields += (fields.empty() ? "" : ", ") + k;
+                return Error{ErrorKind::BadInput, fmt::format("{}: {}: unknown field (expected one of: {})", file_, path_of(kv.key()), fields)};
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace attngate

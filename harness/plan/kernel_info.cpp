@@ -1,0 +1,51 @@
+// Feature bits and their names.
+#include "plan/kernel_info.hpp"
+
+#include <utility>
+
+#include <fmt/ranges.h>
+
+namespace attngate {
+
+namespace {
+const std::pair<uint32_t, const char *> kFeatureNames[] = {
+    {ATTNGATE_FEATURE_CAUSAL, "causal"},   {ATTNGATE_FEATURE_WINDOW, "window"},
+    {ATTNGATE_FEATURE_SEGMENT_IDS, "segment_ids"}, {ATTNGATE_FEATURE_BIAS, "bias"},
+    {ATTNGATE_FEATURE_SOFTCAP, "softcap"}, {ATTNGATE_FEATURE_GQA, "gqa"},
+    {ATTNGATE_FEATURE_HEAD_DIM_V, "head_dim_v"}, {ATTNGATE_FEATURE_F32, "f32"},
+    {ATTNGATE_FEATURE_BF16, "bf16"},
+};
+}  // namespace
+
+std::string feature_names(uint32_t f) {
+    std::vector<std::string> out;
+    for (const auto &[bit, name] : kFeatureNames)
+        if (f & bit) out.emplace_back(name);
+    return fmt::format("{}", fmt::join(out, ", "));
+}
+
+uint32_t feature_bits(const std::vector<std::string> &names, std::vector<std::string> &unknown) {
+    uint32_t bits = 0;
+    for (const auto &n : names) {
+        bool found = false;
+        for (const auto &[bit, name] : kFeatureNames)
+            if (n == name) bits |= bit, found = true;
+        if (!found) unknown.push_back(n);
+    }
+    return bits;
+}
+
+std::string missing_features(const KernelInfo &k, const CaseSpec &c) {
+    uint32_t need = c.dtype == ATTNGATE_DTYPE_BF16 ? ATTNGATE_FEATURE_BF16 : ATTNGATE_FEATURE_F32;
+    if (c.causal) need |= ATTNGATE_FEATURE_CAUSAL;
+    if (c.window_left >= 0 || c.window_right >= 0) need |= ATTNGATE_FEATURE_WINDOW;
+    if (c.segments > 0 || c.segments_per_token) need |= ATTNGATE_FEATURE_SEGMENT_IDS;
+    if (!c.bias_shape.empty()) need |= ATTNGATE_FEATURE_BIAS;
+    if (c.softcap > 0) need |= ATTNGATE_FEATURE_SOFTCAP;
+    if (c.heads_q != c.heads_kv) need |= ATTNGATE_FEATURE_GQA;
+    if (c.head_dim_v != c.head_dim) need |= ATTNGATE_FEATURE_HEAD_DIM_V;
+    if (const uint32_t missing = need & ~k.features) return fmt::format("kernel does not support: {}", feature_names(missing));
+    return {};
+}
+
+}  // namespace attngate

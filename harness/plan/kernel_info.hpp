@@ -1,0 +1,33 @@
+// What a backend says about one of its kernels: enough to plan a run without calling it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "attngate/kernel_abi.h"
+#include "plan/suite.hpp"
+
+namespace attngate {
+
+struct KernelInfo {
+    std::string name;  ///< unique across every backend of a run
+    std::string version;
+    std::string description;
+    uint32_t features = 0;  ///< ATTNGATE_FEATURE_* bits
+    uint32_t workspace_growth = ATTNGATE_WORKSPACE_UNSPECIFIED;
+    std::string origin;  ///< "built-in", a plugin's path or an adapter's URL
+    boost::json::object conventions;  ///< what a remote kernel reports of its conventions
+};
+
+/// Why a kernel's declared features rule the case out, or empty when they do not.
+std::string missing_features(const KernelInfo &k, const CaseSpec &c);
+
+/// "causal, window, bf16" for a feature bit set.
+std::string feature_names(uint32_t features);
+
+/// Feature bits from their names ("causal", "gqa", ...); unknown names are returned in `unknown`.
+uint32_t feature_bits(const std::vector<std::string> &names, std::vector<std::string> &unknown);
+
+}  // namespace attngate

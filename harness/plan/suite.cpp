@@ -1,0 +1,239 @@
+// Suite parsing and validation.
+#include "plan/suite.hpp"
+
+#include <cmath>
+#include <regex>
+#include <set>
+
+#include "io/json_io.hpp"
+
+namespace attngate {
+
+const char *dtype_name(attngate_dtype d) { return d == ATTNGATE_DTYPE_BF16 ? "bf16" : "f32"; }
+
+std::string KernelSpec::label() const {
+    if (block_q <= 0 && block_k <= 0) return kernel;
+    return fmt::format("{}[bq={},bk={}]", kernel, block_q, block_k);
+}
+
+float CaseSpec::effective_scale() const {
+    return scale ? static_cast<float>(*scale) : 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
+int64_t CaseSpec::estimated_bytes() const {
+    const int64_t q = batch * seq_q * heads_q * head_dim;
+    const int64_t kv = batch * seq_k * heads_kv * (head_dim + head_dim_v);
+    const int64_t out = batch * seq_q * heads_q * head_dim_v;
+    int64_t bias = 1;
+    for (int64_t d : bias_shape) bias *= d;
+    if (bias_shape.empty()) bias = 0;
+    // Inputs twice (host copy and the kernels' widened copy), output in f32 for the
+    // kernel and f64 for the golden, bias, and native's per-head score matrix.
+    return 2 * 4 * (q + kv) + (4 + 8 + 8) * out + 4 * bias + 4 * seq_q * seq_k;
+}
+
+const CaseSpec *Suite::find_case(std::string_view id) const {
+    for (const auto &c : cases)
+        if (c.id == id) return &c;
+    return nullptr;
+}
+
+namespace {
+
+const std::regex kIdPattern("[A-Za-z0-9_.-]+");
+
+std::optional<Error> read_kernel(const json::value &v, const std::string &file, const std::string &path,
+                                 KernelSpec &k) {
+    k.json_path = path;
+    if (v.is_string()) {
+        k.kernel = std::string(v.get_string());
+        return std::nullopt;
+    }
+    ObjectReader r(v, file, path);
+    k.kernel = r.required_string("kernel");
+    k.block_q = r.integer("block_q", 0, 1, 1 << 20);
+    k.block_k = r.integer("block_k", 0, 1, 1 << 20);
+    return r.finish();
+}
+
+void read_window(ObjectReader &r, CaseSpec &c) {
+    const json::value *w = r.raw("window");
+    if (!w || !r.ok()) return;
+    const auto bad = [&] { r.fail_at("window", "expected [left, right], integers >= -1 (-1: unbounded)"); };
+    if (!w->is_array() || w->get_array().size() != 2) return bad();
+    const auto &a = w->get_array();
+    if (!a[0].is_int64() || !a[1].is_int64() || a[0].get_int64() < -1 || a[1].get_int64() < -1) return bad();
+    c.window_left = a[0].get_int64();
+    c.window_right = a[1].get_int64();
+}
+
+void read_segments(ObjectReader &r, CaseSpec &c) {
+    const json::value *s = r.raw("segments");
+    if (!s || !r.ok()) return;
+    if (s->is_string() && s->get_string() == "per_token") c.segments_per_token = true;
+    else if (s->is_int64() && s->get_int64() >= 1 && s->get_int64() <= std::min(c.seq_q, c.seq_k)) c.segments = s->get_int64();
+    else r.fail_at("segments", fmt::format("expected \"per_token\" or an integer in [1, min(seq_q, seq_k) = {}]", std::min(c.seq_q, c.seq_k)));
+    if (c.segments_per_token && c.seq_q != c.seq_k) r.fail_at("segments", "\"per_token\" needs seq_q == seq_k");
+}
+
+void read_bias(ObjectReader &r, CaseSpec &c) {
+    const json::value *b = r.raw("bias");
+    if (!b || !r.ok()) return;
+    const int64_t full[4] = {c.batch, c.heads_q, c.seq_q, c.seq_k};
+    if (b->is_bool()) {
+        if (b->get_bool()) c.bias_shape.assign(full, full + 4);
+        return;
+    }
+    const std::string expected = fmt::format(
+        "expected true, false or a shape [b, h, sq, sk] broadcastable to [{}, {}, {}, {}] (each dim 1 or full)",
+        full[0], full[1], full[2], full[3]);
+    if (!b->is_array() || b->get_array().size() != 4) return r.fail_at("bias", expected);
+    for (int d = 0; d < 4; ++d) {
+        const auto &e = b->get_array()[d];
+        if (!e.is_int64() || (e.get_int64() != 1 && e.get_int64() != full[d])) return r.fail_at(fmt::format("bias[{}]", d), expected);
+        c.bias_shape.push_back(e.get_int64());
+    }
+}
+
+void read_nan(ObjectReader &r, CaseSpec &c) {
+    const json::value *n = r.raw("nan");
+    if (!n || !r.ok()) return;
+    ObjectReader nr(*n, r.file(), r.path_of("nan"));
+    NanInjection inj;
+    inj.tensor = nr.required_string("tensor");
+    const auto idx = nr.integer_array("index", {});
+    if (nr.ok() && inj.tensor != "q" && inj.tensor != "k" && inj.tensor != "v") nr.fail_at("tensor", "expected \"q\", \"k\" or \"v\"");
+    const int64_t seq = inj.tensor == "q" ? c.seq_q : c.seq_k;
+    const int64_t heads = inj.tensor == "q" ? c.heads_q : c.heads_kv;
+    const int64_t dim = inj.tensor == "v" ? c.head_dim_v : c.head_dim;
+    const int64_t ext[4] = {c.batch, seq, heads, dim};
+    if (nr.ok() && idx.size() != 4) nr.fail_at("index", "expected [b, s, h, d]");
+    for (size_t d = 0; nr.ok() && d < 4; ++d) {
+        if (idx[d] < 0 || idx[d] >= ext[d])
+            nr.fail_at(fmt::format("index[{}]", d), fmt::format("expected an index in [0, {})", ext[d]));
+        else inj.index[d] = idx[d];
+    }
+    if (auto e = nr.finish()) return r.adopt(std::move(e));
+    c.nan = inj;
+}
+
+std::optional<Error> read_case(const json::value &v, const std::string &file, const std::string &path, CaseSpec &c) {
+    ObjectReader r(v, file, path);
+    c.id = r.required_string("id");
+    if (r.ok() && !std::regex_match(c.id, kIdPattern)) r.fail_at("id", "expected letters, digits, '_', '.' or '-'");
+    c.batch = r.integer("batch", 1, 1);
+    c.seq_q = r.required_integer("seq_q", 1);
+    c.seq_k = r.integer("seq_k", c.seq_q, 1);
+    c.heads_q = r.required_integer("heads_q", 1);
+    c.heads_kv = r.integer("heads_kv", c.heads_q, 1);
+    if (r.ok() && c.heads_q % c.heads_kv != 0)
+        r.fail_at("heads_kv", fmt::format("expected a divisor of heads_q ({}), got {}", c.heads_q, c.heads_kv));
+    c.head_dim = r.required_integer("head_dim", 1);
+    c.head_dim_v = r.integer("head_dim_v", c.head_dim, 1);
+    const std::string dtype = r.string("dtype", "f32");
+    if (dtype == "bf16") c.dtype = ATTNGATE_DTYPE_BF16;
+    else if (dtype != "f32") r.fail_at("dtype", fmt::format("expected \"f32\" or \"bf16\", got \"{}\"", dtype));
+    c.causal = r.boolean("causal", false);
+    const std::string alignment = r.string("causal_alignment", "bottom_right");
+    if (alignment == "top_left") c.top_left = true;
+    else if (r.ok() && alignment != "bottom_right")
+        r.fail_at("causal_alignment", fmt::format("expected \"bottom_right\" or \"top_left\", got \"{}\"", alignment));
+    read_window(r, c);
+    read_segments(r, c);
+    read_bias(r, c);
+    c.softcap = r.number("softcap", 0.0);
+    if (r.ok() && c.softcap < 0) r.fail_at("softcap", "expected a number >= 0 (0: off)");
+    if (r.has("scale")) {
+        c.scale = r.number("scale", 1.0);
+        if (r.ok() && !(*c.scale > 0)) r.fail_at("scale", "expected a number > 0");
+    }
+    c.qk_amplitude = r.number("qk_amplitude", 1.0);
+    c.v_amplitude = r.number("v_amplitude", 1.0);
+    c.bias_amplitude = r.number("bias_amplitude", 1.0);
+    for (const char *k : {"qk_amplitude", "v_amplitude", "bias_amplitude"})
+        if (r.ok() && r.has(k) && !(r.number(k, 1.0) > 0 && r.number(k, 1.0) < 1e15)) r.fail_at(k, "expected a number in (0, 1e15)");
+    read_nan(r, c);
+    if (r.has("memory_calls")) c.memory_calls = r.integer("memory_calls", 20, 3, 100000);
+    if (r.has("perf_threshold_pct")) {
+        c.perf_threshold_pct = r.number("perf_threshold_pct", 5.0);
+        if (r.ok() && !(*c.perf_threshold_pct > 0 && *c.perf_threshold_pct < 100)) r.fail_at("perf_threshold_pct", "expected a percentage in (0, 100)");
+    }
+    c.kernels = r.string_array("kernels", "a kernel label");
+    return r.finish();
+}
+
+void read_perf(ObjectReader &r, Suite &s) {
+    const json::value *v = r.raw("perf");
+    if (!v || !r.ok()) return;
+    ObjectReader pr(*v, r.file(), r.path_of("perf"));
+    PerfSettings &p = s.perf;
+    p.repetitions = pr.integer("repetitions", p.repetitions, 2, 100000);
+    p.min_time_s = pr.number("min_time_s", p.min_time_s);
+    if (pr.ok() && !(p.min_time_s > 0 && p.min_time_s <= 60)) pr.fail_at("min_time_s", "expected seconds in (0, 60]");
+    p.threshold_pct = pr.number("threshold_pct", p.threshold_pct);
+    if (pr.ok() && !(p.threshold_pct > 0 && p.threshold_pct < 100)) pr.fail_at("threshold_pct", "expected a percentage in (0, 100)");
+    p.alpha = pr.number("alpha", p.alpha);
+    if (pr.ok() && !(p.alpha > 0 && p.alpha < 1)) pr.fail_at("alpha", "expected a probability in (0, 1)");
+    p.kernels = pr.string_array("kernels", "a kernel label");
+    r.adopt(pr.finish());
+}
+
+}  // namespace
+
+Result<Suite> load_suite(const std::filesystem::path &path) {
+    auto doc = load_json_file(path);
+    if (!doc) return std::unexpected(doc.error());
+    const std::string file = path.string();
+    Suite s;
+    s.file = path;
+    ObjectReader r(*doc, file, "$");
+    s.name = r.required_string("name");
+    if (r.ok() && !std::regex_match(s.name, kIdPattern)) r.fail_at("name", "expected letters, digits, '_', '.' or '-'");
+    s.seed = static_cast<uint64_t>(r.integer("seed", 0, 0));
+    s.memory_budget_mb = r.integer("memory_budget_mb", 1024, 1);
+    s.memory_calls = r.integer("memory_calls", 20, 3, 100000);
+    s.warmup_calls = r.integer("warmup_calls", 2, 0, 100000);
+    s.timeout_s = r.number("timeout_s", 60.0);
+    if (r.ok() && !(s.timeout_s > 0)) r.fail_at("timeout_s", "expected a number of seconds > 0");
+    s.peak_growth_pct = r.number("peak_growth_pct", 10.0);
+    if (r.ok() && !(s.peak_growth_pct >= 0)) r.fail_at("peak_growth_pct", "expected a percentage >= 0");
+    r.string("description", "");
+    read_perf(r, s);
+    const json::value *ks = r.raw("kernels");
+    const json::value *cs = r.raw("cases");
+    if (r.ok() && (!ks || !ks->is_array() || ks->get_array().empty()))
+        r.fail_at("kernels", "expected a non-empty array of kernel names or {\"kernel\", \"block_q\", \"block_k\"} objects");
+    if (r.ok() && (!cs || !cs->is_array() || cs->get_array().empty()))
+        r.fail_at("cases", "expected a non-empty array of case objects");
+    if (auto e = r.finish()) return std::unexpected(*e);
+
+    std::set<std::string> labels;
+    for (size_t i = 0; i < ks->get_array().size(); ++i) {
+        KernelSpec k;
+        const std::string kpath = fmt::format("$.kernels[{}]", i);
+        if (auto e = read_kernel(ks->get_array()[i], file, kpath, k)) return std::unexpected(*e);
+        if (!labels.insert(k.label()).second) return fail(ErrorKind::BadInput, "{}: {}: duplicate kernel \"{}\"", file, kpath, k.label());
+        s.kernels.push_back(std::move(k));
+    }
+    for (size_t i = 0; i < s.perf.kernels.size(); ++i)
+        if (!labels.contains(s.perf.kernels[i]))
+            return fail(ErrorKind::BadInput, "{}: $.perf.kernels[{}]: \"{}\" is not one of the suite's kernels", file, i, s.perf.kernels[i]);
+    std::set<std::string> ids;
+    for (size_t i = 0; i < cs->get_array().size(); ++i) {
+        CaseSpec c;
+        const std::string cpath = fmt::format("$.cases[{}]", i);
+        if (auto e = read_case(cs->get_array()[i], file, cpath, c)) return std::unexpected(*e);
+        if (!ids.insert(c.id).second) return fail(ErrorKind::BadInput, "{}: {}.id: duplicate case id \"{}\"", file, cpath, c.id);
+        for (size_t j = 0; j < c.kernels.size(); ++j)
+            if (!labels.contains(c.kernels[j]))
+                return fail(ErrorKind::BadInput, "{}: {}.kernels[{}]: \"{}\" is not one of the suite's kernels", file, cpath, j, c.kernels[j]);
+        const int64_t budget = s.memory_budget_mb << 20;
+        if (c.estimated_bytes() > budget)
+            return fail(ErrorKind::BadInput, "{}: {}: the case needs about {} MiB, over the suite's memory_budget_mb of {} MiB",
+                        file, cpath, c.estimated_bytes() >> 20, s.memory_budget_mb);
+        s.cases.push_back(std::move(c));
+    }
+    return s;
+}
+
+}  // namespace attngate

@@ -1,0 +1,87 @@
+// Suites: the JSON files in suites/ that list kernels and cases, parsed and validated with
+// errors that name the file and the JSON path.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attngate/kernel_abi.h"
+#include "io/error.hpp"
+
+namespace attngate {
+
+/// A kernel as a suite runs it: a registered kernel plus its tiling hints.
+struct KernelSpec {
+    std::string kernel;   ///< registered name
+    int64_t block_q = 0;  ///< <= 0: kernel default
+    int64_t block_k = 0;
+    std::string json_path;  ///< where the suite names it, for errors
+    /// "flash" or "flash[bq=64,bk=32]": unique within a suite.
+    std::string label() const;
+};
+
+struct NanInjection {
+    std::string tensor;  ///< "q", "k" or "v"
+    std::array<int64_t, 4> index{};
+};
+
+struct CaseSpec {
+    std::string id;
+    int64_t batch = 1, seq_q = 0, seq_k = 0, heads_q = 0, heads_kv = 0, head_dim = 0, head_dim_v = 0;
+    attngate_dtype dtype = ATTNGATE_DTYPE_F32;
+    bool causal = false;
+    bool top_left = false;  ///< causal_alignment "top_left": query i sits at key i (JAX, PyTorch)
+    int64_t window_left = -1, window_right = -1;  ///< < 0: unbounded
+    int64_t segments = 0;                         ///< 0: none; n: n packed segments
+    bool segments_per_token = false;
+    std::vector<int64_t> bias_shape;  ///< empty: no bias
+    double softcap = 0.0;
+    std::optional<double> scale;  ///< default 1/sqrt(head_dim)
+    double qk_amplitude = 1.0;    ///< Q and K are drawn from U[-a, a)
+    double v_amplitude = 1.0;
+    double bias_amplitude = 1.0;
+    std::optional<NanInjection> nan;
+    std::vector<std::string> kernels;  ///< labels; empty: every suite kernel
+    std::optional<int64_t> memory_calls;  ///< overrides the suite's
+    std::optional<double> perf_threshold_pct;  ///< overrides the suite's
+
+    float effective_scale() const;
+    /// Host bytes a run of this case needs (inputs, outputs, golden, native's scores).
+    int64_t estimated_bytes() const;
+};
+
+/// The perf gate's settings for a suite.
+struct PerfSettings {
+    int64_t repetitions = 15;     ///< samples per case x kernel (the U test needs >= 9)
+    double min_time_s = 0.02;     ///< minimum time of one repetition
+    double threshold_pct = 5.0;   ///< practical threshold on the median-time ratio
+    double alpha = 0.01;          ///< after Benjamini-Hochberg over the run
+    std::vector<std::string> kernels;  ///< labels to time; empty: every kernel
+};
+
+struct Suite {
+    std::string name;
+    std::filesystem::path file;
+    uint64_t seed = 0;
+    int64_t memory_budget_mb = 1024;
+    int64_t memory_calls = 20;      ///< measured calls per case x kernel for the leak series
+    int64_t warmup_calls = 2;       ///< calls before the series
+    double timeout_s = 60.0;        ///< per case x kernel, when isolated
+    double peak_growth_pct = 10.0;  ///< memory gate: allowed peak growth against baseline
+    PerfSettings perf;
+    std::vector<KernelSpec> kernels;
+    std::vector<CaseSpec> cases;
+
+    const CaseSpec *find_case(std::string_view id) const;
+};
+
+/// Reads and validates a suite file.
+Result<Suite> load_suite(const std::filesystem::path &path);
+
+const char *dtype_name(attngate_dtype d);
+
+}  // namespace attngate

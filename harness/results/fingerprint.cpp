@@ -1,0 +1,225 @@
+// The fingerprint: versions known at compile time, the machine read at run time, the
+// user's lock files; and the diff between two fingerprints.
+#include "results/fingerprint.hpp"
+
+#include <gnu/libc-version.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <boost/version.hpp>
+#include <openssl/opensslv.h>
+#if __has_include(<curl/curlver.h>)
+#include <curl/curlver.h>
+#endif
+
+#include "io/files.hpp"
+#include "results/lockfile.hpp"
+
+namespace attngate {
+
+namespace {
+
+#ifndef ATTNGATE_CATCH2_VERSION
+#define ATTNGATE_CATCH2_VERSION "not found at build time"
+#endif
+#ifndef ATTNGATE_BENCHMARK_VERSION
+#define ATTNGATE_BENCHMARK_VERSION "not found at build time"
+#endif
+#ifndef ATTNGATE_BLAS
+#define ATTNGATE_BLAS "none linked"
+#endif
+
+json::object library_versions() {
+    json::object o{{"boost", fmt::format("{}.{}.{}", BOOST_VERSION / 100000, BOOST_VERSION / 100 % 1000, BOOST_VERSION % 100)},
+                   {"fmt", fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
+                   {"openssl", OPENSSL_VERSION_TEXT},
+                   {"catch2", ATTNGATE_CATCH2_VERSION},
+                   {"google_benchmark", ATTNGATE_BENCHMARK_VERSION},
+                   {"blas", ATTNGATE_BLAS}};
+#ifdef LIBCURL_VERSION
+    o["libcurl"] = LIBCURL_VERSION;
+#else
+    o["libcurl"] = "headers not found at build time";
+#endif
+    return o;
+}
+
+json::object toolchain() {
+    json::object o{{"compiler", fmt::format("g++ {}", __VERSION__)}, {"cxx_standard", static_cast<int64_t>(__cplusplus)}};
+#ifdef __GLIBCXX__
+    o["cxx_stdlib"] = fmt::format("libstdc++ {} ({})", _GLIBCXX_RELEASE, __GLIBCXX__);
+#elif defined(_LIBCPP_VERSION)
+    o["cxx_stdlib"] = fmt::format("libc++ {}", _LIBCPP_VERSION);
+#endif
+    o["glibc"] = gnu_get_libc_version();
+    return o;
+}
+
+/// The first value of a "key : value" field in /proc/cpuinfo, or "".
+std::string cpuinfo_field(const std::string &cpuinfo, std::string_view key) {
+    std::istringstream in(cpuinfo);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with(key) && line.find(':') != std::string::npos) {
+            const std::string v = line.substr(line.find(':') + 1);
+            return v.empty() ? v : v.substr(v.find_first_not_of(' ') == std::string::npos ? v.size() : v.find_first_not_of(' '));
+        }
+    return "";
+}
+
+json::object cpu() {
+    std::ifstream f("/proc/cpuinfo");
+    const std::string info((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::istringstream flags(cpuinfo_field(info, "flags"));
+    std::set<std::string> sorted{std::istream_iterator<std::string>(flags), std::istream_iterator<std::string>()};
+    return json::object{{"model", cpuinfo_field(info, "model name")},
+                        {"cores", static_cast<int64_t>(std::thread::hardware_concurrency())},
+                        {"flags", json::array(sorted.begin(), sorted.end())}};
+}
+
+json::object os() {
+    json::object o;
+    std::ifstream rel("/etc/os-release");
+    for (std::string line; std::getline(rel, line);)
+        if (line.starts_with("PRETTY_NAME=")) {
+            std::string v = line.substr(12);
+            v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
+            o["name"] = v;
+        }
+    if (struct utsname u; uname(&u) == 0) {
+        o["kernel"] = fmt::format("{} {}", u.sysname, u.release);
+        o["machine"] = u.machine;
+    }
+    return o;
+}
+
+/// Flattens nested objects into dotted keys; leaves stay JSON values.
+void flatten(const json::object &o, const std::string &prefix, std::map<std::string, json::value> &out) {
+    for (const auto &[k, v] : o) {
+        const std::string key = prefix.empty() ? std::string(k) : prefix + "." + std::string(k);
+        if (v.is_object() && !v.get_object().empty()) flatten(v.get_object(), key, out);
+        else if (!v.is_object()) out[key] = v;
+    }
+}
+
+std::string leaf_text(const json::value &v) {
+    if (v.is_string()) return std::string(v.get_string());
+    if (v.is_array()) {
+        std::string s;
+        for (const auto &e : v.get_array()) s += (s.empty() ? "" : " ") + (e.is_string() ? std::string(e.get_string()) : json::serialize(e));
+        return s;
+    }
+    return json::serialize(v);
+}
+
+bool all_strings(const json::value &v) {
+    return v.is_array() && std::all_of(v.get_array().begin(), v.get_array().end(), [](const json::value &e) { return e.is_string(); });
+}
+
+/// Set difference of two string lists as "+added -removed".
+std::string set_change(const json::array &before, const json::array &after) {
+    std::set<std::string_view> b, a;
+    for (const auto &e : before) b.insert(e.get_string());
+    for (const auto &e : after) a.insert(e.get_string());
+    std::string s;
+    for (auto x : a)
+        if (!b.contains(x)) s += fmt::format("{}+{}", s.empty() ? "" : " ", x);
+    for (auto x : b)
+        if (!a.contains(x)) s += fmt::format("{}-{}", s.empty() ? "" : " ", x);
+    return s;
+}
+
+}  // namespace
+
+Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &infos, const json::object &backends,
+                                         const std::vector<std::string> &lockfiles) {
+    json::object kernels;
+    for (const auto *k : infos) kernels[k->name] = k->version;
+    json::object locks;
+    for (const auto &path : lockfiles) {
+        auto parsed = parse_lockfile(path);
+        if (!parsed) return std::unexpected(parsed.error());
+        locks[std::filesystem::path(path).filename().string()] = std::move(*parsed);
+    }
+    json::object fp{{"toolchain", toolchain()}, {"libraries", library_versions()}, {"cpu", cpu()},
+                    {"os", os()},               {"kernels", kernels},             {"adapters", json::object{}},
+                    {"lockfiles", locks}};
+    for (const auto &[key, value] : backends) fp[key] = value;
+    return fp;
+}
+
+const char *change_kind_name(FingerprintChange::Kind k) {
+    switch (k) {
+    case FingerprintChange::Kind::Added: return "added";
+    case FingerprintChange::Kind::Removed: return "removed";
+    case FingerprintChange::Kind::Changed: return "changed";
+    }
+    return "?";
+}
+
+std::vector<FingerprintChange> diff_fingerprints(const json::object &before, const json::object &after) {
+    std::map<std::string, json::value> b, a;
+    flatten(before, "", b);
+    flatten(after, "", a);
+    std::vector<FingerprintChange> out;
+    for (const auto &[key, old] : b) {
+        const auto it = a.find(key);
+        if (it == a.end()) out.push_back({FingerprintChange::Kind::Removed, key, leaf_text(old), ""});
+        else if (it->second != old) {
+            if (all_strings(old) && all_strings(it->second))
+                out.push_back({FingerprintChange::Kind::Changed, key, "", set_change(old.get_array(), it->second.get_array())});
+            else out.push_back({FingerprintChange::Kind::Changed, key, leaf_text(old), leaf_text(it->second)});
+        }
+    }
+    for (const auto &[key, now] : a)
+        if (!b.contains(key)) out.push_back({FingerprintChange::Kind::Added, key, "", leaf_text(now)});
+    std::sort(out.begin(), out.end(), [](const auto &x, const auto &y) { return x.key < y.key; });
+    return out;
+}
+
+std::string describe_change(const FingerprintChange &c) {
+    switch (c.kind) {
+    case FingerprintChange::Kind::Added: return fmt::format("{}: added {}", c.key, c.new_value);
+    case FingerprintChange::Kind::Removed: return fmt::format("{}: removed (was {})", c.key, c.old_value);
+    case FingerprintChange::Kind::Changed:
+        return c.old_value.empty() ? fmt::format("{}: {}", c.key, c.new_value) : fmt::format("{}: {} → {}", c.key, c.old_value, c.new_value);
+    }
+    return c.key;
+}
+
+std::vector<std::pair<std::string, std::string>> flatten_fingerprint(const json::object &fp) {
+    std::map<std::string, json::value> flat;
+    flatten(fp, "", flat);
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &[k, v] : flat) out.emplace_back(k, leaf_text(v));
+    return out;
+}
+
+Result<json::object> load_fingerprint(const std::filesystem::path &path) {
+    auto doc = load_json_file(path);
+    if (!doc) return std::unexpected(doc.error());
+    if (!doc->is_object()) return fail(ErrorKind::BadInput, "{}: at $: expected an object", path.string());
+    const json::object &o = doc->get_object();
+    if (o.contains("schema_version")) {  // a results.json
+        const auto *fp = o.if_contains("fingerprint");
+        if (!fp || !fp->is_object()) return fail(ErrorKind::BadInput, "{}: at $.fingerprint: expected an object (results written before fingerprints?)", path.string());
+        return fp->get_object();
+    }
+    return o;
+}
+
+std::filesystem::path baseline_fingerprint_path(const std::filesystem::path &baseline_dir) {
+    return baseline_dir / "fingerprint.json";
+}
+
+Result<void> save_baseline_fingerprint(const std::filesystem::path &baseline_dir, const json::object &fp) {
+    return write_file_atomic(baseline_fingerprint_path(baseline_dir), pretty_json(fp));
+}
+
+}  // namespace attngate

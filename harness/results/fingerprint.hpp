@@ -1,0 +1,50 @@
+// The dependency and environment fingerprint recorded in every results file and every
+// baseline, and the diff between two of them: what moved between a baseline and a run.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/error.hpp"
+#include "io/json_io.hpp"
+#include "plan/kernel_info.hpp"
+
+namespace attngate {
+
+/// Collects compiler, standard library, library versions, CPU, OS, glibc, the kernels'
+/// versions, what the backends report (an adapter's python, jax, jaxlib... under
+/// "adapters"), and the given lock files (an unreadable or malformed one is an error).
+Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &kernels, const json::object &backends,
+                                         const std::vector<std::string> &lockfiles);
+
+/// One thing that moved between two fingerprints; key is a dotted path.
+struct FingerprintChange {
+    enum class Kind { Added, Removed, Changed };
+    Kind kind;
+    std::string key;
+    std::string old_value, new_value;  ///< empty for the side that lacks it
+};
+
+const char *change_kind_name(FingerprintChange::Kind k);
+
+/// What moved from `before` to `after`, sorted by key. Lists of flags are compared as sets
+/// ("+avx512f -sse3").
+std::vector<FingerprintChange> diff_fingerprints(const json::object &before, const json::object &after);
+
+/// "key: old → new" / "key: added new" / "key: removed (was old)".
+std::string describe_change(const FingerprintChange &c);
+
+/// Every leaf as (dotted key, text), sorted by key: how `attngate env` prints it.
+std::vector<std::pair<std::string, std::string>> flatten_fingerprint(const json::object &fp);
+
+/// The fingerprint in a results.json or a fingerprint JSON file.
+Result<json::object> load_fingerprint(const std::filesystem::path &path);
+
+/// Where a baseline directory keeps the fingerprint it was made with.
+std::filesystem::path baseline_fingerprint_path(const std::filesystem::path &baseline_dir);
+
+/// Records the fingerprint a baseline directory was made with (atomic write).
+Result<void> save_baseline_fingerprint(const std::filesystem::path &baseline_dir, const json::object &fp);
+
+}  // namespace attngate

@@ -1,0 +1,56 @@
+// What a backend saw when it ran a kernel on a case: plain data that checks read. No
+// kernel calls and no backend behind it, so a check never depends on how a kernel is
+// hosted (in this process, in a forked child, or behind an adapter over HTTP).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attngate {
+
+/// Memory seen over repeated calls. Each eye is optional: "not measured" is never 0.
+struct MemoryObservation {
+    int64_t calls = 0;  ///< warm-up plus measured calls
+    // The ABI allocator (in-process kernels): every byte the kernel asked the harness for.
+    bool abi_measured = false;
+    int64_t abi_peak_bytes = 0;           ///< most bytes the kernel held in one call
+    int64_t abi_leaked_bytes = 0;         ///< bytes never handed back over the measured calls
+    int64_t abi_unfreed_allocations = 0;
+    // Series, one element per measured call (empty: not measured).
+    std::vector<int64_t> heap_live_bytes;    ///< process heap in use (malloc/new)
+    std::vector<int64_t> rss_bytes;          ///< resident set size of the kernel's process
+    std::vector<int64_t> live_arrays;        ///< a remote runtime's live array count (jax.live_arrays)
+    std::vector<int64_t> live_array_bytes;   ///< ... and their bytes
+    std::vector<int64_t> device_bytes_in_use;  ///< a device allocator's bytes in use
+    int64_t rss_peak_delta_bytes = -1;     ///< peak RSS growth during one call; -1: not measured
+    int64_t device_peak_bytes = -1;        ///< a device allocator's peak; -1: not measured
+    int64_t probe_seq_q = 0, probe_seq_k = 0;   ///< the growth probe's lengths (0: no probe)
+    int64_t probe_abi_peak_bytes = -1;
+    int64_t probe_rss_peak_delta_bytes = -1;
+};
+
+/// How a kernel's host ended when it did not hand back an observation.
+struct CrashInfo {
+    std::string kind;    ///< "crash", "timeout", "exit" or "lost" (a remote host went away)
+    std::string signal;  ///< e.g. "SIGSEGV"; empty when it exited
+    int exit_code = 0;
+    double seconds = 0.0;
+    std::string stderr_tail;  ///< the last lines the kernel wrote to stderr
+    std::string message;      ///< for "lost": what the connection said
+    std::string describe() const;
+};
+
+struct Observation {
+    std::vector<float> output;  ///< [B, Sq, Hq, Dv]
+    int kernel_rc = 0;          ///< non-zero: the kernel reported an error
+    std::string kernel_error;
+    std::string unsupported;    ///< non-empty: the kernel declined the case at run time
+    double seconds = 0.0;       ///< wall time of the first call
+    std::optional<double> compile_s;  ///< first-call (trace + compile) time, when the host reports one
+    std::optional<MemoryObservation> memory;
+    std::optional<CrashInfo> crash;  ///< set when the kernel crashed, hung or its host was lost
+};
+
+}  // namespace attngate

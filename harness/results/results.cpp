@@ -1,0 +1,173 @@
+// results.json serialisation.
+#include "results/results.hpp"
+
+#include "io/files.hpp"
+
+namespace attngate {
+
+const char *verdict_name(Verdict v) {
+    switch (v) {
+    case Verdict::Pass: return "pass";
+    case Verdict::Fail: return "fail";
+    case Verdict::Skip: return "skip";
+    }
+    return "?";
+}
+
+std::optional<Verdict> parse_verdict(std::string_view s) {
+    for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::Skip})
+        if (s == verdict_name(v)) return v;
+    return std::nullopt;
+}
+
+Verdict CaseResult::verdict() const {
+    bool all_skip = !checks.empty();
+    for (const auto &c : checks) {
+        if (c.verdict == Verdict::Fail) return Verdict::Fail;
+        if (c.verdict != Verdict::Skip) all_skip = false;
+    }
+    return all_skip ? Verdict::Skip : Verdict::Pass;
+}
+
+std::string CaseResult::reason() const {
+    for (const auto &c : checks)
+        if (c.verdict == Verdict::Fail) return c.check + ": " + c.reason;
+    return checks.empty() ? "" : checks.front().reason;
+}
+
+Verdict RunResults::verdict() const {
+    for (const auto &r : results)
+        if (r.verdict() == Verdict::Fail) return Verdict::Fail;
+    for (const auto &w : workloads)  // the cost gate fails per workload
+        if (const auto *v = w.is_object() ? w.get_object().if_contains("verdict") : nullptr; v && v->is_string() && v->get_string() == "fail")
+            return Verdict::Fail;
+    return Verdict::Pass;
+}
+
+const CaseResult *RunResults::find(std::string_view case_id, std::string_view kernel) const {
+    for (const auto &r : results)
+        if (r.case_id == case_id && r.kernel == kernel) return &r;
+    return nullptr;
+}
+
+json::value to_json(const RunResults &r) {
+    json::array results;
+    int64_t counts[3] = {0, 0, 0};
+    for (const auto &c : r.results) {
+        json::array checks;
+        for (const auto &k : c.checks) {
+            json::array notes(k.notes.begin(), k.notes.end());
+            checks.push_back(json::object{{"check", k.check}, {"verdict", verdict_name(k.verdict)}, {"reason", k.reason},
+                                          {"metrics", k.metrics}, {"notes", notes}});
+        }
+        ++counts[static_cast<int>(c.verdict())];
+        results.push_back(json::object{{"case", c.case_id},
+                                       {"kernel", c.kernel},
+                                       {"kernel_version", c.kernel_version},
+                                       {"kernel_origin", c.kernel_origin},
+                                       {"verdict", verdict_name(c.verdict())},
+                                       {"reason", c.reason()},
+                                       {"params", c.params},
+                                       {"output_sha256", c.output_sha256},
+                                       {"seconds", c.seconds},
+                                       {"checks", checks}});
+    }
+    return json::object{{"schema_version", r.schema_version},
+                        {"tool", r.tool_version},
+                        {"suite", r.suite},
+                        {"suite_file", r.suite_file},
+                        {"started_at", r.started_at},
+                        {"complete", r.complete},
+                        {"checks", json::array(r.checks.begin(), r.checks.end())},
+                        {"verdict", verdict_name(r.verdict())},
+                        {"summary", json::object{{"pass", counts[0]}, {"fail", counts[1]}, {"skip", counts[2]}}},
+                        {"fingerprint", r.fingerprint},
+                        {"baseline_fingerprint", r.baseline_fingerprint},
+                        {"workloads", r.workloads},
+                        {"results", results}};
+}
+
+namespace {
+
+std::optional<Error> check_from_json(const json::value &v, const std::string &file, const std::string &path, CheckResult &k) {
+    ObjectReader r(v, file, path);
+    k.check = r.required_string("check");
+    const std::string verdict = r.required_string("verdict");
+    if (r.ok() && !parse_verdict(verdict)) r.fail_at("verdict", "expected \"pass\", \"fail\" or \"skip\"");
+    if (r.ok()) k.verdict = *parse_verdict(verdict);
+    k.reason = r.string("reason", "");
+    if (const auto *m = r.raw("metrics"); m && r.ok()) {
+        if (!m->is_object()) r.fail_at("metrics", "expected an object");
+        else k.metrics = m->get_object();
+    }
+    if (const auto *n = r.raw("notes"); n && n->is_array())
+        for (const auto &e : n->get_array())
+            if (e.is_string()) k.notes.emplace_back(e.get_string());
+    return r.finish();
+}
+
+std::optional<Error> case_from_json(const json::value &v, const std::string &file, const std::string &path, CaseResult &c) {
+    ObjectReader r(v, file, path);
+    c.case_id = r.required_string("case");
+    c.kernel = r.required_string("kernel");
+    c.kernel_version = r.string("kernel_version", "");
+    c.kernel_origin = r.string("kernel_origin", "");
+    r.string("verdict", "");
+    r.string("reason", "");
+    if (const auto *p = r.raw("params"); p && p->is_object()) c.params = p->get_object();
+    c.output_sha256 = r.string("output_sha256", "");
+    c.seconds = r.number("seconds", 0.0);
+    const json::value *checks = r.raw("checks");
+    if (r.ok() && (!checks || !checks->is_array())) r.fail_at("checks", "expected an array");
+    if (auto e = r.finish()) return e;
+    for (size_t i = 0; i < checks->get_array().size(); ++i) {
+        CheckResult k;
+        if (auto e = check_from_json(checks->get_array()[i], file, fmt::format("{}.checks[{}]", path, i), k)) return e;
+        c.checks.push_back(std::move(k));
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+Result<RunResults> results_from_json(const json::value &v, const std::string &file) {
+    RunResults out;
+    ObjectReader r(v, file, "$");
+    out.schema_version = static_cast<int>(r.required_integer("schema_version", 1));
+    if (r.ok() && out.schema_version > kResultsSchemaVersion)
+        r.fail_at("schema_version", fmt::format("expected at most {} (written by a newer attngate?)", kResultsSchemaVersion));
+    out.tool_version = r.string("tool", "");
+    out.suite = r.required_string("suite");
+    out.suite_file = r.string("suite_file", "");
+    out.started_at = r.string("started_at", "");
+    out.complete = r.boolean("complete", false);
+    if (const auto *c = r.raw("checks"); c && c->is_array())
+        for (const auto &e : c->get_array())
+            if (e.is_string()) out.checks.emplace_back(e.get_string());
+    r.raw("verdict");
+    r.raw("summary");
+    if (const auto *f = r.raw("fingerprint"); f && f->is_object()) out.fingerprint = f->get_object();
+    if (const auto *f = r.raw("baseline_fingerprint"); f && f->is_object()) out.baseline_fingerprint = f->get_object();
+    if (const auto *w = r.raw("workloads"); w && w->is_array()) out.workloads = w->get_array();
+    const json::value *results = r.raw("results");
+    if (r.ok() && (!results || !results->is_array())) r.fail_at("results", "expected an array");
+    if (auto e = r.finish()) return std::unexpected(*e);
+    for (size_t i = 0; i < results->get_array().size(); ++i) {
+        CaseResult c;
+        if (auto e = case_from_json(results->get_array()[i], file, fmt::format("$.results[{}]", i), c)) return std::unexpected(*e);
+        out.results.push_back(std::move(c));
+    }
+    return out;
+}
+
+Result<RunResults> load_results(const std::filesystem::path &path) {
+    auto doc = load_json_file(path);
+    if (!doc) return std::unexpected(doc.error());
+    return results_from_json(*doc, path.string());
+}
+
+Result<void> save_results(const RunResults &r, const std::filesystem::path &path) {
+    return write_file_atomic(path, pretty_json(to_json(r)));
+}
+
+}  // namespace attngate

@@ -1,0 +1,68 @@
+// The results model: what a run found, per case x kernel x check. results.json is its
+// serialised form and the single source for every reporter.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/error.hpp"
+#include "io/json_io.hpp"
+
+namespace attngate {
+
+inline constexpr int kResultsSchemaVersion = 1;
+
+enum class Verdict { Pass, Fail, Skip };
+const char *verdict_name(Verdict v);
+std::optional<Verdict> parse_verdict(std::string_view s);
+
+/// One check's verdict on one case x kernel. Checks fill metrics with their own numbers.
+struct CheckResult {
+    std::string check;  ///< "golden", later "memory", "perf", "cost"
+    Verdict verdict = Verdict::Pass;
+    std::string reason;  ///< one line a person reads
+    json::object metrics;
+    std::vector<std::string> notes;  ///< information, never a failure
+};
+
+struct CaseResult {
+    std::string case_id;
+    std::string kernel;  ///< the suite's label, e.g. flash[bq=64,bk=32]
+    std::string kernel_version;
+    std::string kernel_origin;  ///< "built-in", a plugin's path or an adapter's URL
+    json::object params;  ///< the case's shape and switches, for reports
+    std::vector<CheckResult> checks;
+    std::string output_sha256;
+    double seconds = 0.0;
+
+    /// Fail if any check failed, Skip if every check skipped, else Pass.
+    Verdict verdict() const;
+    /// The first failing check's reason, or the first reason.
+    std::string reason() const;
+};
+
+struct RunResults {
+    int schema_version = kResultsSchemaVersion;
+    std::string tool_version;
+    std::string suite;
+    std::string suite_file;
+    std::string started_at;  ///< UTC, ISO 8601
+    std::vector<std::string> checks;  ///< which checks ran
+    std::vector<CaseResult> results;
+    bool complete = false;  ///< false while the run is still going (or crashed)
+    json::object fingerprint;           ///< this run's dependency/environment fingerprint
+    json::object baseline_fingerprint;  ///< the one the baselines were made with; empty when unknown
+    json::array workloads;              ///< cost projections per workload profile, when the cost check ran
+
+    Verdict verdict() const;
+    const CaseResult *find(std::string_view case_id, std::string_view kernel) const;
+};
+
+json::value to_json(const RunResults &r);
+Result<RunResults> results_from_json(const json::value &v, const std::string &file);
+Result<RunResults> load_results(const std::filesystem::path &path);
+Result<void> save_results(const RunResults &r, const std::filesystem::path &path);
+
+}  // namespace attngate

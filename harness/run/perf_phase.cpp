@@ -1,0 +1,230 @@
+// Perf phase: timing, baseline comparison, cost.
+#include "run/perf_phase.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "checks/cost_check.hpp"
+#include "checks/perf_check.hpp"
+#include "plan/inputs.hpp"
+#include "stats/stats.hpp"
+#include "store/baseline_store.hpp"
+
+namespace attngate {
+
+namespace {
+
+/// One case x kernel to time.
+struct Target {
+    size_t result_index;
+    const CaseSpec *spec;
+    const PlannedKernel *kernel;
+    Invocation inv;
+};
+
+/// Times the targets through their backends: each backend gets its own targets at once
+/// (the in-process one interleaves them in one child). One outcome per target.
+std::vector<TimingOutcome> time_targets(const std::vector<Target> &targets, Backends &backends, const TimingRequest &req) {
+    std::vector<TimingOutcome> out(targets.size());
+    for (const auto &b : backends.all()) {
+        std::vector<size_t> mine;
+        std::vector<Invocation> invs;
+        for (size_t i = 0; i < targets.size(); ++i)
+            if (backends.host_of(targets[i].kernel->spec.kernel) == b.get()) mine.push_back(i), invs.push_back(targets[i].inv);
+        if (invs.empty()) continue;
+        auto got = b->time(invs, req);
+        ATTNGATE_CHECK(got.size() == invs.size());
+        for (size_t j = 0; j < mine.size(); ++j) out[mine[j]] = std::move(got[j]);
+    }
+    return out;
+}
+
+/// The baseline file for this machine class, and why there is none when there is none.
+Result<std::optional<BaselineFile>> perf_baselines(const Suite &suite, const PerfPhaseOptions &o, std::string &note) {
+    const auto path = baseline_path(o.baselines, "perf", suite.name, o.machine_class);
+    auto file = load_baseline_file(path);
+    if (!file || *file) return file;
+    note = fmt::format("no perf baseline for machine class \"{}\" (record one: attngate baseline update --checks perf)", o.machine_class);
+    std::error_code ec;
+    for (const auto &dir : std::filesystem::directory_iterator(o.baselines / "perf", ec))
+        if (auto other = load_baseline_file(dir.path() / (suite.name + ".json")); other && *other)
+            note = fmt::format("perf baseline was recorded on machine class \"{}\", this is \"{}\": timings not compared",
+                               (*other)->machine_class, o.machine_class);
+    return file;
+}
+
+std::vector<double> baseline_samples(const BaselineFile *file, const std::string &case_id, const std::string &kernel) {
+    std::vector<double> out;
+    if (const BaselineEntry *e = file ? file->find(case_id, kernel) : nullptr)
+        if (const auto *s = e->values.if_contains("samples_s"); s && s->is_array())
+            for (const auto &x : s->get_array()) out.push_back(x.to_number<double>());
+    return out;
+}
+
+bool perf_selected(const Suite &suite, const std::string &label) {
+    return suite.perf.kernels.empty() || std::find(suite.perf.kernels.begin(), suite.perf.kernels.end(), label) != suite.perf.kernels.end();
+}
+
+Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const Pricing &pricing, const BaselineFile *base);
+
+}  // namespace
+
+Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &backends, const PerfInputs &inputs,
+                            RunResults &results, const PerfPhaseOptions &options) {
+    std::vector<Target> targets;
+    size_t index = 0;
+    for (const auto &pc : plan.cases)
+        for (const PlannedKernel *k : pc.kernels) {
+            const size_t i = index++;
+            CaseResult &r = results.results[i];
+            if (!perf_selected(suite, k->spec.label())) continue;
+            if (r.output_sha256.empty()) {  // skipped, crashed or failed to run
+                for (const char *check : {"perf", "cost"})
+                    if (check == std::string("perf") || options.cost)
+                        r.checks.push_back(CheckResult{check, Verdict::Skip, "not timed: the kernel did not run cleanly", {}, {}});
+                continue;
+            }
+            const auto in = inputs.find(pc.spec->id);
+            ATTNGATE_CHECK(in != inputs.end());
+            targets.push_back(Target{i, pc.spec, k, Invocation{&suite, pc.spec, in->second.get(), &k->spec}});
+        }
+    if (targets.empty()) return {};
+
+    std::string note;
+    auto base = perf_baselines(suite, options, note);
+    if (!base) return std::unexpected(base.error());
+    const BaselineFile *base_file = *base ? &**base : nullptr;
+    const TimingRequest timing{static_cast<int>(suite.perf.repetitions), suite.perf.min_time_s, options.isolation, options.timeout_s};
+    const std::vector<TimingOutcome> outcomes = time_targets(targets, backends, timing);
+
+    std::vector<PerfDecision> decisions(targets.size());
+    std::vector<bool> decided(targets.size(), false);
+    for (size_t i = 0; i < targets.size(); ++i) {
+        const auto base_s = baseline_samples(base_file, targets[i].spec->id, targets[i].kernel->spec.label());
+        if (base_s.empty() || !outcomes[i].error.empty()) continue;
+        DecisionPolicy policy;
+        policy.alpha = suite.perf.alpha;
+        policy.threshold = targets[i].spec->perf_threshold_pct.value_or(suite.perf.threshold_pct) / 100.0;
+        decisions[i] = decide(outcomes[i].samples_s, base_s, policy);
+        decided[i] = true;
+    }
+    {  // the run-wide correction counts only the comparisons that were made
+        std::vector<PerfDecision> made;
+        for (size_t i = 0; i < targets.size(); ++i)
+            if (decided[i]) made.push_back(decisions[i]);
+        apply_benjamini_hochberg(made, suite.perf.alpha);
+        for (size_t i = 0, j = 0; i < targets.size(); ++i)
+            if (decided[i]) decisions[i] = made[j++];
+    }
+
+    std::optional<Pricing> pricing;
+    std::string no_pricing;
+    if (options.cost) {
+        const auto path = options.baselines / "pricing.json";
+        if (!std::filesystem::exists(path)) {
+            no_pricing = fmt::format("not priced: {} does not exist", path.string());
+        } else {
+            auto p = load_pricing(path);
+            if (!p) return std::unexpected(p.error());
+            if (!p->find(options.device_class))
+                return fail(ErrorKind::Usage, "--device-class {}: not a device class of {}", options.device_class, p->file.string());
+            pricing = std::move(*p);
+        }
+    }
+    for (size_t i = 0; i < targets.size(); ++i) {
+        const Target &t = targets[i];
+        CaseResult &r = results.results[t.result_index];
+        if (!outcomes[i].error.empty()) {
+            r.checks.push_back(CheckResult{"perf", Verdict::Fail, outcomes[i].error, {}, {}});
+            if (options.cost) r.checks.push_back(CheckResult{"cost", Verdict::Skip, "not priced: the kernel was not timed", {}, {}});
+            continue;
+        }
+        const AttentionShape shape = attention_shape(*t.spec);
+        const auto base_s = baseline_samples(base_file, t.spec->id, t.kernel->spec.label());
+        PerfBaselineState state = PerfBaselineState::Present;
+        std::string why;
+        if (!decided[i]) {
+            state = !base_file && note.find("recorded on") != std::string::npos ? PerfBaselineState::OtherMachine
+                                                                                : PerfBaselineState::Missing;
+            why = base_file ? fmt::format("no perf baseline for {} / {} on machine class \"{}\"", t.spec->id,
+                                          t.kernel->spec.label(), options.machine_class)
+                            : note;
+        }
+        const CaseInputs &in = *t.inv.inputs;
+        const double flops = attention_flops(shape, in.segment_ids_q.empty() ? kept_scores(shape)
+                                                                              : kept_scores(shape, in.segment_ids_q, in.segment_ids_kv));
+        const double threshold = t.spec->perf_threshold_pct.value_or(suite.perf.threshold_pct);
+        r.checks.push_back(perf_check(outcomes[i].samples_s, base_s, decided[i] ? &decisions[i] : nullptr, state, why, shape, flops,
+                                      threshold, options.machine_class));
+        if (!no_pricing.empty()) r.checks.push_back(CheckResult{"cost", Verdict::Skip, no_pricing, {}, {}});
+        if (pricing)
+            r.checks.push_back(cost_check(median(outcomes[i].samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
+                                          static_cast<double>(t.spec->batch * t.spec->seq_q), *pricing->find(options.device_class)));
+    }
+    if (pricing) return add_workloads(results, options, *pricing, base_file);
+    return {};
+}
+
+Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &plan, Backends &backends,
+                                               const TimingRequest &timing) {
+    std::vector<Target> targets;
+    std::vector<std::unique_ptr<CaseInputs>> inputs;
+    for (const auto &pc : plan.cases) {
+        bool any = false;
+        for (const PlannedKernel *k : pc.kernels) any |= perf_selected(suite, k->spec.label());
+        if (!any) continue;
+        inputs.push_back(std::make_unique<CaseInputs>(generate_inputs(suite, *pc.spec)));
+        for (const PlannedKernel *k : pc.kernels)
+            if (perf_selected(suite, k->spec.label()))
+                targets.push_back(Target{0, pc.spec, k, Invocation{&suite, pc.spec, inputs.back().get(), &k->spec}});
+    }
+    const auto outcomes = time_targets(targets, backends, timing);
+    std::vector<LabelledSamples> out;
+    for (size_t i = 0; i < targets.size(); ++i) {
+        if (!outcomes[i].error.empty())
+            return fail(ErrorKind::Infra, "{} / {}: {}", targets[i].spec->id, targets[i].kernel->spec.label(), outcomes[i].error);
+        out.push_back({targets[i].spec->id, targets[i].kernel->spec.label(), outcomes[i].samples_s});
+    }
+    return out;
+}
+
+namespace {
+
+Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const Pricing &pricing, const BaselineFile *base) {
+    const auto dir = o.baselines / "workloads";
+    if (!std::filesystem::exists(dir)) return {};
+    auto workloads = load_workloads(dir);
+    if (!workloads) return std::unexpected(workloads.error());
+    for (const auto &w : *workloads) {
+        std::map<std::string, double> now, then, leaks, ratio_low;
+        bool memory = false;
+        for (const auto &r : results.results) {
+            if (r.kernel != w.kernel) continue;
+            for (const auto &c : r.checks) {
+                if (c.check == "perf") {
+                    if (const auto *m = c.metrics.if_contains("median_s"); m && m->is_number()) now[r.case_id] = m->to_number<double>();
+                    const auto *status = c.metrics.if_contains("status");
+                    const auto *low = c.metrics.if_contains("ci_low");
+                    if (status && status->is_string() && status->get_string() != "too_noisy" && low && low->is_number())
+                        ratio_low[r.case_id] = low->to_number<double>();
+                }
+                if (c.check == "memory")
+                    if (const auto *l = c.metrics.if_contains("leak_bytes_per_call"); l && l->is_number()) {
+                        leaks[r.case_id] = l->to_number<double>();
+                        memory = true;
+                    }
+            }
+            const auto base_s = baseline_samples(base, r.case_id, r.kernel);
+            if (!base_s.empty()) then[r.case_id] = median(base_s);
+        }
+        const DevicePrice *price = pricing.find(w.device_class);
+        if (!price) return fail(ErrorKind::BadInput, "{}: $.device_class: \"{}\" is not priced in {}", w.file.string(), w.device_class, pricing.file.string());
+        results.workloads.push_back(workload_result(w, now, then, ratio_low, memory ? &leaks : nullptr, *price));
+    }
+    return {};
+}
+
+}  // namespace
+
+}  // namespace attngate

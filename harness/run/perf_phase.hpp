@@ -1,0 +1,48 @@
+// The perf phase of a run: after every case x kernel has been checked for correctness
+// and memory, the ones that ran cleanly are timed together through their backends (the
+// in-process ones randomly interleaved in one isolated child), judged against the perf
+// baselines of this machine class with the run-wide multiple-comparison correction, and
+// priced.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "plan/plan.hpp"
+#include "plan/suite.hpp"
+#include "results/results.hpp"
+
+namespace attngate {
+
+struct PerfPhaseOptions {
+    bool isolation = true;
+    double timeout_s = 3600.0;  ///< for the whole timing child
+    std::string machine_class;
+    std::filesystem::path baselines = "baselines";
+    bool cost = false;
+    std::string device_class = "gcp-e2-standard-2";  ///< what this machine's time is priced as
+};
+
+/// Each case's inputs, generated once by the run and kept for the perf phase.
+using PerfInputs = std::map<std::string, std::shared_ptr<const CaseInputs>>;
+
+/// One case x kernel's timing samples.
+struct LabelledSamples {
+    std::string case_id, kernel;
+    std::vector<double> samples_s;
+};
+
+/// Times the plan's case x kernels that the suite's perf settings select, without any
+/// check: what `attngate time` prints for `attngate ab` to pair up.
+Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &plan, Backends &backends,
+                                               const TimingRequest &timing);
+
+/// Appends perf (and cost) checks to `results` (in plan order) and fills results.workloads.
+Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &backends, const PerfInputs &inputs,
+                            RunResults &results, const PerfPhaseOptions &options);
+
+}  // namespace attngate

@@ -1,0 +1,254 @@
+// Running a suite: goldens verified first, then every case x kernel observed through its
+// backend and judged by the requested checks; inputs are generated once per case and
+// shared by every kernel, backend and the perf phase.
+#include "run/run.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <memory>
+
+#include "checks/golden_check.hpp"
+#include "checks/memory_check.hpp"
+#include "io/files.hpp"
+#include "plan/inputs.hpp"
+#include "results/fingerprint.hpp"
+#include "run/perf_phase.hpp"
+#include "store/baseline_store.hpp"
+#include "store/baseline_update.hpp"
+#include "store/golden.hpp"
+
+namespace attngate {
+
+const char *tool_version() { return "attngate 0.2.0"; }
+
+const std::vector<std::string> &known_checks() {
+    static const std::vector<std::string> checks = {"golden", "memory", "perf", "cost"};
+    return checks;
+}
+
+json::object case_params(const CaseSpec &c) {
+    json::object o{{"batch", c.batch},     {"seq_q", c.seq_q},       {"seq_k", c.seq_k},
+                   {"heads_q", c.heads_q}, {"heads_kv", c.heads_kv}, {"head_dim", c.head_dim},
+                   {"head_dim_v", c.head_dim_v}, {"dtype", dtype_name(c.dtype)}, {"causal", c.causal},
+                   {"window", json::array{c.window_left, c.window_right}}, {"softcap", c.softcap},
+                   {"scale", c.effective_scale()}};
+    if (c.segments_per_token) o["segments"] = "per_token";
+    else if (c.segments) o["segments"] = c.segments;
+    if (!c.bias_shape.empty()) o["bias"] = json::array(c.bias_shape.begin(), c.bias_shape.end());
+    if (c.nan) o["nan_in"] = c.nan->tensor;
+    if (c.top_left) o["causal_alignment"] = "top_left";
+    return o;
+}
+
+namespace {
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+bool wants(const RunOptions &o, std::string_view check) {
+    return std::find(o.checks.begin(), o.checks.end(), check) != o.checks.end();
+}
+
+/// Everything a case x kernel needs besides the case and kernel themselves.
+struct RunContext {
+    const Suite &suite;
+    const RunOptions &options;
+    Backends &backends;
+    const RunResults *previous = nullptr;
+    std::optional<BaselineFile> memory_baselines;
+    std::optional<GoldenManifest> manifest;
+    /// Why a planned case x kernel cannot run, decided before anything runs.
+    std::map<std::pair<const CaseSpec *, const PlannedKernel *>, std::string> unsupported;
+};
+
+/// Every requested correctness check gets the same verdict and reason (a crash, an error, a
+/// skip); the perf phase reports perf and cost for such a kernel as not timed.
+void all_checks(CaseResult &r, const RunOptions &o, Verdict v, const std::string &reason, const json::object &metrics = {}) {
+    for (const auto &check : o.checks)
+        if (check == "golden" || check == "memory") r.checks.push_back(CheckResult{check, v, reason, metrics, {}});
+}
+
+json::object crash_metrics(const CrashInfo &c) {
+    json::object crash{{"kind", c.kind}, {"seconds", c.seconds}, {"stderr_tail", c.stderr_tail}};
+    if (!c.signal.empty()) crash["signal"] = c.signal;
+    if (c.kind == "exit") crash["exit_code"] = c.exit_code;
+    if (!c.message.empty()) crash["message"] = c.message;
+    return json::object{{"crash", std::move(crash)}};
+}
+
+CheckResult golden_with_notes(const RunContext &ctx, const CaseResult &r, const Observation &o, const CaseSpec &c,
+                              const GoldenEntry &golden, const std::vector<double> &want) {
+    CheckResult g = golden_check(o.output, want, golden, c.dtype);
+    if (ctx.previous)
+        if (const CaseResult *last = ctx.previous->find(c.id, r.kernel); last && !last->output_sha256.empty())
+            g.notes.push_back(last->output_sha256 == r.output_sha256 ? "output bit-identical to the last run"
+                                                                      : "output differs in its bits from the last run");
+    return g;
+}
+
+std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseSpec &c, const std::string &kernel) {
+    if (!ctx.memory_baselines) return std::nullopt;
+    const BaselineEntry *e = ctx.memory_baselines->find(c.id, kernel);
+    if (!e) return std::nullopt;
+    MemoryBaseline b;
+    if (const auto *v = e->values.if_contains("abi_peak_bytes"); v && v->is_int64()) b.abi_peak_bytes = v->get_int64();
+    if (const auto *v = e->values.if_contains("rss_peak_delta_bytes"); v && v->is_int64()) b.rss_peak_delta_bytes = v->get_int64();
+    return b;
+}
+
+CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKernel &k, const GoldenEntry *golden,
+                   const std::vector<double> *want) {
+    const CaseSpec &c = *inv.spec;
+    CaseResult r;
+    r.case_id = c.id;
+    r.kernel = k.spec.label();
+    r.kernel_version = k.info->version;
+    r.kernel_origin = k.info->origin;
+    r.params = case_params(c);
+    const RunOptions &opt = ctx.options;
+
+    if (const auto it = ctx.unsupported.find({&c, &k}); it != ctx.unsupported.end()) {
+        all_checks(r, opt, Verdict::Skip, it->second);
+        return r;
+    }
+    ObserveRequest req;
+    req.memory = wants(opt, "memory");
+    req.memory_calls = c.memory_calls.value_or(ctx.suite.memory_calls);
+    req.warmup_calls = ctx.suite.warmup_calls;
+    req.memory_budget_bytes = ctx.suite.memory_budget_mb << 20;
+    req.isolation = opt.isolation;
+    req.timeout_s = opt.timeout_s.value_or(ctx.suite.timeout_s);
+    const Observation o = ctx.backends.host_of(k.spec.kernel)->observe(inv, req);
+    r.seconds = o.seconds;
+    if (o.crash) {
+        all_checks(r, opt, Verdict::Fail, o.crash->describe(), crash_metrics(*o.crash));
+        return r;
+    }
+    if (!o.unsupported.empty()) {
+        all_checks(r, opt, Verdict::Skip, "unsupported: " + o.unsupported);
+        return r;
+    }
+    if (o.kernel_rc != 0) {
+        all_checks(r, opt, Verdict::Fail, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
+        return r;
+    }
+    r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
+    if (golden) r.checks.push_back(golden_with_notes(ctx, r, o, c, *golden, *want));
+    if (o.memory) {
+        MemoryPolicy policy;
+        policy.peak_growth_pct = ctx.suite.peak_growth_pct;
+        r.checks.push_back(memory_check(*o.memory, memory_baseline(ctx, c, r.kernel), policy, k.info->workspace_growth));
+    }
+    return r;
+}
+
+/// Decides, before anything runs, which planned case x kernels cannot run and why; an
+/// extra origin (a plugin, an adapter) none of whose kernels can run a case is bad input.
+Result<void> decide_support(RunContext &ctx, const Plan &plan) {
+    std::map<std::string, size_t> planned, runnable;
+    for (const auto &pc : plan.cases)
+        for (const PlannedKernel *k : pc.kernels) {
+            ++planned[k->info->origin];
+            std::string why = missing_features(*k->info, *pc.spec);
+            if (why.empty()) why = ctx.backends.host_of(k->spec.kernel)->unsupported(Invocation{&ctx.suite, pc.spec, nullptr, &k->spec});
+            if (!why.empty()) ctx.unsupported[{pc.spec, k}] = why;
+            else ++runnable[k->info->origin];
+        }
+    // An origin that --kernel/--case filtered out entirely was the user's explicit choice.
+    for (const auto &origin : ctx.options.extra_origins)
+        if (planned[origin] > 0 && runnable[origin] == 0)
+            return fail(ErrorKind::BadInput,
+                        "{}: loaded, but none of its kernels supports any case of suite {} (compare the kernels' "
+                        "features, `attngate kernels`, with the suite's cases)",
+                        origin, ctx.suite.name);
+    return {};
+}
+
+}  // namespace
+
+Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const ProgressFn &progress) {
+    RunOptions options = requested;
+    if (wants(options, "cost") && !wants(options, "perf")) options.checks.push_back("perf");  // cost prices perf's timings
+    for (const auto &c : options.checks)
+        if (std::find(known_checks().begin(), known_checks().end(), c) == known_checks().end())
+            return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory, perf, cost)", c);
+    auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
+    if (!plan) return std::unexpected(plan.error());
+    auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
+    if (!fingerprint) return std::unexpected(fingerprint.error());
+
+    RunContext ctx{suite, options, backends};
+    if (auto s = decide_support(ctx, *plan); !s) return std::unexpected(s.error());
+    // Every golden is verified before anything runs or is written: a corrupt or stale
+    // golden is bad input (exit 2), never drift.
+    if (wants(options, "golden")) {
+        auto m = load_golden_manifest(suite, options.baselines);
+        if (!m) return std::unexpected(m.error());
+        for (const auto &pc : plan->cases)
+            if (auto g = load_golden(suite, options.baselines, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
+        ctx.manifest = std::move(*m);
+    }
+    if (wants(options, "memory")) {
+        auto mb = load_baseline_file(baseline_path(options.baselines, "memory", suite.name));
+        if (!mb) return std::unexpected(mb.error());
+        ctx.memory_baselines = std::move(*mb);
+    }
+    std::optional<RunResults> previous;
+    if (std::filesystem::exists(options.results_path))
+        if (auto prev = load_results(options.results_path); prev && prev->suite == suite.name) previous = std::move(*prev);
+    ctx.previous = previous ? &*previous : nullptr;
+
+    RunResults results;
+    results.tool_version = tool_version();
+    results.suite = suite.name;
+    results.suite_file = suite.file.string();
+    results.started_at = utc_now();
+    results.checks = options.checks;
+    results.fingerprint = std::move(*fingerprint);
+    if (const auto fp = baseline_fingerprint_path(golden_dir(options.baselines, suite)); std::filesystem::exists(fp)) {
+        auto base = load_fingerprint(fp);
+        if (!base) return std::unexpected(base.error());
+        results.baseline_fingerprint = std::move(*base);
+    }
+    const size_t total = plan->runs();
+    size_t done = 0;
+    PerfInputs kept;  // the perf phase times cases after all of them ran: their inputs stay
+    for (const auto &pc : plan->cases) {
+        const CaseSpec &c = *pc.spec;
+        const GoldenEntry *entry = ctx.manifest ? ctx.manifest->find(c.id) : nullptr;
+        std::optional<std::vector<double>> want;
+        if (entry) {
+            auto w = load_golden(suite, options.baselines, *entry);
+            if (!w) return std::unexpected(w.error());
+            want = std::move(*w);
+        }
+        auto in = std::make_shared<const CaseInputs>(generate_inputs(suite, c));
+        for (const PlannedKernel *k : pc.kernels) {
+            const Invocation inv{&suite, &c, in.get(), &k->spec};
+            results.results.push_back(run_one(ctx, inv, *k, entry, want ? &*want : nullptr));
+            if (progress) progress(results.results.back(), ++done, total);
+        }
+        if (wants(options, "perf")) kept[c.id] = in;
+        for (const auto &b : backends.all()) b->release_case(c);
+        if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());
+    }
+    if (wants(options, "perf")) {
+        PerfPhaseOptions po;
+        po.isolation = options.isolation;
+        po.machine_class = machine_class(options.machine);
+        po.baselines = options.baselines;
+        po.cost = wants(options, "cost");
+        po.device_class = options.device_class;
+        if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());
+    }
+    results.complete = true;
+    if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());
+    return results;
+}
+
+}  // namespace attngate

@@ -1,0 +1,48 @@
+// The runner: executes the plan through the backends, applies the checks and produces
+// RunResults, writing results.json after every case so that a crash still leaves a
+// partial report. It prints nothing; callers watch progress through a callback.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "plan/plan.hpp"
+#include "plan/suite.hpp"
+#include "results/results.hpp"
+
+namespace attngate {
+
+struct RunOptions {
+    std::filesystem::path baselines = "baselines";
+    std::filesystem::path results_path = "reports/results.json";
+    std::vector<std::string> checks = {"golden"};
+    PlanFilter filter;
+    /// Origins (plugin paths, adapter URLs) whose kernels join the suite's; each must run
+    /// at least one case, or the run is bad input.
+    std::vector<std::string> extra_origins;
+    bool isolation = true;            ///< each case x kernel in a child process with a time limit
+    std::optional<double> timeout_s;  ///< overrides the suite's
+    std::string machine;              ///< a user-given name for this machine class (perf baselines)
+    std::string device_class = "gcp-e2-standard-2";  ///< the price list entry for this machine's time
+    std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
+};
+
+/// Called after each case x kernel with its result, how many are done and the total.
+using ProgressFn = std::function<void(const CaseResult &, size_t done, size_t total)>;
+
+/// The checks this build knows.
+const std::vector<std::string> &known_checks();
+
+Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const ProgressFn &progress);
+
+/// The case's shape and switches as JSON.
+json::object case_params(const CaseSpec &c);
+
+/// attngate's own version string.
+const char *tool_version();
+
+}  // namespace attngate

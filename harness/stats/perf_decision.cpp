@@ -1,0 +1,159 @@
+// The perf decision rule: rank test + bootstrap CI + noise-aware repetition count.
+#include "stats/perf_decision.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include <boost/math/distributions/normal.hpp>
+#include <fmt/format.h>
+
+#include "stats/hypothesis.hpp"
+
+namespace attngate {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// ceil((z_0.975 * sqrt(pi/2) * sqrt(2) * noise / threshold)^2): see required_repetitions.
+int repetitions_for_noise(double relative_noise, double threshold) {
+    if (!(relative_noise > 0.0)) return 1;
+    static const double z = boost::math::quantile(boost::math::normal(), 0.975);
+    const double k = z * std::sqrt(std::numbers::pi / 2.0) * std::numbers::sqrt2 * relative_noise / threshold;
+    return static_cast<int>(std::min(std::ceil(k * k), 1e9));
+}
+
+bool usable(const std::vector<double> &v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x > 0.0; });
+}
+
+/// Steps 1 and 2 of the rule, on a decision whose figures are filled in. True when the
+/// decision is final (Insufficient or TooNoisy).
+bool not_gateable(PerfDecision &d, size_t n_current, size_t n_baseline, const DecisionPolicy &policy) {
+    const size_t min_reps = static_cast<size_t>(std::max(policy.min_reps, 1));
+    if (n_current < min_reps || n_baseline < min_reps) {
+        d.status = PerfStatus::Insufficient;
+        d.reason = fmt::format("too few repetitions to gate: {} current, {} baseline; need at least {} per side",
+                               n_current, n_baseline, d.required_repetitions);
+        return true;
+    }
+    if (static_cast<size_t>(d.repetitions) < static_cast<size_t>(d.required_repetitions)) {
+        d.status = PerfStatus::TooNoisy;
+        d.reason = fmt::format(
+            "too noisy to gate: relative noise {:.1f}% against a {:.1f}% threshold needs {} repetitions per side, have {}",
+            100 * d.relative_noise, 100 * policy.threshold, d.required_repetitions, d.repetitions);
+        return true;
+    }
+    return false;
+}
+
+/// Step 3: significance and practical size, either direction.
+void classify(PerfDecision &d, const DecisionPolicy &policy) {
+    const std::string figures = fmt::format("median time x{:.3f} of baseline (95% CI {:.3f} to {:.3f})", d.ratio,
+                                            d.ci_low, d.ci_high);
+    if (d.p_adjusted <= policy.alpha && d.ci_low > 1.0 + policy.threshold) {
+        d.status = PerfStatus::Regression;
+        d.reason = fmt::format("regression: {}, p = {:.2g} <= alpha {:g}, beyond the {:g}% threshold", figures,
+                               d.p_adjusted, policy.alpha, 100 * policy.threshold);
+    } else if (d.p_adjusted_faster <= policy.alpha && d.ci_high < 1.0 - policy.threshold) {
+        d.status = PerfStatus::Improvement;
+        d.reason = fmt::format("improvement: {}, p = {:.2g} <= alpha {:g}, beyond the {:g}% threshold", figures,
+                               d.p_adjusted_faster, policy.alpha, 100 * policy.threshold);
+    } else {
+        d.status = PerfStatus::Ok;
+        d.reason = fmt::format("no regression beyond {:g}%: {}, p = {:.2g}", 100 * policy.threshold, figures,
+                               d.p_adjusted);
+    }
+}
+
+PerfDecision unusable(const char *what) {
+    PerfDecision d;
+    d.ratio = d.ci_low = d.ci_high = d.relative_noise = kNaN;
+    d.reason = fmt::format("cannot gate: {}", what);
+    return d;
+}
+
+}  // namespace
+
+const char *perf_status_name(PerfStatus s) {
+    switch (s) {
+    case PerfStatus::Ok: return "ok";
+    case PerfStatus::Regression: return "regression";
+    case PerfStatus::Improvement: return "improvement";
+    case PerfStatus::TooNoisy: return "too_noisy";
+    case PerfStatus::Insufficient: return "insufficient";
+    }
+    return "insufficient";
+}
+
+int required_repetitions(double alpha, double relative_noise, double threshold) {
+    return std::max(min_repetitions_for_alpha(alpha), repetitions_for_noise(relative_noise, threshold));
+}
+
+PerfDecision decide(const std::vector<double> &current, const std::vector<double> &baseline,
+                    const DecisionPolicy &policy) {
+    if (current.empty() || baseline.empty()) return unusable("no samples on a side");
+    if (!usable(current) || !usable(baseline)) return unusable("a time is not a positive finite number");
+    PerfDecision d;
+    d.ratio = median(current) / median(baseline);
+    const auto ci = bootstrap_median_ratio_ci(current, baseline, policy.bootstrap_resamples, policy.seed);
+    d.ci_low = ci.low, d.ci_high = ci.high;
+    d.p_value = d.p_adjusted = mann_whitney_greater(current, baseline).p_value;
+    d.p_value_faster = d.p_adjusted_faster = mann_whitney_greater(baseline, current).p_value;
+    d.relative_noise = std::max(relative_noise(current), relative_noise(baseline));
+    d.repetitions = static_cast<int>(std::min(current.size(), baseline.size()));
+    d.required_repetitions = std::max(policy.min_reps, required_repetitions(policy.alpha, d.relative_noise, policy.threshold));
+    if (!not_gateable(d, current.size(), baseline.size(), policy)) classify(d, policy);
+    return d;
+}
+
+PerfDecision decide_paired(const std::vector<double> &current, const std::vector<double> &baseline,
+                           const DecisionPolicy &policy) {
+    if (current.empty() || current.size() != baseline.size()) return unusable("paired samples need equal, non-zero counts");
+    if (!usable(current) || !usable(baseline)) return unusable("a time is not a positive finite number");
+    std::vector<double> pair_ratios(current.size());
+    for (size_t i = 0; i < current.size(); ++i) pair_ratios[i] = current[i] / baseline[i];
+    PerfDecision d;
+    d.ratio = median(pair_ratios);
+    const auto ci = bootstrap_paired_ratio_ci(current, baseline, policy.bootstrap_resamples, policy.seed);
+    d.ci_low = ci.low, d.ci_high = ci.high;
+    d.p_value = d.p_adjusted = wilcoxon_greater(current, baseline).p_value;
+    d.p_value_faster = d.p_adjusted_faster = wilcoxon_greater(baseline, current).p_value;
+    // The per-pair ratio already combines both sides: express its noise per side so that
+    // the sqrt(2) of the two-sample formula is not counted twice.
+    d.relative_noise = relative_noise(pair_ratios) / std::numbers::sqrt2;
+    d.repetitions = static_cast<int>(current.size());
+    d.required_repetitions = std::max({policy.min_reps, min_pairs_for_alpha(policy.alpha),
+                                       repetitions_for_noise(d.relative_noise, policy.threshold)});
+    if (!not_gateable(d, current.size(), baseline.size(), policy)) classify(d, policy);
+    return d;
+}
+
+void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha) {
+    std::vector<double> slower, faster;
+    for (const auto &d : decisions) {
+        const bool tested = std::isfinite(d.ratio);  // unusable samples have no p-value
+        slower.push_back(tested ? d.p_value : kNaN);
+        faster.push_back(tested ? d.p_value_faster : kNaN);
+    }
+    const auto adj_slower = benjamini_hochberg(slower), adj_faster = benjamini_hochberg(faster);
+    for (size_t i = 0; i < decisions.size(); ++i) {
+        PerfDecision &d = decisions[i];
+        if (std::isnan(adj_slower[i])) continue;
+        d.p_adjusted = adj_slower[i];
+        d.p_adjusted_faster = adj_faster[i];
+        const bool lost = (d.status == PerfStatus::Regression && d.p_adjusted > alpha) ||
+                          (d.status == PerfStatus::Improvement && d.p_adjusted_faster > alpha);
+        if (!lost) continue;
+        const double p = d.status == PerfStatus::Regression ? d.p_adjusted : d.p_adjusted_faster;
+        d.status = PerfStatus::Ok;
+        d.reason = fmt::format("not significant after correction for {} comparisons: adjusted p = {:.2g} > alpha {:g} "
+                               "(median time x{:.3f} of baseline)",
+                               std::count_if(slower.begin(), slower.end(), [](double x) { return !std::isnan(x); }),
+                               p, alpha, d.ratio);
+    }
+}
+
+}  // namespace attngate

@@ -1,0 +1,90 @@
+// The perf gate's decision rule: is the current run of a case slower than its baseline,
+// significantly and by more than the practical threshold? Pure: samples and a policy in,
+// a decision out; the run-wide Benjamini-Hochberg pass is a second step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stats/stats.hpp"
+
+namespace attngate {
+
+/// What the gate applies to one case x kernel; settable per suite and per case.
+struct DecisionPolicy {
+    double alpha = 0.01;       ///< significance level, after Benjamini-Hochberg
+    double threshold = 0.05;   ///< practical threshold on the median-time ratio (5%)
+    int min_reps = 9;          ///< fewest samples per side (see min_repetitions_for_alpha)
+    int bootstrap_resamples = 2000;
+    uint64_t seed = kDefaultBootstrapSeed;
+};
+
+enum class PerfStatus {
+    Ok,            ///< no regression shown (including "not significant after correction")
+    Regression,    ///< significantly slower, CI beyond the threshold: fails the gate
+    Improvement,   ///< significantly faster beyond the threshold: reported, never failed
+    TooNoisy,      ///< too few repetitions for the measured noise: not gated, never a pass
+    Insufficient,  ///< fewer than min_reps samples on a side, or unusable samples
+};
+
+/// "ok", "regression", "improvement", "too_noisy", "insufficient".
+const char *perf_status_name(PerfStatus s);
+
+/// One case x kernel's verdict with the numbers behind it. Ratios are current / baseline
+/// median time (> 1: slower). NaN marks a figure that could not be computed.
+struct PerfDecision {
+    PerfStatus status = PerfStatus::Insufficient;
+    double ratio = 0.0;    ///< median(current) / median(baseline), or the median pair ratio
+    double ci_low = 0.0;   ///< bootstrap 95% CI of that ratio
+    double ci_high = 0.0;
+    double p_value = 1.0;            ///< one-sided, H1: current is slower (raw)
+    double p_adjusted = 1.0;         ///< p_value after Benjamini-Hochberg over the run
+    double p_value_faster = 1.0;     ///< one-sided, H1: current is faster (raw)
+    double p_adjusted_faster = 1.0;  ///< p_value_faster after Benjamini-Hochberg
+    double relative_noise = 0.0;     ///< max over both sides of scaled MAD / median
+    int repetitions = 0;             ///< min(current, baseline) sample count
+    int required_repetitions = 0;    ///< per side, to gate at this noise (see below)
+    std::string reason;              ///< one line for people
+};
+
+/// Repetitions per side needed to gate at `threshold` given the relative noise
+/// (scaled MAD / median) of the samples:
+///
+///     n_noise = ceil((z_0.975 * sqrt(pi / 2) * sqrt(2) * relative_noise / threshold)^2)
+///     required = max(min_repetitions_for_alpha(alpha), n_noise)
+///
+/// sqrt(pi / 2) = 1.2533 is the standard error of a median relative to a mean's
+/// (normal data), sqrt(2) combines the two independent sides, z_0.975 = 1.96 is the 95%
+/// CI's quantile: n_noise makes the bootstrap CI's half-width on the ratio
+/// (1.96 * 1.2533 * sqrt(2) * relative_noise / sqrt(n)) smaller than the threshold.
+/// Noise equal to the threshold needs 13 repetitions; twice the threshold needs 49.
+int required_repetitions(double alpha, double relative_noise, double threshold);
+
+/// Independent samples (seconds per call) of the current run and the baseline:
+/// 1. a side with < policy.min_reps samples, or a non-finite or non-positive time:
+///    Insufficient;
+/// 2. fewer repetitions (either side) than max(min_reps, required_repetitions(alpha,
+///    noise, threshold)), noise being the larger relative MAD of the two sides: TooNoisy.
+///    This makes the issue's "baseline noisier than the threshold" precise: at the
+///    minimum 9 repetitions the CI cannot resolve the threshold once the noise exceeds
+///    about 0.87 x threshold, and more repetitions make such a case gateable again;
+/// 3. p (one-sided Mann-Whitney, H1 slower) <= alpha and ci_low > 1 + threshold:
+///    Regression; mirrored (H1 faster, ci_high < 1 - threshold): Improvement; else Ok.
+/// p_adjusted starts equal to p_value (one comparison) until apply_benjamini_hochberg.
+PerfDecision decide(const std::vector<double> &current, const std::vector<double> &baseline,
+                    const DecisionPolicy &policy);
+
+/// Paired A/B samples (current[i] and baseline[i] measured back to back): the same rule
+/// with the one-sided Wilcoxon signed-rank test and the bootstrap CI of the median per-pair
+/// ratio; sizes must match (else Insufficient).
+PerfDecision decide_paired(const std::vector<double> &current, const std::vector<double> &baseline,
+                           const DecisionPolicy &policy);
+
+/// The run-wide pass: Benjamini-Hochberg over the p-values of every decision that has one
+/// (both directions separately), sets p_adjusted / p_adjusted_faster, and turns a
+/// Regression or Improvement whose adjusted p exceeds alpha into Ok ("not significant
+/// after correction").
+void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha);
+
+}  // namespace attngate

@@ -1,0 +1,117 @@
+// Baseline update planning, provenance and writing.
+#include "store/baseline_update.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include <fnmatch.h>
+#include <pwd.h>
+#include <unistd.h>
+
+namespace attngate {
+
+const std::vector<BaselineKind> &baseline_kinds() {
+    static const std::vector<BaselineKind> kinds = {
+        {"memory", {"abi_peak_bytes", "rss_peak_delta_bytes", "leak_bytes_per_call"}, "abi_peak_bytes", false},
+        {"perf", {"samples_s", "median_s", "mad_s", "tokens_per_s", "gflops"}, "median_s", true},
+    };
+    return kinds;
+}
+
+const BaselineKind *find_baseline_kind(std::string_view check) {
+    for (const auto &k : baseline_kinds())
+        if (k.check == check) return &k;
+    return nullptr;
+}
+
+std::optional<double> UpdateRow::change_pct() const {
+    if (!old_value || *old_value == 0.0) return std::nullopt;
+    return 100.0 * (new_value / *old_value - 1.0);
+}
+
+std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind &kind, const BaselineFile *existing,
+                                   const std::string &only) {
+    std::vector<UpdateRow> rows;
+    for (const auto &r : results.results) {
+        const CheckResult *check = nullptr;
+        bool golden_failed = false;
+        for (const auto &c : r.checks) {
+            if (c.check == kind.check) check = &c;
+            if (c.check == "golden" && c.verdict == Verdict::Fail) golden_failed = true;
+        }
+        if (!check) continue;  // a skipped check still has its numbers when only the baseline was missing
+        const json::value *headline = check->metrics.if_contains(kind.headline);
+        if (!headline || !headline->is_number()) continue;  // crashed or not measured
+        UpdateRow row;
+        row.case_id = r.case_id;
+        row.kernel = r.kernel;
+        if (!only.empty() && ::fnmatch(only.c_str(), row.label().c_str(), 0) != 0) continue;
+        row.new_value = headline->to_number<double>();
+        row.verdict = check->verdict;
+        row.golden_failed = golden_failed;
+        for (const auto &key : kind.keys)
+            if (const json::value *v = check->metrics.if_contains(key)) row.values[key] = *v;
+        if (existing)
+            if (const BaselineEntry *e = existing->find(r.case_id, r.kernel))
+                if (const json::value *v = e->values.if_contains(kind.headline); v && v->is_number()) row.old_value = v->to_number<double>();
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+namespace {
+
+std::string command_output(const char *cmd) {
+    std::string out;
+    if (FILE *p = ::popen(cmd, "r")) {
+        char buf[256];
+        while (std::fgets(buf, sizeof buf, p)) out += buf;
+        ::pclose(p);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out;
+}
+
+std::string user_name() {
+    if (const char *u = std::getenv("USER"); u && *u) return u;
+    if (const passwd *pw = ::getpwuid(::getuid())) return pw->pw_name;
+    return "unknown";
+}
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    return "unknown CPU";
+}
+
+}  // namespace
+
+std::string machine_class(const std::string &name) {
+    std::string cls = fmt::format("{} x{}", cpu_model(), std::thread::hardware_concurrency());
+    return name.empty() ? cls : fmt::format("{} ({})", name, cls);
+}
+
+json::object make_provenance(const std::string &reason, const std::string &machine, const json::object &fingerprint) {
+    const std::time_t t = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    std::string commit = command_output("git rev-parse HEAD 2>/dev/null");
+    return json::object{{"date", date},
+                        {"user", user_name()},
+                        {"git_commit", commit.empty() ? "unknown" : commit},
+                        {"machine_class", machine},
+                        {"reason", reason},
+                        {"fingerprint", fingerprint}};
+}
+
+Result<void> apply_update(const std::filesystem::path &path, BaselineFile file, const std::vector<UpdateRow> &accepted,
+                          const json::object &provenance) {
+    for (const auto &row : accepted) file.upsert(BaselineEntry{row.case_id, row.kernel, row.values, provenance});
+    return save_baseline_file(path, file);
+}
+
+}  // namespace attngate

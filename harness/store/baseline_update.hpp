@@ -1,0 +1,55 @@
+// Updating baselines from a run's results: which case x kernel rows would change, by how
+// much, and writing the accepted ones with provenance. The CLI asks the questions; this
+// module only computes and writes.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/baseline_store.hpp"
+#include "results/results.hpp"
+
+namespace attngate {
+
+/// What a check keeps in its baseline and which number people compare.
+struct BaselineKind {
+    std::string check;              ///< "memory", "perf"
+    std::vector<std::string> keys;  ///< metrics copied into the baseline
+    std::string headline;           ///< the metric shown old -> new
+    bool per_machine = false;       ///< stored under a machine-class directory
+};
+
+/// The registry of checks that have baselines.
+const std::vector<BaselineKind> &baseline_kinds();
+const BaselineKind *find_baseline_kind(std::string_view check);
+
+struct UpdateRow {
+    std::string case_id, kernel;
+    std::optional<double> old_value;  ///< nullopt: no baseline yet
+    double new_value = 0.0;
+    Verdict verdict = Verdict::Pass;  ///< the check's verdict in the results
+    bool golden_failed = false;       ///< refused unless forced
+    json::object values;              ///< what would be stored
+    std::string label() const { return case_id + "/" + kernel; }
+    /// Percent change, or nullopt without an old value.
+    std::optional<double> change_pct() const;
+};
+
+/// Rows for every case x kernel of `results` that ran `kind.check`, limited to labels
+/// matching the shell glob `only` ("case/kernel"; empty: all).
+std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind &kind, const BaselineFile *existing,
+                                   const std::string &only);
+
+/// Who, when, why and on what: stored with every accepted entry.
+json::object make_provenance(const std::string &reason, const std::string &machine_class, const json::object &fingerprint);
+
+/// The machine class baselines are kept per: CPU model, core count and an optional name.
+std::string machine_class(const std::string &name);
+
+/// Stores accepted rows into file (created when absent) and writes it atomically.
+Result<void> apply_update(const std::filesystem::path &path, BaselineFile file, const std::vector<UpdateRow> &accepted,
+                          const json::object &provenance);
+
+}  // namespace attngate

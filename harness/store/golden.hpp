@@ -1,0 +1,54 @@
+// Goldens: each case's fp64 reference output as .npy under baselines/goldens/<suite>/,
+// with a manifest recording hashes and the straightforward-implementation error that
+// calibrates the tolerance.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/error.hpp"
+#include "plan/suite.hpp"
+
+namespace attngate {
+
+struct GoldenEntry {
+    std::string case_id;
+    std::string file;  ///< relative to the manifest
+    std::vector<int64_t> shape;
+    std::string dtype = "float64";
+    std::string case_dtype;  ///< the kernels' operand dtype
+    std::string sha256;
+    std::string inputs_sha256;
+    /// Max abs error of the straightforward implementation at the case's precision.
+    double straightforward_max_abs_error = 0.0;
+    double output_max_abs = 0.0;  ///< max |golden| over finite elements
+};
+
+struct GoldenManifest {
+    std::string suite;
+    int generator_version = 0;
+    std::string reference_version;
+    std::vector<GoldenEntry> cases;
+
+    const GoldenEntry *find(std::string_view case_id) const;
+};
+
+/// baselines/goldens/<suite>
+std::filesystem::path golden_dir(const std::filesystem::path &baselines, const Suite &suite);
+
+/// Computes every case's golden and writes the .npy files and the manifest.
+/// `progress` is told each case id as it is done.
+Result<GoldenManifest> generate_goldens(const Suite &suite, const std::filesystem::path &baselines,
+                                        const std::function<void(const GoldenEntry &)> &progress);
+
+/// Reads the manifest and checks that it covers the suite's cases and that its inputs
+/// hashes still match the generator: a stale golden is bad input, not drift.
+Result<GoldenManifest> load_golden_manifest(const Suite &suite, const std::filesystem::path &baselines);
+
+/// Loads one golden and verifies its SHA-256 against the manifest (ErrorKind::Corrupt).
+Result<std::vector<double>> load_golden(const Suite &suite, const std::filesystem::path &baselines,
+                                        const GoldenEntry &entry);
+
+}  // namespace attngate

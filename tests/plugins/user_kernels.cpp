@@ -1,0 +1,77 @@
+// A user's plugin, as the README tells users to write one: a kernel with an instance
+// (init/free) that delegates the maths to the built-in native kernel. Built twice: as
+// "mine" (every feature) and, with ATTNGATE_TEST_PICKY, as "picky" (bf16 only), which
+// runs nothing of an f32 suite.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "attngate/kernel_abi.h"
+
+namespace {
+
+constexpr uint64_t kMagic = 0x617474'6e676174ULL;
+
+struct Instance {
+    uint64_t magic = kMagic;
+    int threads = 0;
+};
+
+const attngate_kernel &builtin(const char *name) {
+    size_t n = 0;
+    const attngate_kernel *t = attngate_builtin_kernels(&n);
+    for (size_t i = 0; i < n; ++i)
+        if (std::strcmp(t[i].name, name) == 0) return t[i];
+    std::abort();
+}
+
+void *mine_init(const attngate_kernel *, const attngate_kernel_params *params, char *, size_t) {
+    auto *inst = new (std::nothrow) Instance;
+    if (inst) inst->threads = params->num_threads;
+    return inst;
+}
+
+void mine_free(const attngate_kernel *, void *instance) { delete static_cast<Instance *>(instance); }
+
+int mine_run(const attngate_kernel *, const attngate_problem *p, char *err, size_t n) {
+    const auto *inst = static_cast<const Instance *>(p->instance);
+    if (!inst || inst->magic != kMagic) {
+        std::snprintf(err, n, "run called without the instance init returned");
+        return 1;
+    }
+    attngate_problem q = *p;
+    q.instance = nullptr;
+    const attngate_kernel &native = builtin("native");
+    return native.run(&native, &q, err, n);
+}
+
+#ifdef ATTNGATE_TEST_PICKY
+constexpr const char *kName = "picky";
+constexpr uint32_t kFeatures = ATTNGATE_FEATURE_ALL & ~ATTNGATE_FEATURE_F32;
+#else
+constexpr const char *kName = "mine";
+constexpr uint32_t kFeatures = ATTNGATE_FEATURE_ALL;
+#endif
+
+const attngate_kernel kKernels[] = {{
+    /* .api_version = */ ATTNGATE_API_VERSION,
+    /* .name        = */ kName,
+    /* .version     = */ "0.1.0",
+    /* .description = */ "a user's kernel with an instance, delegating to native",
+    /* .features    = */ kFeatures,
+    /* .workspace   = */ ATTNGATE_WORKSPACE_QUADRATIC,
+    /* .supports    = */ nullptr,
+    /* .run         = */ mine_run,
+    /* .user        = */ nullptr,
+    /* .init        = */ mine_init,
+    /* .free        = */ mine_free,
+}};
+
+}  // namespace
+
+extern "C" const attngate_kernel *attngate_plugin_kernels(size_t *count) {
+    *count = 1;
+    return kKernels;
+}
