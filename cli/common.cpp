@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "backend/in_process_backend.hpp"
+#include "backend/remote_backend.hpp"
 
 namespace attngate::cli {
 
@@ -20,6 +21,11 @@ Result<Suite> resolve_suite(const std::string &arg) {
 
 void add_kernel_source_options(CLI::App *cmd, KernelSources &sources) {
     cmd->add_option("--plugin", sources.plugins, "kernel plugin .so to load (repeatable); its kernels run every case they support");
+    cmd->add_option("--adapter", sources.adapters,
+                    "start a kernel adapter: a command line that serves docs/protocol.md when given --http HOST:PORT "
+                    "(repeatable), e.g. \".venv/jax-new/bin/python kernels/jax/adapter.py\"");
+    cmd->add_option("--remote", sources.remotes,
+                    "an adapter already serving at this URL (repeatable); its bearer token is read from $ATTNGATE_ADAPTER_TOKEN");
 }
 
 Result<Backends> open_backends(const KernelSources &sources, std::vector<std::string> *origins) {
@@ -28,6 +34,19 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
     if (!in_process) return std::unexpected(in_process.error());
     if (auto r = backends.add(std::move(*in_process)); !r) return std::unexpected(r.error());
     if (origins) origins->insert(origins->end(), sources.plugins.begin(), sources.plugins.end());
+    const RemoteOptions remote;
+    for (const auto &cmd : sources.adapters) {
+        auto b = RemoteBackend::start(cmd, remote);
+        if (!b) return std::unexpected(b.error());
+        if (origins) origins->push_back((*b)->origin());
+        if (auto r = backends.add(std::move(*b)); !r) return std::unexpected(r.error());
+    }
+    for (const auto &url : sources.remotes) {
+        auto b = RemoteBackend::connect(url, remote);
+        if (!b) return std::unexpected(b.error());
+        if (origins) origins->push_back((*b)->origin());
+        if (auto r = backends.add(std::move(*b)); !r) return std::unexpected(r.error());
+    }
     return backends;
 }
 

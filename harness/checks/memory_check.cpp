@@ -50,10 +50,54 @@ std::string broken_promise(const MemoryObservation &m, const MemoryPolicy &polic
     return {};
 }
 
+json::array series(const std::vector<int64_t> &v) { return json::array(v.begin(), v.end()); }
+
+/// A kernel behind an adapter: no ABI allocator, so live arrays, device bytes and the
+/// adapter's RSS are what is seen.
+CheckResult remote_memory_check(const MemoryObservation &m, const MemoryPolicy &policy) {
+    const double arrays_slope = least_squares_slope(m.live_arrays);
+    const double array_bytes_slope = least_squares_slope(m.live_array_bytes);
+    const double device_slope = least_squares_slope(m.device_bytes_in_use);
+    const double rss_slope = least_squares_slope(m.rss_bytes);
+    CheckResult r;
+    r.check = "memory";
+    r.metrics = json::object{{"calls", m.calls},
+                             {"source", m.device_bytes_in_use.empty() ? "rss" : "device"},
+                             {"live_arrays", series(m.live_arrays)},
+                             {"live_array_bytes", series(m.live_array_bytes)},
+                             {"device_bytes_in_use", series(m.device_bytes_in_use)},
+                             {"rss_bytes", series(m.rss_bytes)},
+                             {"leak_bytes_per_call", std::max(array_bytes_slope, device_slope)},
+                             {"live_arrays_per_call", arrays_slope},
+                             {"rss_slope_bytes_per_call", rss_slope},
+                             {"leak_noise_floor_bytes_per_call", policy.heap_leak_bytes_per_call}};
+    if (m.device_peak_bytes >= 0) r.metrics["device_peak_bytes"] = m.device_peak_bytes;
+    r.verdict = Verdict::Fail;
+    if (arrays_slope >= policy.live_arrays_per_call) {
+        r.reason = fmt::format("live array leak: {:.1f} arrays ({:.0f} B) retained per call over {} calls", arrays_slope,
+                               array_bytes_slope, m.live_arrays.size());
+        return r;
+    }
+    if (array_bytes_slope >= policy.heap_leak_bytes_per_call || device_slope >= policy.heap_leak_bytes_per_call) {
+        r.reason = fmt::format("device memory leak: {:.0f} B retained per call over {} calls",
+                               std::max(array_bytes_slope, device_slope), std::max(m.live_array_bytes.size(), m.device_bytes_in_use.size()));
+        return r;
+    }
+    if (rss_slope >= policy.remote_rss_leak_bytes_per_call) {
+        r.reason = fmt::format("RSS leak: the adapter's resident memory grows {:.0f} B per call over {} calls", rss_slope, m.rss_bytes.size());
+        return r;
+    }
+    r.verdict = Verdict::Pass;
+    r.reason = fmt::format("no leak: live arrays {:+.1f}/call, adapter RSS {:+.0f} B/call over {} calls", arrays_slope, rss_slope,
+                           m.rss_bytes.size());
+    return r;
+}
+
 }  // namespace
 
 CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryBaseline> &baseline,
                          const MemoryPolicy &policy, uint32_t workspace_growth) {
+    if (!m.abi_measured) return remote_memory_check(m, policy);
     const double heap_slope = least_squares_slope(m.heap_live_bytes);
     const double rss_slope = least_squares_slope(m.rss_bytes);
     CheckResult r;

@@ -182,7 +182,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
 
-    RunContext ctx{suite, options, backends};
+    RunContext ctx{suite, options, backends, nullptr, {}, {}, {}};
     if (auto s = decide_support(ctx, *plan); !s) return std::unexpected(s.error());
     // Every golden is verified before anything runs or is written: a corrupt or stale
     // golden is bad input (exit 2), never drift.

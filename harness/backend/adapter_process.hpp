@@ -1,0 +1,44 @@
+// An adapter started as a child of the harness: `CMD --http 127.0.0.1:0` in its own
+// process group, killed with the harness (PR_SET_PDEATHSIG), its output kept in a log
+// whose first "ATTNGATE-ADAPTER LISTENING <url>" line says where it serves.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "io/error.hpp"
+
+namespace attngate {
+
+class AdapterProcess {
+public:
+    /// Starts `command` (a shell command line) with `--http 127.0.0.1:0` appended and the
+    /// given environment variable set (a per-run token); waits for its LISTENING line.
+    /// Exit 3 (Infra) when it does not start, exits, or says nothing within ready_timeout_s.
+    static Result<std::unique_ptr<AdapterProcess>> start(const std::string &command, const std::string &token_env,
+                                                         const std::string &token, double ready_timeout_s);
+    ~AdapterProcess();
+    AdapterProcess(const AdapterProcess &) = delete;
+    AdapterProcess &operator=(const AdapterProcess &) = delete;
+
+    const std::string &url() const { return url_; }
+    const std::string &command() const { return command_; }
+    /// False once the child has exited (or was killed).
+    bool alive();
+    /// How the child ended ("exit 1", "signal SIGSEGV") once it has; empty while alive.
+    std::string how_it_ended();
+    /// The last lines the adapter wrote to stdout and stderr.
+    std::string log_tail(size_t max_bytes = 2000) const;
+    /// Waits up to grace_s for the child to exit on its own, then kills its process group.
+    void stop(double grace_s);
+
+private:
+    AdapterProcess() = default;
+
+    std::string command_, url_, log_path_;
+    int pid_ = -1;
+    int status_ = 0;
+    bool reaped_ = false;
+};
+
+}  // namespace attngate

@@ -1,0 +1,75 @@
+// The remote backend: kernels behind an adapter that serves docs/protocol.md over HTTP
+// (libcurl). Either an adapter this backend starts as a child on a free loopback port
+// (--adapter CMD; restarted if it dies or hangs, so the other cases still run) or one
+// already running (--remote URL, e.g. on a TPU VM). Each case's inputs are uploaded
+// once as .npy and named by every call of that case.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/adapter_process.hpp"
+#include "backend/backend.hpp"
+#include "io/http_client.hpp"
+
+namespace attngate {
+
+struct RemoteOptions {
+    std::string token_env = "ATTNGATE_ADAPTER_TOKEN";  ///< where the bearer token is read from
+    double ready_timeout_s = 120.0;   ///< a started adapter must listen within this
+    double request_timeout_s = 60.0;  ///< hello, kernels, tensors
+    int64_t max_response_bytes = int64_t{1} << 30;
+    bool verify_tls = true;
+};
+
+class RemoteBackend final : public Backend {
+public:
+    /// Starts `command` as a child adapter (a fresh random token guards it) and connects.
+    static Result<std::unique_ptr<RemoteBackend>> start(const std::string &command, const RemoteOptions &options);
+    /// Connects to an adapter already serving at `url` (token from options.token_env).
+    static Result<std::unique_ptr<RemoteBackend>> connect(const std::string &url, const RemoteOptions &options);
+    ~RemoteBackend() override;
+
+    std::string name() const override;
+    const std::vector<KernelInfo> &kernels() const override { return kernels_; }
+    std::string unsupported(const Invocation &inv) override;
+    Observation observe(const Invocation &inv, const ObserveRequest &req) override;
+    std::vector<TimingOutcome> time(const std::vector<Invocation> &invs, const TimingRequest &req) override;
+    boost::json::object fingerprint() const override;
+    void release_case(const CaseSpec &c) override;
+
+    /// What the adapter said its name and versions are (from /v1/hello).
+    const std::string &adapter_name() const { return adapter_; }
+    const std::string &origin() const { return origin_; }
+
+private:
+    RemoteBackend(std::string origin, RemoteOptions options);
+    Result<void> handshake();
+    /// Restarts a started adapter after it died or hung; re-uploads nothing (lazily done).
+    Result<void> restart();
+    struct Call;
+    std::optional<CrashInfo> upload_inputs(const Invocation &inv, double timeout_s);
+    CrashInfo lost(const HttpFailure &f, double seconds);
+
+    std::string origin_;
+    RemoteOptions options_;
+    std::string command_;  ///< empty for --remote
+    std::string token_;
+    std::unique_ptr<AdapterProcess> process_;
+    std::string url_;
+    HttpClient http_;
+    std::string adapter_;
+    boost::json::object hello_fingerprint_;
+    std::vector<KernelInfo> kernels_;
+    std::map<std::string, std::string> support_cache_;  ///< "kernel\ncase id" -> reason
+    std::string uploaded_case_;   ///< the case whose inputs the adapter holds now
+    int64_t upload_serial_ = 0;   ///< tensor names are c<serial>.<tensor>
+};
+
+/// The protocol's case object for a suite case (docs/protocol.md, "The case object").
+boost::json::object protocol_case(const CaseSpec &c, const KernelSpec &k);
+
+}  // namespace attngate

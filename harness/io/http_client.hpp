@@ -1,0 +1,78 @@
+// One HTTP client (libcurl) for everything attngate reaches over the network: remote
+// kernel adapters and the HTTP baseline store. Keep-alive, connect and total timeouts,
+// a response-size limit, retries with exponential backoff and jitter for idempotent
+// requests only, TLS verification on unless turned off, and a bearer token that is sent
+// but never appears in a message.
+#pragma once
+
+#include <chrono>
+#include <expected>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attngate {
+
+struct HttpOptions {
+    double connect_timeout_s = 5.0;
+    double timeout_s = 60.0;                   ///< whole request, unless a call says otherwise
+    int64_t max_response_bytes = int64_t{1} << 30;
+    int retries = 2;                           ///< extra attempts for idempotent requests
+    double backoff_s = 0.2;                    ///< first retry delay; doubles, with jitter
+    bool verify_tls = true;
+    std::string bearer_token;                  ///< sent as Authorization; never printed
+};
+
+struct HttpRequest {
+    std::string method = "GET";
+    std::string url;
+    std::string body;
+    std::string content_type;                  ///< empty: none
+    std::vector<std::pair<std::string, std::string>> headers;  ///< e.g. If-Match
+    double timeout_s = 0.0;                    ///< > 0: overrides HttpOptions::timeout_s
+};
+
+struct HttpResponse {
+    long status = 0;
+    std::string body;
+    std::string content_type;
+    std::string etag;
+};
+
+/// Why a request got no HTTP response at all.
+struct HttpFailure {
+    enum class Kind { Connect, Timeout, TooLarge, Other };
+    Kind kind = Kind::Other;
+    std::string message;  ///< "POST http://127.0.0.1:4711/v1/run: timed out after 30 s"
+};
+
+class HttpClient {
+public:
+    explicit HttpClient(HttpOptions options = {});
+    ~HttpClient();
+    HttpClient(const HttpClient &) = delete;
+    HttpClient &operator=(const HttpClient &) = delete;
+    HttpClient(HttpClient &&) noexcept;
+    HttpClient &operator=(HttpClient &&) noexcept;
+
+    /// Sends the request; GET, HEAD, PUT and DELETE are retried on a connection failure,
+    /// a timeout or a 5xx answer (a PUT with If-Match is retried too: it cannot apply twice).
+    /// POST never is: a kernel call may have effects, and a hang is a result.
+    std::expected<HttpResponse, HttpFailure> send(const HttpRequest &request);
+
+    const HttpOptions &options() const { return options_; }
+
+private:
+    std::expected<HttpResponse, HttpFailure> attempt(const HttpRequest &request);
+
+    struct Handle;
+    std::unique_ptr<Handle> handle_;
+    HttpOptions options_;
+};
+
+/// True for methods that may be sent twice.
+bool http_idempotent(const std::string &method);
+
+}  // namespace attngate
