@@ -108,6 +108,14 @@ std::string AdapterProcess::how_it_ended() {
     return describe_status(status_);
 }
 
+int AdapterProcess::exit_code() { return !alive() && WIFEXITED(status_) ? WEXITSTATUS(status_) : -1; }
+
+std::string AdapterProcess::signal_name() {
+    if (alive() || !WIFSIGNALED(status_)) return {};
+    const char *abbrev = ::sigabbrev_np(WTERMSIG(status_));
+    return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", WTERMSIG(status_));
+}
+
 std::string AdapterProcess::log_tail(size_t max_bytes) const {
     std::string log = read_file(log_path_).value_or("");
     if (log.size() > max_bytes) log = "..." + log.substr(log.size() - max_bytes);

@@ -25,8 +25,12 @@ public:
     const std::string &command() const { return command_; }
     /// False once the child has exited (or was killed).
     bool alive();
-    /// How the child ended ("exit 1", "signal SIGSEGV") once it has; empty while alive.
+    /// How the child ended ("exited with code 1", "killed by SIGSEGV") once it has; empty while alive.
     std::string how_it_ended();
+    /// Once ended: its exit code, or -1 when a signal ended it.
+    int exit_code();
+    /// Once ended by a signal: "SIGSEGV"; otherwise empty.
+    std::string signal_name();
     /// The last lines the adapter wrote to stdout and stderr.
     std::string log_tail(size_t max_bytes = 2000) const;
     /// Waits up to grace_s for the child to exit on its own, then kills its process group.

@@ -116,8 +116,7 @@ Observation observe_kernel(const attngate_kernel &kernel, const Invocation &inv,
     Observation o;
     const KernelInstance instance(kernel, 0);
     if (!instance.error().empty()) {
-        o.kernel_rc = -1;
-        o.kernel_error = "init failed: " + instance.error();
+        o.host_error = "kernel init failed: " + instance.error();
         return o;
     }
     const Caller caller{kernel, *inv.kernel, instance.get()};
@@ -174,7 +173,7 @@ MemoryObservation memory_from_json(const json::object &mo) {
 }  // namespace
 
 std::string serialize_observation(const Observation &o) {
-    json::object meta{{"kernel_rc", o.kernel_rc}, {"kernel_error", o.kernel_error}, {"seconds", o.seconds}};
+    json::object meta{{"kernel_rc", o.kernel_rc}, {"kernel_error", o.kernel_error}, {"host_error", o.host_error}, {"seconds", o.seconds}};
     if (o.memory) meta["memory"] = memory_to_json(*o.memory);
     const std::string text = json::serialize(meta);
     std::string out;
@@ -206,6 +205,7 @@ std::optional<Observation> parse_observation(std::string_view bytes) {
         const auto &m = meta.as_object();
         o.kernel_rc = static_cast<int>(m.at("kernel_rc").as_int64());
         o.kernel_error = std::string(m.at("kernel_error").as_string());
+        o.host_error = std::string(m.at("host_error").as_string());
         o.seconds = m.at("seconds").to_number<double>();
         if (const auto *mem = m.if_contains("memory")) o.memory = memory_from_json(mem->as_object());
         o.output.resize(n);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
@@ -257,11 +258,15 @@ CrashInfo RemoteBackend::lost(const HttpFailure &f, double seconds) {
     else c.kind = "lost";
     c.message = f.message;
     if (process_) {
+        // A connection that broke mid-answer usually means the adapter is exiting: give it
+        // a moment so the report says how it ended rather than "connection lost".
+        for (int i = 0; i < 100 && f.kind != HttpFailure::Kind::Timeout && process_->alive(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
         if (!process_->alive()) {
-            const std::string ended = process_->how_it_ended();
-            c.kind = ended.starts_with("killed by") ? "crash" : "exit";
-            c.signal = ended;
-            c.message = "the adapter " + ended;
+            c.signal = process_->signal_name();
+            c.kind = c.signal.empty() ? "exit" : "crash";
+            c.exit_code = process_->exit_code();
+            c.message.clear();
         }
         c.stderr_tail = process_->log_tail(1500);
         // A started adapter that hung or died is replaced so the other cases still run.
@@ -335,15 +340,15 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     Observation o;
     const auto t0 = std::chrono::steady_clock::now();
     const auto protocol_failure = [&](const std::string &what) {
-        o.kernel_rc = -1;
-        o.kernel_error = "adapter answered outside the protocol: " + what;
+        o.host_error = "adapter answered outside the protocol: " + what;
         return o;
     };
     if (auto crash = upload_inputs(inv, req.timeout_s)) {
         o.crash = std::move(crash);
         return o;
     }
-    const std::string out_name = fmt::format("c{}.out", upload_serial_);
+    // A fresh name per call: an output left from another kernel can never be read as this one's.
+    const std::string out_name = fmt::format("c{}.out{}", upload_serial_, ++output_serial_);
     const json::value body = json::object{{"kernel", inv.kernel->kernel},
                                           {"case", protocol_case(*inv.spec, *inv.kernel)},
                                           {"inputs", input_names(*inv.inputs, upload_serial_)},

@@ -67,6 +67,7 @@ private:
     std::map<std::string, std::string> support_cache_;  ///< "kernel\ncase id" -> reason
     std::string uploaded_case_;   ///< the case whose inputs the adapter holds now
     int64_t upload_serial_ = 0;   ///< tensor names are c<serial>.<tensor>
+    int64_t output_serial_ = 0;
 };
 
 /// The protocol's case object for a suite case (docs/protocol.md, "The case object").

@@ -47,6 +47,7 @@ struct Observation {
     int kernel_rc = 0;          ///< non-zero: the kernel reported an error
     std::string kernel_error;
     std::string unsupported;    ///< non-empty: the kernel declined the case at run time
+    std::string host_error;     ///< non-empty: the kernel's host failed outside the kernel (init, protocol)
     double seconds = 0.0;       ///< wall time of the first call
     std::optional<double> compile_s;  ///< first-call (trace + compile) time, when the host reports one
     std::optional<MemoryObservation> memory;

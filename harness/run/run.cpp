@@ -133,6 +133,10 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
         all_checks(r, opt, Verdict::Skip, "unsupported: " + o.unsupported);
         return r;
     }
+    if (!o.host_error.empty()) {
+        all_checks(r, opt, Verdict::Fail, o.host_error);
+        return r;
+    }
     if (o.kernel_rc != 0) {
         all_checks(r, opt, Verdict::Fail, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
         return r;

@@ -11,13 +11,43 @@ namespace {
 MemoryObservation clean(int64_t peak = 1000) {
     MemoryObservation m;
     m.calls = 12;
+    m.abi_measured = true;
     m.abi_peak_bytes = peak;
     m.heap_live_bytes.assign(10, 500000);
     m.rss_bytes.assign(10, 8 << 20);
     m.rss_peak_delta_bytes = 4096;
     return m;
 }
+
+/// What an adapter reports for a JAX kernel: live arrays and RSS, no ABI allocator.
+MemoryObservation remote(std::vector<int64_t> arrays, std::vector<int64_t> rss) {
+    MemoryObservation m;
+    m.calls = static_cast<int64_t>(arrays.size()) + 2;
+    m.live_arrays = arrays;
+    for (int64_t a : arrays) m.live_array_bytes.push_back(a * 65536);
+    m.rss_bytes = std::move(rss);
+    return m;
+}
 }  // namespace
+
+TEST_CASE("kernels behind an adapter leak by live arrays; their RSS warm-up is no leak", "[memory]") {
+    const MemoryPolicy policy;
+    // Measured: JAX's RSS climbs while its allocator warms up, then plateaus.
+    auto warm = memory_check(remote({13, 13, 13, 13, 13, 13}, {238264320, 238264320, 238395392, 238657536, 238657536, 238657536}),
+                             std::nullopt, policy, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(warm.verdict == Verdict::Pass);
+    CHECK_THAT(warm.reason, Catch::Contains("no leak"));
+    CHECK(warm.metrics.at("source") == "rss");
+    auto leak = memory_check(remote({13, 14, 15, 16, 17, 18}, std::vector<int64_t>(6, 1 << 28)), std::nullopt, policy,
+                             ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(leak.verdict == Verdict::Fail);
+    CHECK_THAT(leak.reason, Catch::Contains("live array leak: 1.0 arrays (65536 B) retained per call"));
+    std::vector<int64_t> climbing;
+    for (int64_t i = 0; i < 6; ++i) climbing.push_back((1 << 28) + i * (4 << 20));
+    auto rss = memory_check(remote({13, 13, 13, 13, 13, 13}, climbing), std::nullopt, policy, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(rss.verdict == Verdict::Fail);
+    CHECK_THAT(rss.reason, Catch::Contains("RSS leak: the adapter's resident memory grows 4194304 B per call"));
+}
 
 TEST_CASE("least squares slope of known series", "[memory]") {
     CHECK(least_squares_slope({}) == 0.0);
