@@ -30,9 +30,11 @@ void add_kernel_source_options(CLI::App *cmd, KernelSources &sources) {
 
 Result<Backends> open_backends(const KernelSources &sources, std::vector<std::string> *origins) {
     Backends backends;
-    auto in_process = InProcessBackend::create(sources.plugins);
-    if (!in_process) return std::unexpected(in_process.error());
-    if (auto r = backends.add(std::move(*in_process)); !r) return std::unexpected(r.error());
+    if (sources.builtins || !sources.plugins.empty()) {
+        auto in_process = InProcessBackend::create(sources.plugins);
+        if (!in_process) return std::unexpected(in_process.error());
+        if (auto r = backends.add(std::move(*in_process)); !r) return std::unexpected(r.error());
+    }
     if (origins) origins->insert(origins->end(), sources.plugins.begin(), sources.plugins.end());
     const RemoteOptions remote;
     for (const auto &cmd : sources.adapters) {

@@ -20,6 +20,7 @@ struct KernelSources {
     std::vector<std::string> plugins;  ///< --plugin .so files
     std::vector<std::string> adapters;  ///< --adapter command lines, started as children
     std::vector<std::string> remotes;   ///< --remote URLs of adapters already running
+    bool builtins = true;               ///< false: no in-process backend unless plugins are given
 };
 
 /// Adds --plugin, --adapter and --remote to a subcommand.

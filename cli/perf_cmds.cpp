@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "run/ab.hpp"
+#include "run/ab_sides.hpp"
 #include "common.hpp"
 #include "results/compare.hpp"
 #include "io/files.hpp"
@@ -29,7 +30,8 @@ struct PerfArgs {
     // compare
     std::string a_file, b_file;
     // ab
-    std::string a, b, ab_out = "reports/ab.json";
+    std::string a, b, a_adapter, b_adapter, ab_out = "reports/ab.json", baselines = "baselines", outputs;
+    bool bitwise = false;
     int rounds = 21;
     double threshold_pct = 5.0, alpha = 0.01;
     ReportPaths reports;
@@ -43,6 +45,8 @@ int cmd_time(const PerfArgs &a) {
     if (!backends) return report_error(backends.error());
     auto plan = make_plan(*suite, backends->kernels(), origins, {a.kernels, a.cases});
     if (!plan) return report_error(plan.error());
+    if (!a.outputs.empty())
+        if (auto w = write_plan_outputs(*suite, *plan, *backends, a.outputs, !a.no_isolation); !w) return report_error(w.error());
     auto samples = time_plan(*suite, *plan, *backends, TimingRequest{a.repetitions, a.min_time_s, !a.no_isolation, 3600});
     if (!samples) return report_error(samples.error());
     json::array out;
@@ -70,6 +74,18 @@ double number_at(const json::object &m, const char *key) {
     return v && v->is_number() ? v->to_number<double>() : NAN;
 }
 
+/// The numerics and golden table of an A/B or compare run: what moved, per case x kernel.
+void print_numerics(const RunResults &results) {
+    bool header = false;
+    for (const auto &r : results.results)
+        for (const auto &c : r.checks) {
+            if (c.check != "numerics" && !(c.check == "golden" && c.verdict == Verdict::Fail)) continue;
+            if (!header) fmt::print("\n{:<48} {:<9} {:<6} {}\n", "case/kernel", "check", "verdict", "what moved"), header = true;
+            fmt::print("{:<48} {:<9} {:<6} {}\n", r.case_id + "/" + r.kernel, c.check, verdict_name(c.verdict), c.reason);
+            for (const auto &n : c.notes) fmt::print("{:<48} {:<9} {:<6} note: {}\n", "", "", "", n);
+        }
+}
+
 int cmd_compare(const PerfArgs &a) {
     auto ra = load_results(a.a_file);
     if (!ra) return report_error(ra.error());
@@ -90,40 +106,61 @@ int cmd_compare(const PerfArgs &a) {
     return report->regression() ? 1 : 0;
 }
 
+/// One side of `ab`: an adapter kept up for the whole run, or an attngate build.
+Result<std::unique_ptr<AbSide>> make_side(const char *which, const std::string &build, const std::string &adapter, const Suite &suite,
+                                          const PerfArgs &a) {
+    if (!adapter.empty()) {
+        // Only the adapter's kernels: the built-ins are the same on both sides.
+        auto backends = open_backends(KernelSources{{}, {adapter}, {}, false});
+        if (!backends) return std::unexpected(backends.error());
+        return backend_side(fmt::format("{}: {}", which, adapter), std::make_unique<Backends>(std::move(*backends)), suite,
+                            {a.kernels, a.cases});
+    }
+    if (build.empty()) return fail(ErrorKind::Usage, "ab: side {} needs --{} (a build) or --{}-adapter (an adapter command)", which, which, which);
+    std::vector<std::string> time_args = {"--suite", suite.file.string()};
+    for (const auto &p : a.sources.plugins) time_args.insert(time_args.end(), {"--plugin", p});
+    for (const auto &k : a.kernels) time_args.insert(time_args.end(), {"--kernel", k});
+    for (const auto &c : a.cases) time_args.insert(time_args.end(), {"--case", c});
+    return build_side(build, std::move(time_args));
+}
+
 int cmd_ab(const PerfArgs &a) {
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
     AbOptions o;
-    o.a = a.a;
-    o.b = a.b;
     o.rounds = a.rounds;
-    o.min_time_s = a.min_time_s;
+    o.round.min_time_s = a.min_time_s;
     o.policy.alpha = a.alpha;
     o.policy.threshold = a.threshold_pct / 100.0;
-    o.time_args = {"--suite", suite->file.string()};
-    for (const auto &p : a.sources.plugins) o.time_args.insert(o.time_args.end(), {"--plugin", p});
-    for (const auto &k : a.kernels) o.time_args.insert(o.time_args.end(), {"--kernel", k});
-    for (const auto &c : a.cases) o.time_args.insert(o.time_args.end(), {"--case", c});
+    o.baselines = a.baselines;
+    o.bitwise = a.bitwise;
+    o.compile_threshold_pct = suite->perf.compile_threshold_pct;
+    auto side_a = make_side("a", a.a, a.a_adapter, *suite, a);
+    if (!side_a) return report_error(side_a.error());
+    auto side_b = make_side("b", a.b, a.b_adapter, *suite, a);
+    if (!side_b) return report_error(side_b.error());
     const bool tty = ::isatty(STDERR_FILENO);
-    auto results = run_ab(*suite, o, [tty](int round, int rounds) {
+    auto results = run_ab(*suite, **side_a, **side_b, o, [tty](int round, int rounds) {
         if (tty) fmt::print(stderr, "\rA/B round {} of {}", round, rounds);
     });
     if (tty) fmt::print(stderr, "\n");
     if (!results) return report_error(results.error());
     std::vector<Row> rows;
-    for (const auto &r : results->results) {
-        const CheckResult &c = r.checks.at(0);
-        const json::value *status = c.metrics.if_contains("status");
-        rows.push_back({r.case_id + "/" + r.kernel, status && status->is_string() ? std::string(status->get_string()) : "?", c.reason,
-                        number_at(c.metrics, "ratio"), number_at(c.metrics, "ci_low"), number_at(c.metrics, "ci_high"),
-                        number_at(c.metrics, "p_adjusted")});
-    }
-    print_rows(rows);
+    for (const auto &r : results->results)
+        for (const auto &c : r.checks) {
+            if (c.check != "perf") continue;
+            const json::value *status = c.metrics.if_contains("status");
+            rows.push_back({r.case_id + "/" + r.kernel, status && status->is_string() ? std::string(status->get_string()) : "?", c.reason,
+                            number_at(c.metrics, "ratio"), number_at(c.metrics, "ci_low"), number_at(c.metrics, "ci_high"),
+                            number_at(c.metrics, "p_adjusted")});
+        }
+    if (!rows.empty()) print_rows(rows);
+    print_numerics(*results);
     if (auto w = save_results(*results, a.ab_out); !w) return report_error(w.error());
     if (auto w = write_reports(*results, ReportContext{}, a.reports); !w) return report_error(w.error());
     const bool regression = results->verdict() == Verdict::Fail;
-    fmt::print("\n{}: B ({}) against A ({}), {} paired rounds; results in {}\n", regression ? "REGRESSION" : "no regression", o.b, o.a,
-               o.rounds, a.ab_out);
+    fmt::print("\n{}: B ({}) against A ({}), {} paired rounds; results in {}\n", regression ? "REGRESSION" : "no regression",
+               (*side_b)->describe(), (*side_a)->describe(), o.rounds, a.ab_out);
     return regression ? 1 : 0;
 }
 
@@ -140,14 +177,19 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     time->add_option("--repetitions", args->repetitions, "samples per case x kernel")->check(CLI::PositiveNumber)->capture_default_str();
     time->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(CLI::PositiveNumber)->capture_default_str();
     time->add_flag("--no-isolation", args->no_isolation, "time in this process");
+    time->add_option("--outputs", args->outputs, "also write each case x kernel's output as .npy here, with index.json (what ab diffs)");
 
     auto *compare = app.add_subcommand("compare", "compare the timings of two results files (B against A) with the perf rule");
     compare->add_option("A", args->a_file, "reference results.json")->required();
     compare->add_option("B", args->b_file, "current results.json")->required();
 
     auto *ab = app.add_subcommand("ab", "paired A/B: time two attngate builds interleaved on the same machine");
-    ab->add_option("--a", args->a, "build A: an attngate binary, a build directory, or a command line")->required();
-    ab->add_option("--b", args->b, "build B, likewise")->required();
+    ab->add_option("--a", args->a, "build A: an attngate binary, a build directory, or a command line (no shell; quote words with spaces)");
+    ab->add_option("--b", args->b, "build B, likewise");
+    ab->add_option("--a-adapter", args->a_adapter, "side A is this adapter command (kept up for the whole run), e.g. an older jax venv");
+    ab->add_option("--b-adapter", args->b_adapter, "side B is this adapter command");
+    ab->add_option("--baselines", args->baselines, "baselines directory (goldens)")->capture_default_str();
+    ab->add_flag("--bitwise", args->bitwise, "fail any case x kernel whose output bits differ between the sides");
     ab->add_option("--suite", args->suite, "suite file or name in suites/")->required();
     ab->add_option("--rounds", args->rounds, "paired rounds (each times every case once per side)")->check(CLI::Range(2, 100000))->capture_default_str();
     ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(CLI::PositiveNumber)->capture_default_str();

@@ -158,6 +158,7 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
         c.perf_threshold_pct = r.number("perf_threshold_pct", 5.0);
         if (r.ok() && !(*c.perf_threshold_pct > 0 && *c.perf_threshold_pct < 100)) r.fail_at("perf_threshold_pct", "expected a percentage in (0, 100)");
     }
+    if (r.has("bitwise_stable")) c.bitwise_stable = r.boolean("bitwise_stable", false);
     c.kernels = r.string_array("kernels", "a kernel label");
     return r.finish();
 }
@@ -174,6 +175,9 @@ void read_perf(ObjectReader &r, Suite &s) {
     if (pr.ok() && !(p.threshold_pct > 0 && p.threshold_pct < 100)) pr.fail_at("threshold_pct", "expected a percentage in (0, 100)");
     p.alpha = pr.number("alpha", p.alpha);
     if (pr.ok() && !(p.alpha > 0 && p.alpha < 1)) pr.fail_at("alpha", "expected a probability in (0, 1)");
+    p.compile_threshold_pct = pr.number("compile_threshold_pct", p.compile_threshold_pct);
+    if (pr.ok() && !(p.compile_threshold_pct > 0 && p.compile_threshold_pct < 1000))
+        pr.fail_at("compile_threshold_pct", "expected a percentage in (0, 1000)");
     p.kernels = pr.string_array("kernels", "a kernel label");
     r.adopt(pr.finish());
 }
@@ -195,6 +199,7 @@ Result<Suite> load_suite(const std::filesystem::path &path) {
     s.warmup_calls = r.integer("warmup_calls", 2, 0, 100000);
     s.timeout_s = r.number("timeout_s", 60.0);
     if (r.ok() && !(s.timeout_s > 0)) r.fail_at("timeout_s", "expected a number of seconds > 0");
+    s.bitwise_stable = r.boolean("bitwise_stable", false);
     s.peak_growth_pct = r.number("peak_growth_pct", 10.0);
     if (r.ok() && !(s.peak_growth_pct >= 0)) r.fail_at("peak_growth_pct", "expected a percentage >= 0");
     r.string("description", "");

@@ -48,6 +48,7 @@ struct CaseSpec {
     std::vector<std::string> kernels;  ///< labels; empty: every suite kernel
     std::optional<int64_t> memory_calls;  ///< overrides the suite's
     std::optional<double> perf_threshold_pct;  ///< overrides the suite's
+    std::optional<bool> bitwise_stable;        ///< overrides the suite's
 
     float effective_scale() const;
     /// Host bytes a run of this case needs (inputs, outputs, golden, native's scores).
@@ -60,6 +61,9 @@ struct PerfSettings {
     double min_time_s = 0.02;     ///< minimum time of one repetition
     double threshold_pct = 5.0;   ///< practical threshold on the median-time ratio
     double alpha = 0.01;          ///< after Benjamini-Hochberg over the run
+    /// A kernel's first call (trace + compile) may grow this much over its baseline before
+    /// the compile check fails: one sample per run, so the bar is wide (a doubling fails).
+    double compile_threshold_pct = 50.0;
     std::vector<std::string> kernels;  ///< labels to time; empty: every kernel
 };
 
@@ -72,6 +76,7 @@ struct Suite {
     int64_t warmup_calls = 2;       ///< calls before the series
     double timeout_s = 60.0;        ///< per case x kernel, when isolated
     double peak_growth_pct = 10.0;  ///< memory gate: allowed peak growth against baseline
+    bool bitwise_stable = false;    ///< numerics: any bit that moves against the reference fails
     PerfSettings perf;
     std::vector<KernelSpec> kernels;
     std::vector<CaseSpec> cases;

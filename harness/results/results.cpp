@@ -70,6 +70,7 @@ json::value to_json(const RunResults &r) {
                                        {"params", c.params},
                                        {"output_sha256", c.output_sha256},
                                        {"seconds", c.seconds},
+                                       {"compile_s", c.compile_s ? json::value(*c.compile_s) : json::value(nullptr)},
                                        {"checks", checks}});
     }
     return json::object{{"schema_version", r.schema_version},
@@ -117,6 +118,7 @@ std::optional<Error> case_from_json(const json::value &v, const std::string &fil
     if (const auto *p = r.raw("params"); p && p->is_object()) c.params = p->get_object();
     c.output_sha256 = r.string("output_sha256", "");
     c.seconds = r.number("seconds", 0.0);
+    if (const auto *v = r.raw("compile_s"); v && v->is_number()) c.compile_s = v->to_number<double>();
     const json::value *checks = r.raw("checks");
     if (r.ok() && (!checks || !checks->is_array())) r.fail_at("checks", "expected an array");
     if (auto e = r.finish()) return e;

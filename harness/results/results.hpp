@@ -36,6 +36,7 @@ struct CaseResult {
     std::vector<CheckResult> checks;
     std::string output_sha256;
     double seconds = 0.0;
+    std::optional<double> compile_s;  ///< first call's trace + compile time, when the host reports one
 
     /// Fail if any check failed, Skip if every check skipped, else Pass.
     Verdict verdict() const;

@@ -1,117 +1,58 @@
-// A/B orchestration: spawn each side's `attngate time`, pair the rounds, decide.
+// A/B orchestration: outputs first (numerics, goldens, compile), then ABBA rounds of
+// timings, then the paired decision rule over every case x kernel at once.
 #include "run/ab.hpp"
 
-#include <chrono>
-#include <csignal>
-#include <cstdio>
 #include <map>
-#include <thread>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include "checks/compile_check.hpp"
+#include "checks/golden_check.hpp"
+#include "checks/numerics_check.hpp"
 #include "checks/perf_check.hpp"
-#include "io/files.hpp"
-#include "io/json_io.hpp"
-#include "stats/stats.hpp"
+#include "checks/throughput.hpp"
+#include "run/run.hpp"
+#include "store/golden.hpp"
 
 namespace attngate {
 
 namespace {
 
-/// A temporary file removed on scope exit.
-struct TempFile {
-    std::string path;
-    explicit TempFile(const std::string &tag) {
-        char name[] = "/tmp/attngate-ab-XXXXXX";
-        const int fd = ::mkstemp(name);
-        ATTNGATE_CHECK(fd >= 0);
-        ::close(fd);
-        path = std::string(name) + "-" + tag;
-        ::unlink(name);
-    }
-    ~TempFile() { ::unlink(path.c_str()); }
-};
-
-/// Runs `sh -c '<cmd> "$@"' sh args...`; stderr goes to err_path.
-Result<void> run_side(const std::string &cmd, const std::vector<std::string> &args, const std::string &err_path, double timeout_s) {
-    const pid_t pid = ::fork();
-    if (pid < 0) return fail(ErrorKind::Infra, "cannot fork for \"{}\"", cmd);
-    if (pid == 0) {
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ::dup2(devnull, STDOUT_FILENO);
-        ::dup2(err, STDERR_FILENO);
-        const std::string script = cmd + " \"$@\"";
-        std::vector<char *> argv = {const_cast<char *>("sh"), const_cast<char *>("-c"), const_cast<char *>(script.c_str()),
-                                    const_cast<char *>("sh")};
-        for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-        argv.push_back(nullptr);
-        ::execv("/bin/sh", argv.data());
-        ::_exit(127);
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    int status = 0;
-    for (;;) {
-        const pid_t done = ::waitpid(pid, &status, WNOHANG);
-        if (done == pid) break;
-        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
-            return fail(ErrorKind::Infra, "\"{}\" did not finish within {:.0f} s", cmd, timeout_s);
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-    std::string tail = read_file(err_path).value_or("");
-    if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
-    return fail(ErrorKind::Infra, "\"{}\" failed ({}): {}", cmd,
-                WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : fmt::format("signal {}", WTERMSIG(status)), tail);
+/// The golden check of one side's output, when the suite has goldens.
+std::optional<CheckResult> golden_of(const std::optional<GoldenManifest> &manifest, const Suite &suite, const AbOptions &o,
+                                     const CaseSpec &c, const AbOutput &out) {
+    if (!manifest || !out.error.empty()) return std::nullopt;
+    const GoldenEntry *e = manifest->find(c.id);
+    if (!e) return std::nullopt;
+    auto want = load_golden(suite, o.baselines, *e);
+    if (!want || want->size() != out.values.size()) return std::nullopt;
+    return golden_check(out.values, *want, *e, c.dtype);
 }
 
-using SideSamples = std::map<std::pair<std::string, std::string>, double>;
-
-Result<SideSamples> read_side(const std::string &path, const std::string &cmd) {
-    auto doc = load_json_file(path);
-    if (!doc) return fail(ErrorKind::Infra, "\"{}\" wrote no timing file: {}", cmd, doc.error().message);
-    SideSamples out;
-    if (!doc->is_array()) return fail(ErrorKind::Infra, "{}: expected an array of timings from \"{}\"", path, cmd);
-    for (const auto &e : doc->get_array()) {
-        const auto &o = e.as_object();
-        std::vector<double> s;
-        for (const auto &x : o.at("samples_s").as_array()) s.push_back(x.to_number<double>());
-        if (s.empty()) continue;
-        // A fresh process per round is colder than a long run: the median of a few
-        // samples keeps one cold sample from deciding the pair.
-        out[{std::string(o.at("case").as_string()), std::string(o.at("kernel").as_string())}] = median(s);
-    }
-    return out;
-}
+CheckResult failed(const std::string &check, const std::string &why) { return CheckResult{check, Verdict::Fail, why, {}, {}}; }
 
 }  // namespace
 
-std::string ab_command(const std::string &side) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(side, ec)) return (std::filesystem::path(side) / "attngate").string();
-    return side;
-}
+Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
+                          const std::function<void(int, int)> &progress) {
+    std::optional<GoldenManifest> manifest;
+    if (std::filesystem::exists(golden_dir(o.baselines, suite) / "manifest.json")) {
+        auto m = load_golden_manifest(suite, o.baselines);
+        if (!m) return std::unexpected(m.error());
+        manifest = std::move(*m);
+    }
+    auto out_a = a.outputs(o.round);
+    if (!out_a) return std::unexpected(out_a.error());
+    auto out_b = b.outputs(o.round);
+    if (!out_b) return std::unexpected(out_b.error());
 
-Result<RunResults> run_ab(const Suite &suite, const AbOptions &o, const std::function<void(int, int)> &progress) {
-    const std::string cmds[2] = {ab_command(o.a), ab_command(o.b)};
-    std::map<std::pair<std::string, std::string>, std::vector<double>> samples[2];
-    TempFile out("times.json"), err("stderr.txt");
-    std::vector<std::string> args = {"time", "--repetitions", std::to_string(o.samples_per_round), "--min-time", fmt::format("{}", o.min_time_s), "--out", out.path};
-    args.insert(args.end(), o.time_args.begin(), o.time_args.end());
+    std::map<AbLabel, std::vector<double>> samples[2];
     for (int round = 0; round < o.rounds; ++round) {
         if (progress) progress(round + 1, o.rounds);
-        std::map<std::pair<std::string, std::string>, double> got[2];
+        std::map<AbLabel, double> got[2];
         for (int step = 0; step < 2; ++step) {
             const int side = (round % 2 == 0) ? step : 1 - step;  // A B, then B A: drift cancels
-            if (auto r = run_side(cmds[side], args, err.path, o.timeout_s); !r) return std::unexpected(r.error());
-            auto s = read_side(out.path, cmds[side]);
-            if (!s) return std::unexpected(s.error());
-            got[side] = std::move(*s);
+            auto t = (side == 0 ? a : b).round(o.round);
+            if (!t) return std::unexpected(t.error());
+            got[side] = std::move(*t);
         }
         for (const auto &[label, t] : got[0])  // a pair needs both sides of the same round
             if (got[1].contains(label)) {
@@ -119,30 +60,71 @@ Result<RunResults> run_ab(const Suite &suite, const AbOptions &o, const std::fun
                 samples[1][label].push_back(got[1][label]);
             }
     }
+
     RunResults results;
+    results.tool_version = tool_version();
     results.suite = suite.name;
     results.suite_file = suite.file.string();
-    results.checks = {"perf"};
+    results.checks = {"perf", "numerics", "golden", "compile"};
+    results.fingerprint = json::object{{"ab", json::object{{"a", a.describe()}, {"b", b.describe()}}}};
+    if (auto fa = a.fingerprint(); !fa.empty()) results.baseline_fingerprint = fa;
+    if (auto fb = b.fingerprint(); !fb.empty())
+        for (const auto &[k, v] : fb) results.fingerprint[k] = v;
+
+    std::vector<AbLabel> labels;
     std::vector<PerfDecision> decisions;
-    std::vector<std::pair<std::string, std::string>> labels;
-    for (const auto &[label, a] : samples[0]) {
+    for (const auto &[label, sa] : samples[0]) {
         labels.push_back(label);
-        decisions.push_back(decide_paired(samples[1][label], a, o.policy));
+        decisions.push_back(decide_paired(samples[1][label], sa, o.policy));
     }
     apply_benjamini_hochberg(decisions, o.policy.alpha);
-    for (size_t i = 0; i < labels.size(); ++i) {
-        const CaseSpec *c = suite.find_case(labels[i].first);
-        if (!c) return fail(ErrorKind::Infra, "the builds timed case \"{}\", which {} does not have", labels[i].first, suite.file.string());
+    std::map<AbLabel, size_t> decided;
+    for (size_t i = 0; i < labels.size(); ++i) decided[labels[i]] = i;
+
+    for (const auto &[label, ob] : *out_b) {
+        const CaseSpec *c = suite.find_case(label.first);
+        if (!c) return fail(ErrorKind::Infra, "side B ran case \"{}\", which {} does not have", label.first, suite.file.string());
         CaseResult r;
-        r.case_id = labels[i].first;
-        r.kernel = labels[i].second;
-        const AttentionShape shape = attention_shape(*c);
-        CheckResult check = perf_check(samples[1][labels[i]], samples[0][labels[i]], &decisions[i], PerfBaselineState::Present, "",
-                                       shape, attention_flops(shape), 100 * o.policy.threshold, "A/B paired on this machine");
-        check.metrics["mode"] = "ab";
-        check.metrics["a"] = cmds[0];
-        check.metrics["b"] = cmds[1];
-        r.checks.push_back(std::move(check));
+        r.case_id = label.first;
+        r.kernel = label.second;
+        r.params = case_params(*c);
+        const auto ia = out_a->find(label);
+        const AbOutput *oa = ia == out_a->end() ? nullptr : &ia->second;
+        const bool skipped = ob.error.starts_with("skipped: ");
+        if (!ob.error.empty()) {
+            r.checks.push_back(skipped ? CheckResult{"golden", Verdict::Skip, ob.error.substr(9), {}, {}} : failed("golden", "side B: " + ob.error));
+            results.results.push_back(std::move(r));
+            continue;
+        }
+        r.compile_s = ob.compile_s;
+        std::optional<CheckResult> golden_b = golden_of(manifest, suite, o, *c, ob);
+        const double tolerance = golden_b && golden_b->metrics.contains("tolerance") ? golden_b->metrics.at("tolerance").to_number<double>() : 0.0;
+        if (golden_b) r.checks.push_back(*golden_b);
+        if (oa && oa->error.empty()) {
+            CheckResult n = numerics_check(diff_outputs(oa->values, ob.values), sketch_output(ob.values), "side A", tolerance,
+                                           c->bitwise_stable.value_or(o.bitwise || suite.bitwise_stable));
+            if (auto golden_a = golden_of(manifest, suite, o, *c, *oa); golden_a && golden_a->verdict == Verdict::Fail)
+                n.notes.push_back("side A fails its golden here (" + golden_a->reason + "); side B " +
+                                  (golden_b && golden_b->verdict == Verdict::Pass ? "passes it" : "does too"));
+            r.checks.push_back(std::move(n));
+            if (oa->compile_s && ob.compile_s) {
+                CheckResult cc = compile_check(*ob.compile_s, oa->compile_s, o.compile_threshold_pct);
+                r.checks.push_back(std::move(cc));
+            }
+        } else {
+            r.checks.push_back(CheckResult{"numerics", Verdict::Skip,
+                                           oa ? "side A has no output: " + oa->error : "side A did not run this case", {}, {}});
+        }
+        if (const auto it = decided.find(label); it != decided.end()) {
+            const AttentionShape shape = attention_shape(*c);
+            CheckResult p = perf_check(samples[1][label], samples[0][label], &decisions[it->second], PerfBaselineState::Present, "",
+                                       shape, attention_flops(shape), 100 * o.policy.threshold,
+                                       "A/B paired on this machine");
+            p.metrics["mode"] = "ab";
+            p.metrics["a"] = a.describe();
+            p.metrics["b"] = b.describe();
+            r.checks.push_back(std::move(p));
+        }
         results.results.push_back(std::move(r));
     }
     results.complete = true;

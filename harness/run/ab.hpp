@@ -1,33 +1,35 @@
-// Paired A/B timing of two attngate builds on the same machine: rounds of
-// `<build> time` alternate A B / B A over the same cases, so machine drift hits both
-// sides alike, and each case x kernel is judged with the paired decision rule.
+// Paired A/B of two sides on the same machine: two attngate builds (each round spawns
+// `<build> time` A B / B A over the same cases, so machine drift hits both sides alike)
+// or two adapters kept up for the whole run (e.g. two jax releases). Each case x kernel
+// is judged on its paired timings (perf), its outputs diffed bit for bit (numerics), B's
+// output against the golden (and A's, as information), and B's first-call time against
+// A's (compile).
 #pragma once
 
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "stats/perf_decision.hpp"
 #include "results/results.hpp"
-#include "plan/suite.hpp"
+#include "run/ab_sides.hpp"
+#include "stats/perf_decision.hpp"
 
 namespace attngate {
 
 struct AbOptions {
-    std::string a, b;  ///< an attngate binary, a build directory holding one, or a command line
-    std::vector<std::string> time_args;  ///< passed to `time` on both sides (suite, plugins, filters)
     int rounds = 21;
-    int samples_per_round = 3;  ///< each side's time in a round is the median of this many
-    double min_time_s = 0.02;
+    AbRoundOptions round;
     DecisionPolicy policy;
-    double timeout_s = 600.0;  ///< per invocation
+    std::filesystem::path baselines = "baselines";  ///< goldens, when the suite has them
+    double compile_threshold_pct = 50.0;
+    bool bitwise = false;  ///< any bit that moves between the sides fails
 };
 
-/// The command line that runs one side: a directory becomes DIR/attngate.
-std::string ab_command(const std::string &side);
-
-/// Runs the rounds and returns results with one perf check per case x kernel (B against A).
-Result<RunResults> run_ab(const Suite &suite, const AbOptions &options,
+/// Runs the rounds and returns results (B against A) with perf, numerics, golden and
+/// compile checks per case x kernel.
+Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &options,
                           const std::function<void(int round, int rounds)> &progress);
 
 }  // namespace attngate

@@ -5,8 +5,11 @@
 #include <map>
 #include <memory>
 
+#include "checks/compile_check.hpp"
 #include "checks/cost_check.hpp"
 #include "checks/perf_check.hpp"
+#include "io/files.hpp"
+#include "io/npy.hpp"
 #include "plan/inputs.hpp"
 #include "stats/stats.hpp"
 #include "store/baseline_store.hpp"
@@ -70,8 +73,23 @@ Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const
 
 }  // namespace
 
+/// A compile check for every case x kernel whose host reported a first-call time.
+Result<void> add_compile_checks(const Suite &suite, RunResults &results, const PerfPhaseOptions &options) {
+    auto file = load_baseline_file(baseline_path(options.baselines, "compile", suite.name, options.machine_class));
+    if (!file) return std::unexpected(file.error());
+    for (auto &r : results.results) {
+        if (!r.compile_s) continue;
+        std::optional<double> base;
+        if (const BaselineEntry *e = *file ? (*file)->find(r.case_id, r.kernel) : nullptr)
+            if (const auto *v = e->values.if_contains("compile_s"); v && v->is_number()) base = v->to_number<double>();
+        r.checks.push_back(compile_check(*r.compile_s, base, suite.perf.compile_threshold_pct));
+    }
+    return {};
+}
+
 Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &backends, const PerfInputs &inputs,
                             RunResults &results, const PerfPhaseOptions &options) {
+    if (auto c = add_compile_checks(suite, results, options); !c) return c;
     std::vector<Target> targets;
     size_t index = 0;
     for (const auto &pc : plan.cases)
@@ -164,6 +182,44 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     }
     if (pricing) return add_workloads(results, options, *pricing, base_file);
     return {};
+}
+
+Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &backends, const std::filesystem::path &dir,
+                                bool isolation) {
+    json::array index;
+    size_t n = 0;
+    for (const auto &pc : plan.cases) {
+        const CaseInputs in = generate_inputs(suite, *pc.spec);
+        for (const PlannedKernel *k : pc.kernels) {
+            const Invocation inv{&suite, pc.spec, &in, &k->spec};
+            json::object entry{{"case", pc.spec->id}, {"kernel", k->spec.label()}};
+            Backend *b = backends.host_of(k->spec.kernel);
+            std::string why = missing_features(*k->info, *pc.spec);
+            if (why.empty()) why = b->unsupported(inv);
+            Observation o;
+            if (why.empty()) {
+                ObserveRequest req;
+                req.isolation = isolation;
+                req.timeout_s = suite.timeout_s;
+                o = b->observe(inv, req);
+            }
+            if (!why.empty()) entry["error"] = "skipped: " + why;
+            else if (o.crash) entry["error"] = o.crash->describe();
+            else if (!o.unsupported.empty()) entry["error"] = "skipped: unsupported: " + o.unsupported;
+            else if (!o.host_error.empty()) entry["error"] = o.host_error;
+            else if (o.kernel_rc != 0) entry["error"] = fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error);
+            else {
+                const std::string file = fmt::format("{}.npy", n++);
+                if (auto w = write_file_atomic(dir / file, serialize_npy(make_npy(std::span<const float>(o.output), output_shape(*pc.spec)))); !w)
+                    return w;
+                entry["file"] = file;
+            }
+            if (o.compile_s) entry["compile_s"] = *o.compile_s;
+            index.push_back(std::move(entry));
+        }
+        for (const auto &b : backends.all()) b->release_case(*pc.spec);
+    }
+    return write_file_atomic(dir / "index.json", pretty_json(index));
 }
 
 Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &plan, Backends &backends,

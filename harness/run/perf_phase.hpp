@@ -41,6 +41,11 @@ struct LabelledSamples {
 Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &plan, Backends &backends,
                                                const TimingRequest &timing);
 
+/// Runs every planned case x kernel once and writes its output to dir/<n>.npy, with
+/// dir/index.json listing case, kernel, file (or error) and compile_s: what `ab` diffs.
+Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &backends, const std::filesystem::path &dir,
+                                bool isolation);
+
 /// Appends perf (and cost) checks to `results` (in plan order) and fills results.workloads.
 Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &backends, const PerfInputs &inputs,
                             RunResults &results, const PerfPhaseOptions &options);

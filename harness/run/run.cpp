@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "checks/golden_check.hpp"
+#include "checks/numerics_check.hpp"
 #include "checks/memory_check.hpp"
 #include "io/files.hpp"
 #include "plan/inputs.hpp"
@@ -61,6 +62,7 @@ struct RunContext {
     Backends &backends;
     const RunResults *previous = nullptr;
     std::optional<BaselineFile> memory_baselines;
+    std::optional<BaselineFile> numerics_baselines;
     std::optional<GoldenManifest> manifest;
     /// Why a planned case x kernel cannot run, decided before anything runs.
     std::map<std::pair<const CaseSpec *, const PlannedKernel *>, std::string> unsupported;
@@ -71,6 +73,8 @@ struct RunContext {
 void all_checks(CaseResult &r, const RunOptions &o, Verdict v, const std::string &reason, const json::object &metrics = {}) {
     for (const auto &check : o.checks)
         if (check == "golden" || check == "memory") r.checks.push_back(CheckResult{check, v, reason, metrics, {}});
+    if (v == Verdict::Skip && std::find(o.checks.begin(), o.checks.end(), "golden") != o.checks.end())
+        r.checks.push_back(CheckResult{"numerics", Verdict::Skip, reason, {}, {}});
 }
 
 json::object crash_metrics(const CrashInfo &c) {
@@ -81,14 +85,23 @@ json::object crash_metrics(const CrashInfo &c) {
     return json::object{{"crash", std::move(crash)}};
 }
 
-CheckResult golden_with_notes(const RunContext &ctx, const CaseResult &r, const Observation &o, const CaseSpec &c,
-                              const GoldenEntry &golden, const std::vector<double> &want) {
-    CheckResult g = golden_check(o.output, want, golden, c.dtype);
+/// The output against the kernel's own accepted output (the numerics baseline), or else
+/// the last run's at the same --out.
+CheckResult numerics_with_reference(const RunContext &ctx, const CaseResult &r, const Observation &o, const CaseSpec &c,
+                                    double tolerance) {
+    const OutputSketch now = sketch_output(o.output);
+    const bool bitwise = c.bitwise_stable.value_or(ctx.suite.bitwise_stable);
+    if (ctx.numerics_baselines)
+        if (const BaselineEntry *e = ctx.numerics_baselines->find(c.id, r.kernel))
+            if (auto base = OutputSketch::from_json(e->values))
+                return numerics_check(diff_sketches(*base, now), now, "the numerics baseline", tolerance, bitwise);
     if (ctx.previous)
-        if (const CaseResult *last = ctx.previous->find(c.id, r.kernel); last && !last->output_sha256.empty())
-            g.notes.push_back(last->output_sha256 == r.output_sha256 ? "output bit-identical to the last run"
-                                                                      : "output differs in its bits from the last run");
-    return g;
+        if (const CaseResult *last = ctx.previous->find(c.id, r.kernel))
+            for (const auto &check : last->checks)
+                if (check.check == "numerics")
+                    if (auto base = OutputSketch::from_json(check.metrics))
+                        return numerics_check(diff_sketches(*base, now), now, "the last run", tolerance, bitwise);
+    return numerics_unreferenced(now, "no numerics baseline yet (accept one: attngate baseline update --checks numerics)");
 }
 
 std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseSpec &c, const std::string &kernel) {
@@ -125,6 +138,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     req.timeout_s = opt.timeout_s.value_or(ctx.suite.timeout_s);
     const Observation o = ctx.backends.host_of(k.spec.kernel)->observe(inv, req);
     r.seconds = o.seconds;
+    r.compile_s = o.compile_s;
     if (o.crash) {
         all_checks(r, opt, Verdict::Fail, o.crash->describe(), crash_metrics(*o.crash));
         return r;
@@ -142,7 +156,11 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
         return r;
     }
     r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
-    if (golden) r.checks.push_back(golden_with_notes(ctx, r, o, c, *golden, *want));
+    if (golden) {
+        r.checks.push_back(golden_check(o.output, *want, *golden, c.dtype));
+        const auto *tol = r.checks.back().metrics.if_contains("tolerance");
+        r.checks.push_back(numerics_with_reference(ctx, r, o, c, tol && tol->is_number() ? tol->to_number<double>() : 0.0));
+    }
     if (o.memory) {
         MemoryPolicy policy;
         policy.peak_growth_pct = ctx.suite.peak_growth_pct;
@@ -186,7 +204,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
 
-    RunContext ctx{suite, options, backends, nullptr, {}, {}, {}};
+    RunContext ctx{suite, options, backends, nullptr, {}, {}, {}, {}};
     if (auto s = decide_support(ctx, *plan); !s) return std::unexpected(s.error());
     // Every golden is verified before anything runs or is written: a corrupt or stale
     // golden is bad input (exit 2), never drift.
@@ -196,6 +214,9 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         for (const auto &pc : plan->cases)
             if (auto g = load_golden(suite, options.baselines, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
         ctx.manifest = std::move(*m);
+        auto nb = load_baseline_file(baseline_path(options.baselines, "numerics", suite.name, machine_class(options.machine)));
+        if (!nb) return std::unexpected(nb.error());
+        ctx.numerics_baselines = std::move(*nb);
     }
     if (wants(options, "memory")) {
         auto mb = load_baseline_file(baseline_path(options.baselines, "memory", suite.name));

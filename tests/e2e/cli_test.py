@@ -73,18 +73,20 @@ class RunTest(TempWorkspace):
         # supports, with the suite's goldens, beside the suite's own kernels.
         r = self.run_tiny("--plugin", ARGS.user_plugin)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        results = json.load(open(self.results))
+        with open(self.results) as f:
+            results = json.load(f)
         mine = [e for e in results["results"] if e["kernel"] == "mine"]
         self.assertEqual(sorted(e["case"] for e in mine), sorted(c["id"] for c in TINY_SUITE["cases"]))
         for e in mine:
             self.assertEqual(e["verdict"], "pass", e)
             self.assertEqual(e["kernel_origin"], ARGS.user_plugin)
-            self.assertEqual([c["check"] for c in e["checks"]], ["golden", "memory"])
+            self.assertEqual([c["check"] for c in e["checks"]], ["golden", "numerics", "memory"])
         self.assertEqual(len(results["results"]), 5 * len(TINY_SUITE["cases"]))
         # --kernel may name a plugin's kernel although the suite does not.
         r = self.run_tiny("--plugin", ARGS.user_plugin, "--kernel", "mine", "--case", "gqa_bf16")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual([(e["case"], e["kernel"]) for e in json.load(open(self.results))["results"]], [("gqa_bf16", "mine")])
+        with open(self.results) as f:
+            self.assertEqual([(e["case"], e["kernel"]) for e in json.load(f)["results"]], [("gqa_bf16", "mine")])
 
     def test_a_plugin_that_runs_nothing_is_bad_input_never_a_pass(self):
         suite = dict(TINY_SUITE, cases=[TINY_SUITE["cases"][0]])  # f32 only; picky takes bf16 only

@@ -116,8 +116,11 @@ TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]
     CHECK(flash->checks.at(0).metrics.at("max_abs_error").to_number<double>() <=
           flash->checks.at(0).metrics.at("tolerance").to_number<double>());
 
-    // A second run notes that the outputs are bit-identical to the last one.
+    // Without a numerics baseline, a second run diffs each output against the last run's.
+    CHECK(r->results[0].checks[1].check == "numerics");
+    CHECK(r->results[0].checks[1].verdict == Verdict::Skip);
     auto r2 = run_suite(s, backends, opt, nullptr);
     REQUIRE(r2);
-    CHECK(r2->results[0].checks[0].notes == std::vector<std::string>{"output bit-identical to the last run"});
+    CHECK(r2->results[0].checks[1].check == "numerics");
+    CHECK(r2->results[0].checks[1].reason == "bit-identical to the last run");
 }

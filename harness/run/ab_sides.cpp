@@ -1,0 +1,284 @@
+// A/B sides: spawned builds and resident backends.
+#include "run/ab_sides.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "io/files.hpp"
+#include "io/json_io.hpp"
+#include "io/npy.hpp"
+#include "stats/stats.hpp"
+
+namespace attngate {
+
+std::string ab_command(const std::string &side) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(side, ec)) return (std::filesystem::path(side) / "attngate").string();
+    return side;
+}
+
+Result<std::vector<std::string>> split_command(const std::string &line) {
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < line.size()) word += line[++i];
+            else word += c;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            in_word = true;
+        } else if (c == '\\' && i + 1 < line.size()) {
+            word += line[++i];
+            in_word = true;
+        } else if (c == ' ' || c == '\t' || c == '\n') {
+            if (in_word) words.push_back(std::move(word)), word.clear();
+            in_word = false;
+        } else {
+            word += c;
+            in_word = true;
+        }
+    }
+    if (quote) return fail(ErrorKind::Usage, "\"{}\": unterminated {} quote", line, quote);
+    if (in_word) words.push_back(std::move(word));
+    if (words.empty()) return fail(ErrorKind::Usage, "an empty command line");
+    return words;
+}
+
+namespace {
+
+/// A temporary directory removed with its contents on scope exit.
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        char name[] = "/tmp/attngate-ab-XXXXXX";
+        ATTNGATE_CHECK(::mkdtemp(name) != nullptr);
+        path = name;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+/// Runs argv (no shell) with stdout discarded and stderr kept, within timeout_s.
+Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::path &err_path, double timeout_s,
+                   const std::string &what) {
+    const pid_t pid = ::fork();
+    if (pid < 0) return fail(ErrorKind::Infra, "cannot fork for {}", what);
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(devnull, STDOUT_FILENO);
+        ::dup2(err, STDERR_FILENO);
+        std::vector<char *> args;
+        for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+        args.push_back(nullptr);
+        ::execvp(args[0], args.data());
+        std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+        ::_exit(127);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    int status = 0;
+    for (;;) {
+        const pid_t done = ::waitpid(pid, &status, WNOHANG);
+        if (done == pid) break;
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
+            ::kill(-pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            return fail(ErrorKind::Infra, "{} did not finish within {:.0f} s", what, timeout_s);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+    std::string tail = read_file(err_path).value_or("");
+    if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
+    return fail(ErrorKind::Infra, "{} failed ({}): {}", what,
+                WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : fmt::format("signal {}", WTERMSIG(status)), tail);
+}
+
+class BuildSide final : public AbSide {
+public:
+    BuildSide(std::vector<std::string> argv, std::string line, std::vector<std::string> time_args)
+        : argv_(std::move(argv)), line_(std::move(line)), time_args_(std::move(time_args)) {}
+
+    std::string describe() const override { return line_; }
+
+    Result<std::map<AbLabel, double>> round(const AbRoundOptions &o) override {
+        const auto out = dir_.path / "times.json";
+        if (auto r = run_time({"--repetitions", std::to_string(o.samples), "--min-time", fmt::format("{}", o.min_time_s), "--out", out.string()},
+                              o.timeout_s);
+            !r)
+            return std::unexpected(r.error());
+        auto doc = load_json_file(out);
+        if (!doc) return fail(ErrorKind::Infra, "\"{}\" wrote no timing file: {}", line_, doc.error().message);
+        std::map<AbLabel, double> times;
+        if (!doc->is_array()) return fail(ErrorKind::Infra, "{}: $: expected an array of timings from \"{}\"", out.string(), line_);
+        for (size_t i = 0; i < doc->get_array().size(); ++i) {
+            ObjectReader r(doc->get_array()[i], out.string(), fmt::format("$[{}]", i));
+            const std::string c = r.required_string("case"), k = r.required_string("kernel");
+            const json::value *s = r.raw("samples_s");
+            std::vector<double> samples;
+            if (r.ok() && (!s || !s->is_array())) r.fail_at("samples_s", "expected an array of seconds");
+            else if (s)
+                for (const auto &x : s->get_array()) {
+                    if (!x.is_number() || !(x.to_number<double>() > 0)) {
+                        r.fail_at("samples_s", "expected positive numbers");
+                        break;
+                    }
+                    samples.push_back(x.to_number<double>());
+                }
+            if (auto e = r.finish()) return fail(ErrorKind::Infra, "\"{}\" wrote unexpected timing JSON: {}", line_, e->message);
+            // A fresh process per round is colder than a long run: the median of a few
+            // samples keeps one cold sample from deciding the pair.
+            if (!samples.empty()) times[{c, k}] = median(samples);
+        }
+        return times;
+    }
+
+    Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) override {
+        const auto dir = dir_.path / "outputs";
+        if (auto r = run_time({"--repetitions", "1", "--min-time", "0.0001", "--outputs", dir.string(), "--out",
+                               (dir_.path / "once.json").string()},
+                              o.timeout_s);
+            !r)
+            return std::unexpected(r.error());
+        return read_outputs(dir, line_);
+    }
+
+    static Result<std::map<AbLabel, AbOutput>> read_outputs(const std::filesystem::path &dir, const std::string &who) {
+        const auto index_path = dir / "index.json";
+        auto index = load_json_file(index_path);
+        if (!index) return fail(ErrorKind::Infra, "\"{}\" wrote no outputs index: {}", who, index.error().message);
+        if (!index->is_array()) return fail(ErrorKind::Infra, "{}: $: expected an array", index_path.string());
+        std::map<AbLabel, AbOutput> out;
+        for (size_t i = 0; i < index->get_array().size(); ++i) {
+            ObjectReader r(index->get_array()[i], index_path.string(), fmt::format("$[{}]", i));
+            const std::string c = r.required_string("case"), k = r.required_string("kernel");
+            const std::string file = r.string("file", ""), error = r.string("error", "");
+            AbOutput o;
+            if (const json::value *v = r.raw("compile_s"); v && v->is_number()) o.compile_s = v->to_number<double>();
+            if (auto e = r.finish()) return std::unexpected(*e);
+            o.error = error;
+            if (error.empty()) {
+                if (file.empty() || file.find('/') != std::string::npos)
+                    return fail(ErrorKind::Infra, "{}: $[{}].file: expected a file name in the same directory", index_path.string(), i);
+                auto bytes = read_file(dir / file);
+                if (!bytes) return std::unexpected(bytes.error());
+                auto npy = parse_npy(*bytes, (dir / file).string());
+                if (!npy) return std::unexpected(npy.error());
+                if (npy->descr != "<f4") return fail(ErrorKind::Infra, "{}: expected float32", (dir / file).string());
+                const auto v = npy->as<float>();
+                o.values.assign(v.begin(), v.end());
+            }
+            out[{c, k}] = std::move(o);
+        }
+        return out;
+    }
+
+private:
+    Result<void> run_time(std::vector<std::string> extra, double timeout_s) {
+        std::vector<std::string> argv = argv_;
+        argv.push_back("time");
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        argv.insert(argv.end(), time_args_.begin(), time_args_.end());
+        return spawn(argv, dir_.path / "stderr.txt", timeout_s, fmt::format("\"{}\"", line_));
+    }
+
+    std::vector<std::string> argv_;
+    std::string line_;
+    std::vector<std::string> time_args_;
+    TempDir dir_;
+};
+
+class BackendSide final : public AbSide {
+public:
+    BackendSide(std::string name, std::unique_ptr<Backends> backends, const Suite &suite, Plan plan)
+        : name_(std::move(name)), backends_(std::move(backends)), suite_(suite), plan_(std::move(plan)) {
+        for (const auto &pc : plan_.cases) {
+            inputs_.push_back(std::make_unique<CaseInputs>(generate_inputs(suite_, *pc.spec)));
+            for (const PlannedKernel *k : pc.kernels)
+                targets_.push_back({{pc.spec->id, k->spec.label()}, Invocation{&suite_, pc.spec, inputs_.back().get(), &k->spec}});
+        }
+    }
+
+    std::string describe() const override { return name_; }
+    json::object fingerprint() const override { return backends_->fingerprint(); }
+
+    Result<std::map<AbLabel, double>> round(const AbRoundOptions &o) override {
+        std::map<AbLabel, double> times;
+        for (const auto &[label, inv] : targets_) {
+            const auto got = backends_->host_of(inv.kernel->kernel)->time({inv}, TimingRequest{o.samples, o.min_time_s, true, o.timeout_s});
+            if (!got.at(0).error.empty()) continue;  // reported by outputs(); a pair needs both sides
+            times[label] = median(got.at(0).samples_s);
+        }
+        return times;
+    }
+
+    Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) override {
+        std::map<AbLabel, AbOutput> out;
+        ObserveRequest req;
+        req.timeout_s = o.timeout_s;
+        for (const auto &[label, inv] : targets_) {
+            Backend *b = backends_->host_of(inv.kernel->kernel);
+            AbOutput a;
+            std::string why = missing_features(*backends_->find(inv.kernel->kernel), *inv.spec);
+            if (why.empty()) why = b->unsupported(inv);
+            if (!why.empty()) {
+                a.error = "skipped: " + why;
+                out[label] = std::move(a);
+                continue;
+            }
+            Observation obs = b->observe(inv, req);
+            if (obs.crash) a.error = obs.crash->describe();
+            else if (!obs.unsupported.empty()) a.error = "skipped: unsupported: " + obs.unsupported;
+            else if (!obs.host_error.empty()) a.error = obs.host_error;
+            else if (obs.kernel_rc != 0) a.error = fmt::format("kernel returned error {}: {}", obs.kernel_rc, obs.kernel_error);
+            else a.values = std::move(obs.output);
+            a.compile_s = obs.compile_s;
+            out[label] = std::move(a);
+        }
+        return out;
+    }
+
+private:
+    std::string name_;
+    std::unique_ptr<Backends> backends_;
+    const Suite &suite_;
+    Plan plan_;
+    std::vector<std::unique_ptr<CaseInputs>> inputs_;
+    std::vector<std::pair<AbLabel, Invocation>> targets_;
+};
+
+}  // namespace
+
+std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args) {
+    const std::string cmd = ab_command(command);
+    std::error_code ec;
+    std::vector<std::string> argv;
+    if (std::filesystem::exists(cmd, ec)) argv = {cmd};  // a path, spaces and all
+    else if (auto words = split_command(cmd)) argv = std::move(*words);
+    else argv = {cmd};
+    return std::make_unique<BuildSide>(std::move(argv), cmd, std::move(time_args));
+}
+
+Result<std::unique_ptr<AbSide>> backend_side(std::string name, std::unique_ptr<Backends> backends, const Suite &suite,
+                                             const PlanFilter &filter) {
+    std::vector<std::string> origins;
+    for (const auto *k : backends->kernels()) origins.push_back(k->origin);
+    auto plan = make_plan(suite, backends->kernels(), origins, filter);
+    if (!plan) return std::unexpected(plan.error());
+    if (plan->runs() == 0) return fail(ErrorKind::Usage, "{}: no case x kernel of suite {} to compare", name, suite.name);
+    return std::unique_ptr<AbSide>(std::make_unique<BackendSide>(std::move(name), std::move(backends), suite, std::move(*plan)));
+}
+
+}  // namespace attngate

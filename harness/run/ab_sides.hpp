@@ -1,0 +1,67 @@
+// The two sides of a paired A/B run. A side is either another attngate build (a command
+// line whose `time` subcommand is spawned once per round) or a set of resident backends
+// (adapters started once, e.g. two JAX virtual environments): both answer "time every
+// case x kernel once more" and "hand me every output".
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "plan/plan.hpp"
+#include "plan/suite.hpp"
+#include "io/json_io.hpp"
+
+namespace attngate {
+
+/// (case id, kernel label)
+using AbLabel = std::pair<std::string, std::string>;
+
+/// One case x kernel's output from one side, and its first-call time when known.
+struct AbOutput {
+    std::vector<float> values;
+    std::optional<double> compile_s;
+    std::string error;  ///< non-empty: no output, and why
+};
+
+struct AbRoundOptions {
+    int samples = 3;  ///< a side's time in a round is the median of this many
+    double min_time_s = 0.02;
+    double timeout_s = 600.0;
+};
+
+class AbSide {
+public:
+    virtual ~AbSide() = default;
+    virtual std::string describe() const = 0;
+    /// Times every case x kernel once more: seconds per call (median of the round's samples).
+    virtual Result<std::map<AbLabel, double>> round(const AbRoundOptions &o) = 0;
+    /// Every case x kernel's output, computed once.
+    virtual Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) = 0;
+    /// What this side's fingerprint says (an adapter's versions), for the results.
+    virtual json::object fingerprint() const { return {}; }
+};
+
+/// An attngate build: `<command> time ...` spawned without a shell; a directory means
+/// DIR/attngate. time_args carry the suite, plugins and filters.
+std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args);
+
+/// Backends that stay up for the whole A/B run (adapters): timed and run in-process.
+/// An error when the suite and filter plan nothing on these backends.
+Result<std::unique_ptr<AbSide>> backend_side(std::string name, std::unique_ptr<Backends> backends, const Suite &suite,
+                                             const PlanFilter &filter);
+
+/// "DIR/attngate" for a build directory, else the argument.
+std::string ab_command(const std::string &side);
+
+/// A command line split into words like a POSIX shell would (quotes and backslashes,
+/// no expansion), so a path with spaces survives when quoted; an error for an
+/// unterminated quote.
+Result<std::vector<std::string>> split_command(const std::string &line);
+
+}  // namespace attngate
