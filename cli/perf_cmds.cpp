@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "checks/numerics_check.hpp"
 #include "run/ab.hpp"
 #include "run/ab_sides.hpp"
 #include "common.hpp"
@@ -100,8 +101,12 @@ int cmd_compare(const PerfArgs &a) {
     for (const auto &r : report->rows)
         rows.push_back({r.case_id + "/" + r.kernel, perf_status_name(r.decision.status), r.decision.reason, r.decision.ratio,
                         r.decision.ci_low, r.decision.ci_high, r.decision.p_adjusted});
-    if (rows.empty()) return report_error(Error{ErrorKind::BadInput, fmt::format("{} and {} share no timed case x kernel", a.a_file, a.b_file)});
-    print_rows(rows);
+    RunResults numerics;
+    numerics.results = compare_numerics(*ra, *rb);
+    if (rows.empty() && numerics.results.empty())
+        return report_error(Error{ErrorKind::BadInput, fmt::format("{} and {} share no timed or checked case x kernel", a.a_file, a.b_file)});
+    if (!rows.empty()) print_rows(rows);
+    print_numerics(numerics);
     fmt::print("\n{}: B ({}) against A ({})\n", report->regression() ? "REGRESSION" : "no regression", a.b_file, a.a_file);
     return report->regression() ? 1 : 0;
 }

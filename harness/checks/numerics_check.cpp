@@ -97,6 +97,34 @@ NumericsDiff diff_sketches(const OutputSketch &before, const OutputSketch &after
     return d;
 }
 
+namespace {
+std::optional<OutputSketch> recorded_sketch(const CaseResult &r) {
+    for (const auto &c : r.checks)
+        if (c.check == "numerics") return OutputSketch::from_json(c.metrics);
+    return std::nullopt;
+}
+}  // namespace
+
+std::vector<CaseResult> compare_numerics(const RunResults &a, const RunResults &b) {
+    std::vector<CaseResult> out;
+    for (const auto &rb : b.results) {
+        const CaseResult *ra = a.find(rb.case_id, rb.kernel);
+        if (!ra) continue;
+        const auto sa = recorded_sketch(*ra), sb = recorded_sketch(rb);
+        if (!sa || !sb) continue;
+        double tolerance = 0.0;
+        for (const auto &c : rb.checks)
+            if (c.check == "golden")
+                if (const auto *t = c.metrics.if_contains("tolerance"); t && t->is_number()) tolerance = t->to_number<double>();
+        CaseResult r;
+        r.case_id = rb.case_id;
+        r.kernel = rb.kernel;
+        r.checks.push_back(numerics_check(diff_sketches(*sa, *sb), *sb, "A", tolerance, false));
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
 CheckResult numerics_unreferenced(const OutputSketch &now, const std::string &why) {
     CheckResult r;
     r.check = "numerics";

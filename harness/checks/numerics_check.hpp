@@ -56,6 +56,10 @@ NumericsDiff diff_sketches(const OutputSketch &before, const OutputSketch &after
 CheckResult numerics_check(const NumericsDiff &d, const OutputSketch &now, const std::string &against, double tolerance,
                            bool bitwise);
 
+/// B's outputs against A's, from the sketches their numerics checks recorded: one
+/// numerics check per case x kernel present in both (what `attngate compare` prints).
+std::vector<CaseResult> compare_numerics(const RunResults &a, const RunResults &b);
+
 /// The check when there is nothing to compare with yet.
 CheckResult numerics_unreferenced(const OutputSketch &now, const std::string &why);
 
