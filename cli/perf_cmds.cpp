@@ -140,6 +140,7 @@ int cmd_ab(const PerfArgs &a) {
     o.baselines = a.baselines;
     o.bitwise = a.bitwise;
     o.compile_threshold_pct = suite->perf.compile_threshold_pct;
+    o.profiles_dir = std::filesystem::absolute(a.ab_out).parent_path() / "profiles";
     auto side_a = make_side("a", a.a, a.a_adapter, *suite, a);
     if (!side_a) return report_error(side_a.error());
     auto side_b = make_side("b", a.b, a.b_adapter, *suite, a);

@@ -4,6 +4,7 @@
 // A new kind of kernel host is one new implementation of this interface.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +71,11 @@ public:
     virtual boost::json::object fingerprint() const = 0;
     /// The case is done: drop what was kept for it (uploaded inputs).
     virtual void release_case(const CaseSpec &) {}
+    /// A profiler trace of a few warm calls, saved as a file under `dir`, for a report to
+    /// link when the kernel got slower; an error when the host has no profiler.
+    virtual Result<std::filesystem::path> profile(const Invocation &, const std::filesystem::path &) {
+        return fail(ErrorKind::Usage, "{} has no profiler to attach", name());
+    }
 };
 
 /// Every backend of a run, and which one hosts each kernel.

@@ -6,6 +6,7 @@
 #include <random>
 #include <thread>
 
+#include "io/files.hpp"
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
 
@@ -450,6 +451,26 @@ std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &in
         out[i].compile_s = number_at(a.body, "compile_s");
     }
     return out;
+}
+
+Result<std::filesystem::path> RemoteBackend::profile(const Invocation &inv, const std::filesystem::path &dir) {
+    const double timeout = 600.0;
+    if (auto crash = upload_inputs(inv, timeout)) return fail(ErrorKind::Infra, "profile: {}", crash->describe());
+    const json::value body = json::object{{"kernel", inv.kernel->kernel},
+                                          {"case", protocol_case(*inv.spec, *inv.kernel)},
+                                          {"inputs", input_names(*inv.inputs, upload_serial_)},
+                                          {"calls", 3}};
+    Call call{*this};
+    const Answer a = call.json("POST", "/v1/profile", &body, timeout);
+    if (!a.ok()) return fail(ErrorKind::Infra, "profile: {}", a.message());
+    const std::string archive = string_at(a.body, "archive");
+    if (archive.empty() || archive.find('/') != std::string::npos)
+        return fail(ErrorKind::Infra, "profile: the adapter named no archive{}", a.body.contains("error") ? ": " + string_at(a.body, "error") : "");
+    auto bytes = call.bytes("/v1/files/" + archive, timeout);
+    if (!bytes) return fail(ErrorKind::Infra, "profile: {}", bytes.error().message());
+    const auto path = dir / fmt::format("{}__{}__{}.tar.gz", inv.spec->id, inv.kernel->label(), adapter_);
+    if (auto w = write_file_atomic(path, *bytes); !w) return std::unexpected(w.error());
+    return path;
 }
 
 void RemoteBackend::release_case(const CaseSpec &c) {

@@ -40,6 +40,8 @@ public:
     std::vector<TimingOutcome> time(const std::vector<Invocation> &invs, const TimingRequest &req) override;
     boost::json::object fingerprint() const override;
     void release_case(const CaseSpec &c) override;
+    /// The adapter's profiler trace (a .tar.gz from jax.profiler) saved under dir.
+    Result<std::filesystem::path> profile(const Invocation &inv, const std::filesystem::path &dir) override;
 
     /// What the adapter said its name and versions are (from /v1/hello).
     const std::string &adapter_name() const { return adapter_; }

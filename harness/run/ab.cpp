@@ -123,6 +123,12 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
             p.metrics["mode"] = "ab";
             p.metrics["a"] = a.describe();
             p.metrics["b"] = b.describe();
+            if (p.verdict == Verdict::Fail && !o.profiles_dir.empty())
+                for (auto [side, key] : {std::pair<AbSide *, const char *>{&a, "profile_a"}, {&b, "profile_b"}}) {
+                    auto trace = side->profile(label, o.profiles_dir / key);
+                    if (trace) p.metrics[key] = std::filesystem::relative(*trace, o.profiles_dir.parent_path()).string();
+                    else p.notes.push_back("no profiler trace: " + trace.error().message);
+                }
             r.checks.push_back(std::move(p));
         }
         results.results.push_back(std::move(r));

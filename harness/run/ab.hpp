@@ -25,6 +25,7 @@ struct AbOptions {
     std::filesystem::path baselines = "baselines";  ///< goldens, when the suite has them
     double compile_threshold_pct = 50.0;
     bool bitwise = false;  ///< any bit that moves between the sides fails
+    std::filesystem::path profiles_dir;  ///< both sides' traces of a slower case go here; empty: none
 };
 
 /// Runs the rounds and returns results (B against A) with perf, numerics, golden and

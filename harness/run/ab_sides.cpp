@@ -214,6 +214,12 @@ public:
     std::string describe() const override { return name_; }
     json::object fingerprint() const override { return backends_->fingerprint(); }
 
+    Result<std::filesystem::path> profile(const AbLabel &label, const std::filesystem::path &dir) override {
+        for (const auto &[l, inv] : targets_)
+            if (l == label) return backends_->host_of(inv.kernel->kernel)->profile(inv, dir);
+        return fail(ErrorKind::Usage, "{}: no case x kernel {} / {}", name_, label.first, label.second);
+    }
+
     Result<std::map<AbLabel, double>> round(const AbRoundOptions &o) override {
         std::map<AbLabel, double> times;
         for (const auto &[label, inv] : targets_) {

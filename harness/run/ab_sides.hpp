@@ -45,6 +45,10 @@ public:
     virtual Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) = 0;
     /// What this side's fingerprint says (an adapter's versions), for the results.
     virtual json::object fingerprint() const { return {}; }
+    /// A profiler trace of one case x kernel saved under dir; an error when the side has none.
+    virtual Result<std::filesystem::path> profile(const AbLabel &label, const std::filesystem::path & /*dir*/) {
+        return fail(ErrorKind::Usage, "{}: no profiler for {} / {}", describe(), label.first, label.second);
+    }
 };
 
 /// An attngate build: `<command> time ...` spawned without a shell; a directory means

@@ -180,6 +180,16 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
             r.checks.push_back(cost_check(median(outcomes[i].samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
                                           static_cast<double>(t.spec->batch * t.spec->seq_q), *pricing->find(options.device_class)));
     }
+    if (!options.profiles_dir.empty())  // profilers could not see inside the kernel in our origin story
+        for (size_t i = 0; i < targets.size(); ++i) {
+            CaseResult &r = results.results[targets[i].result_index];
+            for (auto &c : r.checks) {
+                if (c.check != "perf" || c.verdict != Verdict::Fail) continue;
+                auto trace = backends.host_of(targets[i].kernel->spec.kernel)->profile(targets[i].inv, options.profiles_dir);
+                if (trace) c.metrics["profile"] = std::filesystem::relative(*trace, options.profiles_dir.parent_path()).string();
+                else c.notes.push_back("no profiler trace: " + trace.error().message);
+            }
+        }
     if (pricing) return add_workloads(results, options, *pricing, base_file);
     return {};
 }

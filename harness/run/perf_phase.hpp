@@ -25,6 +25,9 @@ struct PerfPhaseOptions {
     std::filesystem::path baselines = "baselines";
     bool cost = false;
     std::string device_class = "gcp-e2-standard-2";  ///< what this machine's time is priced as
+    /// Where a slower kernel's profiler trace goes (its host's, when it has one); the perf
+    /// check links it relative to the results file. Empty: no traces.
+    std::filesystem::path profiles_dir;
 };
 
 /// Each case's inputs, generated once by the run and kept for the perf phase.

@@ -269,6 +269,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         po.baselines = options.baselines;
         po.cost = wants(options, "cost");
         po.device_class = options.device_class;
+        po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
         if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());
     }
     results.complete = true;
