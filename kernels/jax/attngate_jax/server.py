@@ -104,6 +104,21 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return super().handle_expect_100()
 
+    def _drain(self, cap=64 << 20):
+        """Reads and drops (up to `cap` bytes of) a refused body after the reply went out,
+        so that a client that sent it without Expect: 100-continue still reads the 413
+        instead of a reset connection."""
+        try:
+            left = min(int(self.headers.get("Content-Length") or 0), cap)
+            self.connection.settimeout(5)
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except (OSError, ValueError):
+            pass
+
     def _read_body(self) -> bytes:
         limit = self.app.max_body_bytes
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -152,6 +167,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(status, reply, close=self.close_connection)
         except HttpError as e:
             self._error(e.status, e.message, close=e.close)
+            if e.status == 413:
+                self._drain()
         except (BadRequest, NotFound) as e:
             self._error(e.status, str(e))
         except (ConnectionError, socket.timeout):
