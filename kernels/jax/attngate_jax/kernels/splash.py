@@ -20,7 +20,7 @@ Conventions mapped (splash_attention_kernel.py, splash_attention_mask.py):
 - tiles: block_q divides Lq, block_kv divides Lk, block_kv a multiple of 128. Only the
   forward block sizes are given (the backward ones would build mask data no forward
   call uses). Fully masked kv blocks are skipped, so a fully masked row gets the mean
-  of V over the visited blocks only.
+  of V over the visited blocks only, and NaN (0 / 0) when no block of its row is visited.
 """
 import jax
 import numpy as np
@@ -39,7 +39,7 @@ class PallasSplash(KernelAdapter):
     masked_nan_leaks = ("v",)  # masked logits are replaced (jnp.where); 0 * NaN in V is NaN
     conventions = {"layout": "[H, L, D] per example", "causal_alignment": ["top_left", "bottom_right"],
                    "scale": "none: q is pre-scaled (exact for power-of-two scales)",
-                   "fully_masked_row": "mean of V over the visited kv blocks",
+                   "fully_masked_row": "mean of V over the visited kv blocks (NaN when none is visited)",
                    "probabilities": "kept in f32, V upcast to f32"}
 
     def description(self, mode):
