@@ -24,7 +24,7 @@ class Adapter:
     """An adapter child process on a free loopback port, and one keep-alive connection."""
 
     def __init__(self, *args, env=None, python=None, start_timeout=120):
-        self.proc = subprocess.Popen([python or sys.executable, ADAPTER, *args], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([python or sys.executable, ADAPTER, "--exit-with-parent", *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
                                      env=dict(os.environ, **(env or {})))
         deadline = time.monotonic() + start_timeout

@@ -8,6 +8,7 @@ Exit codes: 0 after POST /v1/shutdown (or SIGINT), 2 bad usage or an unavailable
 import argparse
 import os
 import sys
+import threading
 
 
 def parse_args(argv):
@@ -22,6 +23,9 @@ def parse_args(argv):
                    help="environment variable holding the bearer token; unset or empty: no authentication")
     p.add_argument("--max-body-mb", type=float, default=1024, metavar="N",
                    help="largest request body accepted, in MiB (default 1024); larger ones get 413")
+    p.add_argument("--exit-with-parent", action="store_true",
+                   help="exit when the process (strictly: the thread) that started the adapter dies "
+                        "(Linux prctl PR_SET_PDEATHSIG), so that a killed harness leaves no adapter behind")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     args = p.parse_args(argv)
     host, sep, port = args.http.rpartition(":")
@@ -33,8 +37,21 @@ def parse_args(argv):
     return args
 
 
+def exit_with_parent():
+    """Asks Linux to send SIGTERM when the parent dies; SIGTERM then ends serve_forever."""
+    import ctypes
+    import signal
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        sys.exit(0)
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.exit_with_parent:
+        exit_with_parent()
     import jax  # after argument parsing: --help stays fast
 
     from . import modes
@@ -58,6 +75,8 @@ def main(argv=None):
     except OSError as e:
         print(f"attngate_jax: error: cannot listen on {args.http}: {e}", file=sys.stderr)
         return 3
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
     print(f"ATTNGATE-ADAPTER LISTENING {server.url}", flush=True)
     try:
         server.serve_forever()
