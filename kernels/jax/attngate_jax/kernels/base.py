@@ -4,7 +4,8 @@ A kernel maps attngate's case (layout [B, S, H, D], semantics of kernel_abi.h) o
 library's conventions. It says why it cannot express a case (`unsupported`), converts the
 inputs once into its own layout and dtype (`prepare`, outside any timing), builds one
 jitted function per case configuration (`build`: only the kernel itself is timed), and
-converts the output back to [B, Sq, Hq, Dv] float32 (`finish`).
+converts the output back to [B, Sq, Hq, Dv] float32 (`finish`). `case` is a
+case.Case; `mode` is the process's modes.PallasMode.
 """
 import ml_dtypes
 import numpy as np
