@@ -14,6 +14,7 @@ packages=(
   libfmt-dev                  # formatting (g++ 12 lacks <format>)
   libssl-dev                  # SHA-256 (libcrypto)
   python3-numpy               # independent numpy oracle in the e2e tests
+  python3-venv                # the JAX adapter's pinned venvs (below)
   chromium chromium-driver    # the browser test opens the HTML report headless
   python3-selenium            # ... and drives it
 )
@@ -30,4 +31,28 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The JAX adapter's two pinned environments (kernels/jax/requirements-{new,old}.lock, every
+# file hashed): .venv/jax-new and .venv/jax-old. A venv whose stored lock hash matches
+# its lock file is left alone; otherwise it is rebuilt from scratch, so a half-finished
+# or stale venv never survives. ATTNGATE_SKIP_JAX=1 skips them (C++-only machines).
+install_jax_venv() {
+  local name=$1 lock=$2 dir=".venv/$1"
+  local want
+  want=$(sha256sum "$lock" | cut -d' ' -f1)
+  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.attngate-lock-sha256" 2>/dev/null)" = "$want" ]; then
+    return 0
+  fi
+  echo "install-deps: creating $dir from $lock"
+  rm -rf "$dir"
+  /usr/bin/python3 -m venv "$dir"
+  "$dir/bin/pip" install -q --disable-pip-version-check --no-cache-dir --require-hashes -r "$lock"
+  echo "$want" > "$dir/.attngate-lock-sha256"
+}
+
+if [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
+  cd "$(dirname "$0")/.."
+  install_jax_venv jax-new kernels/jax/requirements-new.lock
+  install_jax_venv jax-old kernels/jax/requirements-old.lock
 fi

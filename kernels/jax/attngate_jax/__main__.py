@@ -1,0 +1,91 @@
+"""Command line: python -m attngate_jax --http HOST:PORT --interpret auto|tpu|hlo|none ...
+
+Prints exactly one line to stdout once it accepts connections:
+    ATTNGATE-ADAPTER LISTENING http://127.0.0.1:43567
+Exit codes: 0 after POST /v1/shutdown (or SIGINT), 2 bad usage or an unavailable mode,
+3 the address cannot be bound.
+"""
+import argparse
+import os
+import sys
+import threading
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="attngate_jax", description="attngate's JAX adapter (remote protocol v1)")
+    p.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT",
+                   help="address to listen on (default 127.0.0.1:0: loopback, a free port)")
+    p.add_argument("--interpret", default="auto", choices=["auto", "tpu", "hlo", "none"],
+                   help="how Pallas kernels run: auto (a real TPU if present, else TPU interpret mode "
+                        "where this jax has it, else hlo), tpu (TPU interpret mode), hlo (the generic "
+                        "Pallas interpreter), none (compiled for the device)")
+    p.add_argument("--token-env", default="ATTNGATE_ADAPTER_TOKEN", metavar="NAME",
+                   help="environment variable holding the bearer token; unset or empty: no authentication")
+    p.add_argument("--max-body-mb", type=float, default=1024, metavar="N",
+                   help="largest request body accepted, in MiB (default 1024); larger ones get 413")
+    p.add_argument("--exit-with-parent", action="store_true",
+                   help="exit when the process (strictly: the thread) that started the adapter dies "
+                        "(Linux prctl PR_SET_PDEATHSIG), so that a killed harness leaves no adapter behind")
+    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    args = p.parse_args(argv)
+    host, sep, port = args.http.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535 or not host:
+        p.error(f"--http {args.http!r}: expected HOST:PORT")
+    args.address = (host.strip("[]"), int(port))
+    if not args.max_body_mb > 0:
+        p.error("--max-body-mb: expected a number > 0")
+    return args
+
+
+def exit_with_parent():
+    """Asks Linux to send SIGTERM when the parent dies; SIGTERM then ends serve_forever."""
+    import ctypes
+    import signal
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        sys.exit(0)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.exit_with_parent:
+        exit_with_parent()
+    import jax  # after argument parsing: --help stays fast
+
+    from . import modes
+    from .engine import Engine
+    from .fingerprint import fingerprint
+    from .kernels import all_kernels
+    from .server import App, Server
+    from .store import Store
+
+    try:
+        mode = modes.PallasMode(modes.resolve(args.interpret, jax.default_backend()))
+    except modes.ModeError as e:
+        print(f"attngate_jax: error: {e}", file=sys.stderr)
+        return 2
+    store = Store()
+    engine = Engine(mode, store, all_kernels())
+    app = App(engine, store, fingerprint(mode.mode), os.environ.get(args.token_env) or None,
+              int(args.max_body_mb * 1024 * 1024), verbose=args.verbose)
+    try:
+        server = Server(args.address, app)
+    except OSError as e:
+        print(f"attngate_jax: error: cannot listen on {args.http}: {e}", file=sys.stderr)
+        return 3
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
+    print(f"ATTNGATE-ADAPTER LISTENING {server.url}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

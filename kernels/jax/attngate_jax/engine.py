@@ -1,0 +1,302 @@
+"""The kernel-calling side of the protocol: supports, run, time, memory and profile.
+
+One lock serialises every kernel call, so timings never share the machine with another
+request of this adapter. A kernel that raises is a result ({"ok": false, ...}); a request
+that does not follow the protocol raises BadRequest (400) or NotFound (404).
+"""
+import collections
+import io
+import tarfile
+import tempfile
+import threading
+
+import jax
+import ml_dtypes
+import numpy as np
+
+from . import measure
+from .case import CaseError, first_row_without_keys, nan_at_masked_key, parse_case
+from .store import NAME
+
+MAX_ERROR_CHARS = 4000
+PREPARED_KEPT = 4
+
+
+class BadRequest(ValueError):
+    status = 400
+
+
+class NotFound(LookupError):
+    status = 404
+
+
+class Unsupported(Exception):
+    """The kernel cannot express this case; the message is the reason."""
+
+
+def _int_field(req, name, default, lo):
+    v = req.get(name, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+        raise BadRequest(f"{name}: expected an integer >= {lo}, got {v!r}")
+    return v
+
+
+def _number_field(req, name, default, lo):
+    v = req.get(name, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= lo:
+        raise BadRequest(f"{name}: expected a number >= {lo}, got {v!r}")
+    return float(v)
+
+
+def error_result(exc):
+    text = f"{type(exc).__name__}: {exc}"
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[:MAX_ERROR_CHARS] + " ..."
+    return {"ok": False, "error": text, "error_type": type(exc).__name__}
+
+
+class Engine:
+    def __init__(self, mode, store, kernels):
+        self.mode = mode  # a modes.PallasMode
+        self.store = store
+        self.kernels = {k.name: k for k in kernels}
+        self.lock = threading.Lock()
+        self._fns = {}
+        self._compile_s = {}
+        self._prepared = collections.OrderedDict()
+        self._profiles = 0
+
+    # -- request pieces -------------------------------------------------------------
+
+    def kernel(self, req):
+        name = req.get("kernel")
+        if not isinstance(name, str):
+            raise BadRequest("kernel: expected a kernel name")
+        if name not in self.kernels:
+            raise NotFound(f"unknown kernel {name!r}: this adapter serves {', '.join(self.kernels)}")
+        return self.kernels[name]
+
+    @staticmethod
+    def case(req):
+        try:
+            return parse_case(req.get("case"))
+        except CaseError as e:
+            raise BadRequest(str(e)) from None
+
+    def static_reason(self, kernel, case):
+        reason = kernel.unsupported(case, self.mode)
+        if reason is None and not case.segment_ids:
+            row = first_row_without_keys(case)
+            if row is not None:
+                reason = self._empty_row_reason(kernel, row)
+        return reason
+
+    @staticmethod
+    def _empty_row_reason(kernel, row):
+        return (f"query row {row[1]} (batch {row[0]}) has no allowed key: {kernel.name} outputs the "
+                f"{kernel.conventions.get('fully_masked_row', 'mean of V')} there, attngate requires zeros")
+
+    def _inputs(self, case, req):
+        inputs = req.get("inputs")
+        if not isinstance(inputs, dict):
+            raise BadRequest("inputs: expected an object of input name -> tensor name")
+        shapes = case.input_shapes()
+        extra = set(inputs) - set(shapes)
+        if extra:
+            raise BadRequest(f"inputs: unexpected {sorted(extra)} for this case (expected {sorted(shapes)})")
+        tensors, versions = {}, []
+        for role, shape in shapes.items():
+            name = inputs.get(role)
+            if not isinstance(name, str):
+                raise BadRequest(f"inputs.{role}: missing (the case needs {sorted(shapes)})")
+            held = self.store.get(name)
+            if held is None:
+                raise NotFound(f"inputs.{role}: no tensor named {name!r}")
+            arr, version = held
+            want = np.int32 if role.startswith("segment_ids") else np.float32
+            if arr.dtype != want or arr.shape != tuple(shape):
+                raise BadRequest(f"inputs.{role} ({name!r}): expected {np.dtype(want).name} {list(shape)}, "
+                                 f"got {arr.dtype.name} {list(arr.shape)}")
+            tensors[role] = arr
+            versions.append((role, name, version))
+        return tensors, tuple(versions)
+
+    def _check_tensors(self, kernel, case, t):
+        """Raises BadRequest for inputs that break the protocol, Unsupported for inputs
+        (segment ids, NaN) that make this case inexpressible for the kernel."""
+        if case.dtype == "bf16":
+            for role in ("q", "k", "v"):
+                x = t[role]
+                back = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+                bad = ~((back == x) | np.isnan(x))
+                if bad.any():
+                    idx = [int(i) for i in np.argwhere(bad)[0]]
+                    raise BadRequest(f"inputs.{role}: a bf16 case needs bf16-exact float32 values; "
+                                     f"{x[tuple(idx)]!r} at {idx} is not")
+        seg_q = t.get("segment_ids_q")
+        seg_kv = t.get("segment_ids_kv")
+        if seg_q is not None:
+            row = first_row_without_keys(case, seg_q, seg_kv)
+            if row is not None:
+                raise Unsupported(self._empty_row_reason(kernel, row) + " (segment ids)")
+        for role in kernel.masked_nan_leaks:
+            hit = nan_at_masked_key(case, role, t[role], seg_q, seg_kv)
+            if hit is not None:
+                b, j, h = hit
+                raise Unsupported(f"NaN in {role} at key {j} (batch {b}, kv head {h}), which some query rows "
+                                  f"may not attend: {kernel.name} lets it reach them, attngate ignores masked keys")
+
+    def _prepare(self, kernel, case, req):
+        tensors, versions = self._inputs(case, req)
+        key = (kernel.name, case, versions)
+        hit = self._prepared.get(key)
+        if hit is None:
+            try:
+                self._check_tensors(kernel, case, tensors)
+                hit = ("args", kernel.prepare(case, tensors, self.mode))
+            except Unsupported as e:
+                hit = ("unsupported", str(e))
+            self._prepared[key] = hit
+            while len(self._prepared) > PREPARED_KEPT:
+                self._prepared.popitem(last=False)
+        self._prepared.move_to_end(key)
+        if hit[0] == "unsupported":
+            raise Unsupported(hit[1])
+        return hit[1]
+
+    def _fn(self, kernel, case):
+        key = (kernel.name, case)
+        if key not in self._fns:
+            self._fns[key] = kernel.build(case, self.mode)
+        return self._fns[key]
+
+    def _call(self, kernel, case, args):
+        """(seconds, output, compiled): the first call of a configuration is its compile."""
+        fn = self._fn(kernel, case)
+        with self.mode.context():
+            seconds, out = measure.timed_call(fn, args)
+        key = (kernel.name, case)
+        compiled = key not in self._compile_s
+        if compiled:
+            self._compile_s[key] = seconds
+        return seconds, out, compiled
+
+    def drop_prepared(self):
+        """Forgets prepared arguments (the tensors they came from were deleted)."""
+        with self.lock:
+            self._prepared.clear()
+
+    # -- endpoints ------------------------------------------------------------------
+
+    def supports(self, req):
+        kernel, case = self.kernel(req), self.case(req)
+        reason = self.static_reason(kernel, case)
+        return {"supported": True} if reason is None else {"supported": False, "reason": reason}
+
+    def _guarded(self, req, body):
+        kernel, case = self.kernel(req), self.case(req)
+        reason = self.static_reason(kernel, case)
+        if reason is not None:
+            return {"ok": False, "unsupported": reason}
+        with self.lock:
+            try:
+                args = self._prepare(kernel, case, req)
+                return body(kernel, case, args)
+            except Unsupported as e:
+                return {"ok": False, "unsupported": str(e)}
+            except (BadRequest, NotFound):
+                raise
+            except Exception as e:  # the kernel raised: a result, not an HTTP error
+                self.mode.after_error()
+                return error_result(e)
+
+    def run(self, req):
+        out_name = req.get("output")
+        if not isinstance(out_name, str) or not NAME.match(out_name):
+            raise BadRequest("output: expected a tensor name matching [A-Za-z0-9_.-]{1,128}")
+
+        def body(kernel, case, args):
+            seconds, out, compiled = self._call(kernel, case, args)
+            if compiled:
+                del out
+                seconds, out, _ = self._call(kernel, case, args)
+            result = np.ascontiguousarray(kernel.finish(case, out), dtype=np.float32)
+            if result.shape != case.output_shape():
+                raise RuntimeError(f"{kernel.name} returned shape {list(result.shape)}, "
+                                   f"expected {list(case.output_shape())}")
+            self.store.put(out_name, result)
+            return {"ok": True, "output": {"name": out_name, "shape": list(result.shape), "dtype": "float32"},
+                    "compile_s": self._compile_s[(kernel.name, case)], "run_s": seconds}
+        return self._guarded(req, body)
+
+    def time(self, req):
+        warmup = _int_field(req, "warmup", 1, 0)
+        reps = _int_field(req, "repetitions", 15, 1)
+        min_time = _number_field(req, "min_time_s", 0.0, 0.0)
+
+        def body(kernel, case, args):
+            compile_s = None
+            if (kernel.name, case) not in self._compile_s:
+                compile_s, out, _ = self._call(kernel, case, args)
+                del out
+            fn = self._fn(kernel, case)
+            with self.mode.context():
+                samples, calls = measure.time_samples(fn, args, warmup, reps, min_time)
+            return {"ok": True, "samples_s": samples, "calls_per_sample": calls, "compile_s": compile_s}
+        return self._guarded(req, body)
+
+    def memory(self, req):
+        warmup = _int_field(req, "warmup_calls", 2, 0)
+        calls = _int_field(req, "calls", 10, 1)
+
+        def body(kernel, case, args):
+            fn = self._fn(kernel, case)
+            if (kernel.name, case) not in self._compile_s:
+                _, out, _ = self._call(kernel, case, args)
+                del out
+            series = {"live_arrays": [], "live_array_bytes": [], "rss_bytes": [], "device_bytes_in_use": []}
+            with self.mode.context():
+                for _ in range(warmup):
+                    jax.block_until_ready(fn(*args))
+                peak_reset = measure.reset_peak_rss()
+                for _ in range(calls):
+                    out = fn(*args)
+                    jax.block_until_ready(out)
+                    del out
+                    count, nbytes = measure.live_arrays()
+                    stats = measure.device_stats()
+                    series["live_arrays"].append(count)
+                    series["live_array_bytes"].append(nbytes)
+                    series["rss_bytes"].append(measure.rss_bytes())
+                    series["device_bytes_in_use"].append(stats.get("bytes_in_use") if stats else None)
+            stats = measure.device_stats()
+            peak_rss = measure.peak_rss_bytes() if peak_reset else None
+            if peak_rss is None:
+                peak_rss = max(series["rss_bytes"])
+            if stats is None:
+                series["device_bytes_in_use"] = None
+            return {"ok": True, "source": "device" if stats else "rss", **series,
+                    "device_peak_bytes": stats.get("peak_bytes_in_use") if stats else None,
+                    "peak_rss_bytes": peak_rss, "peak_rss_source": "VmHWM" if peak_reset else "samples"}
+        return self._guarded(req, body)
+
+    def profile(self, req):
+        calls = _int_field(req, "calls", 3, 1)
+
+        def body(kernel, case, args):
+            fn = self._fn(kernel, case)
+            _, out, _ = self._call(kernel, case, args)  # compiled and warm before the trace
+            del out
+            with tempfile.TemporaryDirectory(prefix="attngate-profile-") as tmp:
+                with self.mode.context(), jax.profiler.trace(tmp):
+                    for _ in range(calls):
+                        jax.block_until_ready(fn(*args))
+                buf = io.BytesIO()
+                with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+                    tar.add(tmp, arcname="trace")
+            self._profiles += 1
+            name = f"profile-{self._profiles}-{kernel.name}.tar.gz"
+            self.store.put_file(name, buf.getvalue())
+            return {"ok": True, "archive": name, "bytes": len(buf.getvalue())}
+        return self._guarded(req, body)
+

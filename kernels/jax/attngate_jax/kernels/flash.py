@@ -1,0 +1,95 @@
+"""pallas-flash: jax.experimental.pallas.ops.tpu.flash_attention.flash_attention.
+
+Conventions mapped (flash_attention.py):
+- layout [B, H, L, D]: q, k, v are transposed from [B, S, H, D] once, outside timing;
+- sm_scale defaults to 1.0: attngate's scale is always passed;
+- the bias `ab` is added BEFORE scaling, s = (q.k + ab) * sm_scale; attngate adds it
+  after, so ab = bias / scale (computed in float64, rounded once to float32): exact when
+  the scale is a power of two, otherwise within an ulp of the bias. ab must be the full
+  [B, H, Lq, Lk]: a broadcast bias is expanded;
+- causal is top-left (col <= row), so a bottom-right case is expressible only when
+  Sq == Sk (where both alignments coincide) or when it declares causal_alignment top_left;
+- segment ids: SegmentIds(q=[B, Lq], kv=[B, Lk]), equal ids attend, ANDed with causal;
+- no GQA (equal head counts), no soft-cap, no window, no separate value head_dim;
+- tiles: block_q <= Lq, Lk divisible by block_k_major = block_k, block_k a multiple of
+  128, head_dim <= 128 or a multiple of 128. block_k == Lk selects a different,
+  single-step kernel (no online softmax): S = 128 and S >= 256 take different paths.
+- masking adds a large negative value to the score (s + where(mask, 0, -0.7 * f32max)),
+  so a NaN in a masked key's k reaches the row, and P.V multiplies 0 by a masked NaN in v.
+"""
+import jax
+import numpy as np
+from jax.experimental.pallas.ops.tpu import flash_attention as fa
+
+from .base import KernelAdapter, as_output, operand
+
+DEFAULT_BLOCK = 128
+LANES = 128
+
+
+class PallasFlash(KernelAdapter):
+    name = "pallas-flash"
+    features = ("causal", "segment_ids", "bias", "f32", "bf16")
+    masked_nan_leaks = ("k", "v")
+    conventions = {"layout": "[B, H, L, D]", "causal_alignment": ["top_left"],
+                   "scale": "sm_scale (default 1.0) applied after the bias: ab = bias / scale",
+                   "fully_masked_row": "mean of V", "probabilities": "rounded to the value dtype before P.V"}
+
+    def description(self, mode):
+        return f"jax.experimental.pallas.ops.tpu.flash_attention ({mode.description})"
+
+    @staticmethod
+    def blocks(case):
+        return case.block_q or DEFAULT_BLOCK, case.block_k or DEFAULT_BLOCK
+
+    def unsupported(self, case, mode):
+        if case.heads_q != case.heads_kv:
+            return (f"GQA (heads_q {case.heads_q} != heads_kv {case.heads_kv}): "
+                    "flash_attention needs equal head counts")
+        if case.softcap > 0:
+            return f"soft-cap {case.softcap:g}: flash_attention has no logit soft-cap"
+        if case.has_window:
+            return f"window {list(case.window)}: flash_attention has no sliding window"
+        if case.head_dim_v != case.head_dim:
+            return f"head_dim_v {case.head_dim_v} != head_dim {case.head_dim}: flash_attention needs equal head dims"
+        if case.causal and case.offset != 0:
+            return (f"causal alignment is top-left: flash_attention masks col <= row, "
+                    f"attngate's bottom-right case has seq_q {case.seq_q} != seq_k {case.seq_k}")
+        d = case.head_dim
+        if d > LANES and d % LANES:
+            return f"head_dim {d}: flash_attention needs head_dim <= 128 or a multiple of 128"
+        bq, bk = self.blocks(case)
+        if bq > case.seq_q:
+            return f"seq_q {case.seq_q} is smaller than flash_attention's block_q {bq}"
+        if case.seq_k % bk:
+            return f"seq_k {case.seq_k} is not a multiple of flash_attention's block_k {bk}"
+        if bk % LANES:
+            return f"block_k {bk}: flash_attention needs a multiple of 128"
+        return None
+
+    def build(self, case, mode):
+        sizes = None
+        if case.block_q or case.block_k:
+            bq, bk = self.blocks(case)
+            sizes = fa.BlockSizes(block_q=bq, block_k_major=bk, block_k=bk, block_b=1)
+        causal = case.causal
+
+        def run(q, k, v, ab, seg_q, seg_kv):
+            seg = None if seg_q is None else fa.SegmentIds(q=seg_q, kv=seg_kv)
+            return fa.flash_attention(q, k, v, ab, seg, causal=causal, sm_scale=case.scale, block_sizes=sizes)
+        return jax.jit(run)
+
+    def prepare(self, case, t, mode):
+        to_bhld = lambda x: np.ascontiguousarray(operand(x, case).transpose(0, 2, 1, 3))
+        ab = None
+        if case.bias_shape is not None:
+            full = (case.batch, case.heads_q, case.seq_q, case.seq_k)
+            ab = np.broadcast_to((t["bias"].astype(np.float64) / case.scale).astype(np.float32), full)
+            ab = np.ascontiguousarray(ab)
+        seg_q = seg_kv = None
+        if case.segment_ids:
+            seg_q, seg_kv = t["segment_ids_q"], t["segment_ids_kv"]
+        return jax.device_put((to_bhld(t["q"]), to_bhld(t["k"]), to_bhld(t["v"]), ab, seg_q, seg_kv))
+
+    def finish(self, case, out):
+        return as_output(out).transpose(0, 2, 1, 3)

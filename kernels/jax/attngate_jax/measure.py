@@ -1,0 +1,74 @@
+"""Process and device memory readings, and device-side timing of a kernel call."""
+import os
+import time
+
+import jax
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * _PAGE
+
+
+def reset_peak_rss() -> bool:
+    """Resets the kernel's high-water mark of this process's RSS (Linux >= 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_bytes():
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def live_arrays():
+    """(count, bytes) of the jax arrays alive in this process."""
+    arrays = jax.live_arrays()
+    return len(arrays), sum(a.nbytes for a in arrays)
+
+
+def device_stats():
+    """device.memory_stats() of the first device, or None where the backend has none (CPU)."""
+    try:
+        return jax.devices()[0].memory_stats()
+    except Exception:
+        return None
+
+
+def timed_call(fn, args):
+    """Seconds of one call, ended with block_until_ready, and its output."""
+    start = time.perf_counter()
+    out = fn(*args)
+    jax.block_until_ready(out)
+    return time.perf_counter() - start, out
+
+
+def time_samples(fn, args, warmup, repetitions, min_time_s):
+    """(samples, calls per sample): per-call seconds, one sample per repetition: each the mean over as many
+    back-to-back calls as it takes to fill min_time_s (calibrated on a warm call)."""
+    single = None
+    for _ in range(max(warmup, 1)):
+        single, out = timed_call(fn, args)
+        del out
+    calls = max(1, int(min_time_s / single) + 1) if single < min_time_s else 1
+    samples = []
+    for _ in range(repetitions):
+        total = 0.0
+        for _ in range(calls):
+            t, out = timed_call(fn, args)
+            del out
+            total += t
+        samples.append(total / calls)
+    return samples, calls
