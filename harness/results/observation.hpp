@@ -49,7 +49,9 @@ struct Observation {
     std::string unsupported;    ///< non-empty: the kernel declined the case at run time
     std::string host_error;     ///< non-empty: the kernel's host failed outside the kernel (init, protocol)
     double seconds = 0.0;       ///< wall time of the first call
-    std::optional<double> compile_s;  ///< first-call (trace + compile) time, when the host reports one
+    /// First-call (trace + compile) time, when the host reports one: its CPU time where the
+    /// host measures that (stable under load), else wall time.
+    std::optional<double> compile_s;
     std::optional<MemoryObservation> memory;
     std::optional<CrashInfo> crash;  ///< set when the kernel crashed, hung or its host was lost
 };

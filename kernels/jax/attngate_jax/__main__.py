@@ -66,6 +66,9 @@ def main(argv=None):
     except modes.ModeError as e:
         print(f"attngate_jax: error: {e}", file=sys.stderr)
         return 2
+    # jax initialises its backend and runtime on the first jit: pay that before serving,
+    # so the first case's compile time is that case's, not the process's start-up.
+    jax.block_until_ready(jax.jit(lambda x: x * 2)(jax.numpy.ones(8)))
     store = Store()
     engine = Engine(mode, store, all_kernels())
     app = App(engine, store, fingerprint(mode.mode), os.environ.get(args.token_env) or None,

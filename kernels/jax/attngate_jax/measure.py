@@ -55,6 +55,16 @@ def timed_call(fn, args):
     return time.perf_counter() - start, out
 
 
+def timed_first_call(fn, args):
+    """(wall seconds, CPU seconds, output) of a call that may trace and compile. The CPU
+    time of the process is what compiling costs; unlike the wall time it does not grow
+    when other jobs share the machine, so a compile-time gate can stand on one sample."""
+    start, cpu = time.perf_counter(), time.process_time()
+    out = fn(*args)
+    jax.block_until_ready(out)
+    return time.perf_counter() - start, time.process_time() - cpu, out
+
+
 def time_samples(fn, args, warmup, repetitions, min_time_s):
     """(samples, calls per sample): per-call seconds, one sample per repetition: each the mean over as many
     back-to-back calls as it takes to fill min_time_s (calibrated on a warm call)."""
