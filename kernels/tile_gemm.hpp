@@ -1,0 +1,36 @@
+// The two tile products of the fast kernels in f32 (S = Q K^T and acc += P V), written as
+// register-tiled FMA microkernels per instruction-set path, over operands the kernels
+// pack into their own (harness-counted) workspace.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu_dispatch.hpp"
+
+namespace attngate::kernels {
+
+struct TileGemm {
+    /// s[m x n] (row stride lds) = Q . K^T: q [m][d] (row stride ldq), kt = K transposed,
+    /// [d][ldk] (pack_kt). Reads kt columns up to n rounded up to 32 (pack_kt pads them).
+    void (*qk)(int64_t m, int64_t n, int64_t d, const float *q, int64_t ldq, const float *kt, int64_t ldk, float *s,
+               int64_t lds);
+    /// acc[m x dv] (row stride ldc) += P . V: p [m][n] (row stride ldp), v [n][dv] (row stride ldv).
+    void (*pv)(int64_t m, int64_t dv, int64_t n, const float *p, int64_t ldp, const float *v, int64_t ldv, float *acc,
+               int64_t ldc);
+};
+
+/// The table of a path (portable: plain C++ lanes, no FMA contraction).
+const TileGemm &tile_gemm(Isa isa);
+const TileGemm &tile_gemm_portable();
+const TileGemm &tile_gemm_avx2();
+const TileGemm &tile_gemm_avx512();
+
+/// Row stride of a packed K^T for n keys: whole 32-column register tiles.
+inline int64_t kt_stride(int64_t n) { return (n + 31) / 32 * 32; }
+
+/// K rows (n rows of d, row stride `stride`, f32 or bf16 bits) transposed into kt
+/// [d][ld], ld >= kt_stride(n); the columns past n are zeroed.
+void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt);
+void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt);
+
+}  // namespace attngate::kernels
