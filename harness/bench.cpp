@@ -91,12 +91,19 @@ BenchInputs make_inputs(int64_t seq, int64_t heads, int64_t d, attngate_dtype dt
 }
 
 /// A kernel instance from init, released by free.
-struct Instance {
-    const attngate_kernel *kernel;
-    void *handle;
+class Instance {
+public:
+    Instance(const attngate_kernel *kernel, void *handle) : kernel_(kernel), handle_(handle) {}
     ~Instance() {
-        if (kernel->free && handle) kernel->free(kernel, handle);
+        if (kernel_->free && handle_) kernel_->free(kernel_, handle_);
     }
+    Instance(const Instance &) = delete;
+    Instance &operator=(const Instance &) = delete;
+    void *handle() const { return handle_; }
+
+private:
+    const attngate_kernel *kernel_;
+    void *handle_;
 };
 
 }  // namespace
@@ -124,7 +131,7 @@ Result<std::vector<BenchRow>> run_bench(const KernelRegistry &reg, const std::ve
             char err[256] = {0};
             void *handle = kernel->init ? kernel->init(kernel, &params, err, sizeof err) : nullptr;
             if (kernel->init && !handle) return fail(ErrorKind::Infra, "kernel {}: init failed: {}", c.kernel, err);
-            inst = std::make_unique<Instance>(Instance{kernel, handle});
+            inst = std::make_unique<Instance>(kernel, handle);
         }
         auto &in = inputs[{c.seq, c.head_dim, static_cast<int>(c.dtype)}];
         if (!in) in = std::make_unique<BenchInputs>(make_inputs(c.seq, c.heads, c.head_dim, c.dtype));
@@ -145,7 +152,7 @@ Result<std::vector<BenchRow>> run_bench(const KernelRegistry &reg, const std::ve
         p.v = bf16 ? static_cast<const void *>(in->v16.data()) : in->v.data();
         p.out = outputs[i].data();
         p.allocator = alloc.abi();
-        p.instance = inst->handle;
+        p.instance = inst->handle();
         request_of[i] = requests.size();
         requests.push_back({c.kernel, [&p, kernel] {
                                 char err[256];

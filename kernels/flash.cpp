@@ -26,30 +26,30 @@ constexpr float kLeftOut = -0.0f;       // a probability the exact P.V leaves ou
 
 /// One worker's tiles.
 struct FlashTiles {
-    float *q, *v;        // bf16 Q and V widened (unused for f32)
+    float *q;            // bf16 Q widened (unused for f32)
+    float *vpan;         // V of the key tile in panels (tile_gemm.hpp)
     float *kt;           // K^T of the key tile [D x kt_stride(bk)]
     float *s;            // scores, then probabilities [bq x bk]
     float *acc;          // [bq x Dv]
     float *m, *l;        // running max and sum per row
     unsigned char *nan;  // row saw a NaN score
-    uint32_t *qp, *kp, *vp, *pp;  // pair-packed bf16 Q, K, V and P (vdpbf16ps path)
+    uint32_t *qp, *kp, *vp, *pp;  // pair-packed bf16 Q, K, V (in q, kt, vpan) and P (vdpbf16ps path)
 };
 
 /// Row strides of the pair-packed K and V tiles: whole 32-lane register tiles.
 int64_t round32(int64_t n) { return (n + 31) / 32 * 32; }
 
+/// The same bytes on every CPU, so the memory gate's baseline holds on every machine: the
+/// vdpbf16ps path keeps its pair-packed Q, K and V in the f32 path's Q, K^T and V buffers
+/// (each at most as large) and only P pairs have their own.
 class FlashLayout {
 public:
-    FlashLayout(const attngate_problem &p, int64_t bq, int64_t bk, bool pairs) {
+    FlashLayout(const attngate_problem &p, int64_t bq, int64_t bk) {
         const bool bf16 = p.dtype == ATTNGATE_DTYPE_BF16;
-        const int64_t d2 = (p.head_dim + 1) / 2, bk2 = (bk + 1) / 2;
-        qp_ = layout_.add(pairs ? bq * d2 : 0, sizeof(uint32_t));
-        kp_ = layout_.add(pairs ? d2 * round32(bk) : 0, sizeof(uint32_t));
-        vp_ = layout_.add(pairs ? bk2 * round32(p.head_dim_v) : 0, sizeof(uint32_t));
-        pp_ = layout_.add(pairs ? bq * bk2 : 0, sizeof(uint32_t));
-        q_ = layout_.add(bf16 && !pairs ? bq * p.head_dim : 0, sizeof(float));
-        kt_ = layout_.add(pairs ? 0 : p.head_dim * kt_stride(bk), sizeof(float));
-        v_ = layout_.add(bf16 ? bk * p.head_dim_v : 0, sizeof(float));
+        q_ = layout_.add(bf16 ? bq * p.head_dim : 0, sizeof(float));
+        kt_ = layout_.add(p.head_dim * kt_stride(bk), sizeof(float));
+        v_ = layout_.add(v_panel_floats(bk, p.head_dim_v), sizeof(float));
+        pp_ = layout_.add(bf16 ? bq * ((bk + 1) / 2) : 0, sizeof(uint32_t));
         s_ = layout_.add(bq * bk, sizeof(float));
         acc_ = layout_.add(bq * p.head_dim_v, sizeof(float));
         m_ = layout_.add(bq, sizeof(float));
@@ -58,15 +58,15 @@ public:
     }
     size_t bytes() const { return layout_.size(); }
     FlashTiles tiles(const WorkerScratch &ws, int w) const {
-        return {ws.at<float>(w, q_),   ws.at<float>(w, v_), ws.at<float>(w, kt_), ws.at<float>(w, s_),
-                ws.at<float>(w, acc_), ws.at<float>(w, m_), ws.at<float>(w, l_), ws.at<unsigned char>(w, nan_),
-                ws.at<uint32_t>(w, qp_), ws.at<uint32_t>(w, kp_),
-                ws.at<uint32_t>(w, vp_), ws.at<uint32_t>(w, pp_)};
+        return {ws.at<float>(w, q_),   ws.at<float>(w, v_),  ws.at<float>(w, kt_),
+                ws.at<float>(w, s_),   ws.at<float>(w, acc_), ws.at<float>(w, m_),
+                ws.at<float>(w, l_),   ws.at<unsigned char>(w, nan_),
+                ws.at<uint32_t>(w, q_), ws.at<uint32_t>(w, kt_), ws.at<uint32_t>(w, v_), ws.at<uint32_t>(w, pp_)};
     }
 
 private:
     ScratchLayout layout_;
-    size_t q_, kt_, v_, s_, acc_, m_, l_, nan_, qp_, kp_, vp_, pp_;
+    size_t q_, kt_, v_, pp_, s_, acc_, m_, l_, nan_;
 };
 
 /// One (batch, head, query block) task.
@@ -124,19 +124,19 @@ private:
                        bool partial) {
         const int64_t d = p_.head_dim, dv = p_.head_dim_v, kstride = p_.heads_kv * d, vstride = p_.heads_kv * dv;
         const bool bf16 = p_.dtype == ATTNGATE_DTYPE_BF16;
+        const int64_t vi = view_.v_index(b, k0, hk);
         // A NaN or infinity in V times a probability of 0 is NaN, so a key the mask (or a
         // -inf score) removes must stay out of the product: such tiles take the exact path.
-        Rows v{nullptr, 0};
         bool v_finite = true;
         if (pairs_) {
             pack_k_pairs(bf16_at(p_.k, view_.k_index(b, k0, hk)), n, d, kstride, round32(bk_), t_.kp);
             pairs_->qk(rows, n, (d + 1) / 2, t_.qp, t_.kp, round32(bk_), t_.s, bk_);
-            v_finite = bf16_rows_finite(bf16_at(p_.v, view_.v_index(b, k0, hk)), n, dv, vstride);
+            v_finite = bf16_rows_finite(bf16_at(p_.v, vi), n, dv, vstride);
         } else {
             if (bf16) pack_kt_bf16(bf16_at(p_.k, view_.k_index(b, k0, hk)), n, d, kstride, kt_stride(bk_), t_.kt);
             else pack_kt(static_cast<const float *>(p_.k) + view_.k_index(b, k0, hk), n, d, kstride, kt_stride(bk_), t_.kt);
-            v = operand_rows(p_.v, p_.dtype, view_.v_index(b, k0, hk), n, dv, vstride, t_.v, ops_);
-            for (int64_t j = 0; j < n && v_finite; ++j) v_finite = ops_.all_finite(v.data + j * v.ld, dv);
+            v_finite = bf16 ? pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n)
+                            : pack_v(static_cast<const float *>(p_.v) + vi, n, dv, vstride, t_.vpan, n);
             gemm_.qk(rows, n, d, q.data, q.ld, t_.kt, kt_stride(bk_), t_.s, bk_);
         }
         for (int64_t r = 0; r < rows; ++r) {
@@ -162,17 +162,16 @@ private:
             return;
         }
         if (v_finite) {
-            gemm_.pv(rows, dv, n, t_.s, bk_, v.data, v.ld, t_.acc, dv);
+            gemm_.pv(rows, dv, n, t_.s, bk_, t_.vpan, n, t_.acc, dv);
             return;
         }
-        if (pairs_) v = operand_rows(p_.v, p_.dtype, view_.v_index(b, k0, hk), n, dv, vstride, t_.v, ops_);
+        if (pairs_) pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
         for (int64_t r = 0; r < rows; ++r) {
             float *a = t_.acc + r * dv;
             for (int64_t j = 0; j < n; ++j) {
                 const float pj = t_.s[r * bk_ + j];
                 if (pj == 0.0f && std::signbit(pj)) continue;  // kLeftOut
-                const float *vj = v.data + j * v.ld;
-                for (int64_t e = 0; e < dv; ++e) a[e] += pj * vj[e];
+                for (int64_t e = 0; e < dv; ++e) a[e] += pj * v_panel_at(t_.vpan, n, j, e);
             }
         }
     }
@@ -200,7 +199,7 @@ int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, si
     const int workers = workers_for(pool, tasks);
     // Tiles only, as a TPU kernel holds them in VMEM: per worker, the workspace depends on
     // the block sizes and head dims, never on the sequence lengths.
-    const FlashLayout layout(p, bq, bk, pairs != nullptr);
+    const FlashLayout layout(p, bq, bk);
     WorkerScratch scratch(p.allocator, workers, layout.bytes());
     if (!scratch.ok()) return fail(err, n, "workspace allocation failed");
     for_each_task(pool, tasks, [&](int64_t task, int worker) {

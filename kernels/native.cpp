@@ -18,16 +18,16 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int64_t kRowBlock = 64;     // query rows per task
-constexpr int64_t kWidenBlock = 256;  // keys per task when bf16 K and V are widened
+constexpr int64_t kPackBlock = 256;   // keys per task when V is packed into panels
 
-/// Workspace of one call: the score matrix, the head's widened V (bf16), and per worker
-/// the widened query rows, K^T of the keys its rows see and the keys a NaN-safe P.V must
-/// leave out.
+/// Workspace of one call: the score matrix, the head's V in panels (tile_gemm.hpp), and
+/// per worker the widened query rows, K^T of the keys its rows see and the keys a
+/// NaN-safe P.V must leave out.
 class NativeWorkspace {
 public:
     NativeWorkspace(const attngate_problem &p, int workers)
-        : scores_(p.allocator, p.seq_q * p.seq_k), v_(p.allocator, bf16(p) ? p.seq_k * p.head_dim_v : 0),
-          v_finite_(p.allocator, (p.seq_k + kWidenBlock - 1) / kWidenBlock) {
+        : scores_(p.allocator, p.seq_q * p.seq_k), v_(p.allocator, v_panel_floats(p.seq_k, p.head_dim_v)),
+          v_finite_(p.allocator, (p.seq_k + kPackBlock - 1) / kPackBlock) {
         q_ = layout_.add(bf16(p) ? kRowBlock * p.head_dim : 0, sizeof(float));
         skip_ = layout_.add(p.seq_k, 1);
         kt_ = layout_.add(p.head_dim * kt_stride(p.seq_k), sizeof(float));
@@ -55,16 +55,14 @@ public:
     NativeHead(const ProblemView &view, const RowOps &ops, const TileGemm &gemm, NativeWorkspace &ws, int64_t b, int64_t h)
         : view_(view), p_(view.problem()), ops_(ops), gemm_(gemm), ws_(ws), b_(b), h_(h), hk_(view.kv_head(h)) {}
 
-    /// Widens keys [k0, k0 + kWidenBlock) of V (bf16) and notes whether V is finite.
+    /// Packs keys [k0, k0 + kPackBlock) of V into the head's panels; notes whether finite.
     void prepare_keys(int64_t chunk) {
-        const int64_t k0 = chunk * kWidenBlock, n = std::min(kWidenBlock, p_.seq_k - k0);
-        const int64_t dv = p_.head_dim_v;
-        const bool bf16 = p_.dtype == ATTNGATE_DTYPE_BF16;
-        const Rows v = operand_rows(p_.v, p_.dtype, view_.v_index(b_, k0, hk_), n, dv, p_.heads_kv * dv,
-                                    bf16 ? ws_.v() + k0 * dv : nullptr, ops_);
-        bool finite = true;
-        for (int64_t j = 0; j < n && finite; ++j) finite = ops_.all_finite(v.data + j * v.ld, dv);
-        ws_.v_finite()[chunk] = finite;
+        const int64_t k0 = chunk * kPackBlock, n = std::min(kPackBlock, p_.seq_k - k0);
+        const int64_t dv = p_.head_dim_v, stride = p_.heads_kv * dv, vi = view_.v_index(b_, k0, hk_);
+        float *dst = ws_.v() + k0 * kPanel;
+        ws_.v_finite()[chunk] = p_.dtype == ATTNGATE_DTYPE_BF16
+                                    ? pack_v_bf16(static_cast<const uint16_t *>(p_.v) + vi, n, dv, stride, dst, p_.seq_k)
+                                    : pack_v(static_cast<const float *>(p_.v) + vi, n, dv, stride, dst, p_.seq_k);
     }
 
     void set_v_finite(bool f) { v_finite_ = f; }
@@ -83,7 +81,7 @@ public:
         }
         const int64_t n = khi - klo;
         const Rows q = operand_rows(p_.q, p_.dtype, view_.q_index(b_, q0, h_), rows, d, p_.heads_q * d, ws_.q(worker), ops_);
-        const Rows v = keys(klo, dv, ws_.v(), p_.v, view_.v_index(b_, klo, hk_), p_.heads_kv * dv);
+        const float *vp = ws_.v() + klo * kPanel;  // panels of Sk rows, from key klo
         float *kt = ws_.kt(worker);
         if (p_.dtype == ATTNGATE_DTYPE_BF16)
             pack_kt_bf16(static_cast<const uint16_t *>(p_.k) + view_.k_index(b_, klo, hk_), n, d, p_.heads_kv * d, kt_stride(n), kt);
@@ -109,11 +107,11 @@ public:
                 for (int64_t j = 0; j < n; ++j) skip[j] = row[j] == kNegInf;
             const float l = ops_.exp_sum(row, n, m, false);
             ops_.normalize(row, n, l, p_.dtype == ATTNGATE_DTYPE_BF16);
-            if (!v_finite_) exact_pv(row, skip, n, v, out + r * ldo);
+            if (!v_finite_) exact_pv(row, skip, n, vp, out + r * ldo);
         }
         if (v_finite_) {
             for (int64_t r = 0; r < rows; ++r) std::fill(out + r * ldo, out + r * ldo + dv, 0.0f);
-            gemm_.pv(rows, dv, n, s, sk, v.data, v.ld, out, ldo);
+            gemm_.pv(rows, dv, n, s, sk, vp, sk, out, ldo);
         }
         for (int64_t r = 0; r < rows; ++r)
             if (fill[r] != Keep)
@@ -121,19 +119,12 @@ public:
     }
 
 private:
-    /// V rows from key j0 on: widened for bf16, in place for f32.
-    Rows keys(int64_t j0, int64_t dim, const float *widened, const void *tensor, int64_t first, int64_t stride) const {
-        if (p_.dtype == ATTNGATE_DTYPE_BF16) return {widened + j0 * dim, dim};  // widened by prepare_keys
-        return {static_cast<const float *>(tensor) + first, stride};
-    }
-
     /// P.V leaving out masked keys and -inf scores, so a NaN in their V stays out.
-    void exact_pv(const float *prob, const unsigned char *skip, int64_t n, const Rows &v, float *out) const {
+    void exact_pv(const float *prob, const unsigned char *skip, int64_t n, const float *vp, float *out) const {
         std::fill(out, out + p_.head_dim_v, 0.0f);
         for (int64_t j = 0; j < n; ++j) {
             if (skip[j]) continue;
-            const float *vj = v.data + j * v.ld;
-            for (int64_t e = 0; e < p_.head_dim_v; ++e) out[e] += prob[j] * vj[e];
+            for (int64_t e = 0; e < p_.head_dim_v; ++e) out[e] += prob[j] * v_panel_at(vp, p_.seq_k, j, e);
         }
     }
 
@@ -153,7 +144,7 @@ int native_run(const attngate_kernel *, const attngate_problem *pp, char *err, s
     const TileGemm &gemm = tile_gemm(active_isa());
     ThreadPool *pool = pool_of(p);
     const int64_t row_blocks = (p.seq_q + kRowBlock - 1) / kRowBlock;
-    const int64_t key_chunks = (p.seq_k + kWidenBlock - 1) / kWidenBlock;
+    const int64_t key_chunks = (p.seq_k + kPackBlock - 1) / kPackBlock;
     NativeWorkspace ws(p, workers_for(pool, row_blocks));
     if (!ws.ok()) return fail(err, n, "workspace allocation failed");
     for (int64_t b = 0; b < p.batch; ++b) {

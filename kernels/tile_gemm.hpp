@@ -14,8 +14,9 @@ struct TileGemm {
     /// [d][ldk] (pack_kt). Reads kt columns up to n rounded up to 32 (pack_kt pads them).
     void (*qk)(int64_t m, int64_t n, int64_t d, const float *q, int64_t ldq, const float *kt, int64_t ldk, float *s,
                int64_t lds);
-    /// acc[m x dv] (row stride ldc) += P . V: p [m][n] (row stride ldp), v [n][dv] (row stride ldv).
-    void (*pv)(int64_t m, int64_t dv, int64_t n, const float *p, int64_t ldp, const float *v, int64_t ldv, float *acc,
+    /// acc[m x dv] (row stride ldc) += P . V: p [m][n] (row stride ldp), vp = V in panels
+    /// of kPanel columns (pack_v) of nv >= n rows.
+    void (*pv)(int64_t m, int64_t dv, int64_t n, const float *p, int64_t ldp, const float *vp, int64_t nv, float *acc,
                int64_t ldc);
 };
 
@@ -27,6 +28,21 @@ const TileGemm &tile_gemm_avx512();
 
 /// Row stride of a packed K^T for n keys: whole 32-column register tiles.
 inline int64_t kt_stride(int64_t n) { return (n + 31) / 32 * 32; }
+
+/// V is packed in panels of kPanel columns, [ceil(dv / kPanel)][n][kPanel], zero-padded:
+/// the microkernels then read each row's slice from one cache line pair instead of rows
+/// H x Dv floats apart (which map to the same L1 sets).
+inline constexpr int64_t kPanel = 32;
+inline int64_t v_panel_floats(int64_t n, int64_t dv) { return (dv + kPanel - 1) / kPanel * kPanel * n; }
+/// Element (j, e) of a panel-packed V of n rows.
+inline float v_panel_at(const float *vp, int64_t n, int64_t j, int64_t e) {
+    return vp[(e / kPanel) * n * kPanel + j * kPanel + e % kPanel];
+}
+
+/// Packs V rows (n rows of dv, row stride `stride`) as rows [0, n) of panels of nv >= n
+/// rows; returns false when any value is NaN or infinite.
+bool pack_v(const float *v, int64_t n, int64_t dv, int64_t stride, float *vp, int64_t nv);
+bool pack_v_bf16(const uint16_t *v, int64_t n, int64_t dv, int64_t stride, float *vp, int64_t nv);
 
 /// K rows (n rows of d, row stride `stride`, f32 or bf16 bits) transposed into kt
 /// [d][ld], ld >= kt_stride(n); the columns past n are zeroed.

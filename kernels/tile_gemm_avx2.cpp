@@ -1,6 +1,7 @@
 // The f32 tile microkernels on AVX2 + FMA: 6 rows x 16 columns of accumulators in ymm
 // registers. Only the code between the target pragmas uses AVX2.
 #include <cstdint>
+#include <type_traits>
 
 #include "tile_gemm.hpp"
 

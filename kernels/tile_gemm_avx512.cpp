@@ -1,6 +1,7 @@
 // The f32 tile microkernels on AVX-512: 8 rows x 32 columns of accumulators in zmm
 // registers. Only the code between the target pragmas uses AVX-512.
 #include <cstdint>
+#include <type_traits>
 
 #include "tile_gemm.hpp"
 
