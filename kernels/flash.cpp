@@ -23,6 +23,13 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int64_t kDefaultBlock = 128;  // the TPU kernel's default block_q and block_k
 constexpr float kLeftOut = -0.0f;       // a probability the exact P.V leaves out (see marked_exp_sum)
+// A task takes up to this many query rows in blocks of block_q, so that each K and V tile
+// is packed once for all of them (block_q only partitions rows: it does not change a bit).
+constexpr int64_t kTaskRows = 256;
+constexpr int64_t kMaxGroup = 16;
+
+/// Query blocks per task.
+int64_t task_group(int64_t bq) { return std::clamp<int64_t>(kTaskRows / bq, 1, kMaxGroup); }
 
 /// One worker's tiles.
 struct FlashTiles {
@@ -76,8 +83,9 @@ public:
               int64_t bk, const FlashTiles &t)
         : view_(view), p_(view.problem()), ops_(ops), gemm_(gemm), pairs_(pairs), bq_(bq), bk_(bk), t_(t) {}
 
-    void run(int64_t b, int64_t h, int64_t q0) {
-        const int64_t q1 = std::min(q0 + bq_, p_.seq_q), rows = q1 - q0, hk = view_.kv_head(h);
+    /// Query blocks [q0, q0 + group x bq) of head h: they share each packed K and V tile.
+    void run(int64_t b, int64_t h, int64_t q0, int64_t group) {
+        const int64_t rows = std::min(group * bq_, p_.seq_q - q0), hk = view_.kv_head(h);
         const int64_t qstride = p_.heads_q * p_.head_dim;
         const Rows q = pairs_ ? Rows{nullptr, 0}
                               : operand_rows(p_.q, p_.dtype, view_.q_index(b, q0, h), rows, p_.head_dim, qstride, t_.q, ops_);
@@ -86,10 +94,21 @@ public:
         std::fill(t_.l, t_.l + rows, 0.0f);
         std::fill(t_.nan, t_.nan + rows, 0);
         std::fill(t_.acc, t_.acc + rows * p_.head_dim_v, 0.0f);
+        const int64_t blocks = (rows + bq_ - 1) / bq_;
         for (int64_t k0 = 0; k0 < p_.seq_k; k0 += bk_) {
             const int64_t k1 = std::min(k0 + bk_, p_.seq_k);
-            const TileMask mask = classify_tile(view_, b, q0, q1, k0, k1);
-            if (mask != TileMask::Skip) fold_key_tile(b, h, hk, q0, rows, q, k0, k1 - k0, mask == TileMask::Partial);
+            TileMask masks[kMaxGroup];
+            bool any = false;
+            for (int64_t g = 0; g < blocks; ++g) {
+                masks[g] = classify_tile(view_, b, q0 + g * bq_, q0 + std::min((g + 1) * bq_, rows), k0, k1);
+                any = any || masks[g] != TileMask::Skip;
+            }
+            if (!any) continue;
+            const bool v_finite = pack_key_tile(b, hk, k0, k1 - k0);
+            for (int64_t g = 0; g < blocks; ++g)
+                if (masks[g] != TileMask::Skip)
+                    fold_key_tile(b, h, q0, g * bq_, std::min(bq_, rows - g * bq_), q, k0, k1 - k0,
+                                  masks[g] == TileMask::Partial, v_finite);
         }
         for (int64_t r = 0; r < rows; ++r) {
             float *out = p_.out + view_.out_index(b, q0 + r, h);
@@ -119,27 +138,37 @@ private:
 
     static const uint16_t *bf16_at(const void *tensor, int64_t index) { return static_cast<const uint16_t *>(tensor) + index; }
 
-    /// Folds keys [k0, k0 + n) into the running state of rows [q0, q0 + rows).
-    void fold_key_tile(int64_t b, int64_t h, int64_t hk, int64_t q0, int64_t rows, const Rows &q, int64_t k0, int64_t n,
-                       bool partial) {
+    /// Packs keys [k0, k0 + n) of K and V for the products; returns whether V is finite.
+    /// A NaN or infinity in V times a probability of 0 is NaN, so when V is not finite a
+    /// key the mask (or a -inf score) removes must stay out: those tiles take the exact path.
+    bool pack_key_tile(int64_t b, int64_t hk, int64_t k0, int64_t n) {
         const int64_t d = p_.head_dim, dv = p_.head_dim_v, kstride = p_.heads_kv * d, vstride = p_.heads_kv * dv;
-        const bool bf16 = p_.dtype == ATTNGATE_DTYPE_BF16;
-        const int64_t vi = view_.v_index(b, k0, hk);
-        // A NaN or infinity in V times a probability of 0 is NaN, so a key the mask (or a
-        // -inf score) removes must stay out of the product: such tiles take the exact path.
-        bool v_finite = true;
+        const int64_t ki = view_.k_index(b, k0, hk), vi = view_.v_index(b, k0, hk);
         if (pairs_) {
-            pack_k_pairs(bf16_at(p_.k, view_.k_index(b, k0, hk)), n, d, kstride, round32(bk_), t_.kp);
-            pairs_->qk(rows, n, (d + 1) / 2, t_.qp, t_.kp, round32(bk_), t_.s, bk_);
-            v_finite = bf16_rows_finite(bf16_at(p_.v, vi), n, dv, vstride);
-        } else {
-            if (bf16) pack_kt_bf16(bf16_at(p_.k, view_.k_index(b, k0, hk)), n, d, kstride, kt_stride(bk_), t_.kt);
-            else pack_kt(static_cast<const float *>(p_.k) + view_.k_index(b, k0, hk), n, d, kstride, kt_stride(bk_), t_.kt);
-            v_finite = bf16 ? pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n)
-                            : pack_v(static_cast<const float *>(p_.v) + vi, n, dv, vstride, t_.vpan, n);
-            gemm_.qk(rows, n, d, q.data, q.ld, t_.kt, kt_stride(bk_), t_.s, bk_);
+            pack_k_pairs(bf16_at(p_.k, ki), n, d, kstride, round32(bk_), t_.kp);
+            const bool finite = bf16_rows_finite(bf16_at(p_.v, vi), n, dv, vstride);
+            if (finite) pack_v_pairs(bf16_at(p_.v, vi), n, dv, vstride, round32(dv), t_.vp);
+            else pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
+            return finite;
         }
-        for (int64_t r = 0; r < rows; ++r) {
+        if (p_.dtype == ATTNGATE_DTYPE_BF16) {
+            pack_kt_bf16(bf16_at(p_.k, ki), n, d, kstride, kt_stride(bk_), t_.kt);
+            return pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
+        }
+        pack_kt(static_cast<const float *>(p_.k) + ki, n, d, kstride, kt_stride(bk_), t_.kt);
+        return pack_v(static_cast<const float *>(p_.v) + vi, n, dv, vstride, t_.vpan, n);
+    }
+
+    /// Folds the packed keys [k0, k0 + n) into the running state of the task's rows
+    /// [r0, r0 + rows) (query rows q0 + r0 on).
+    void fold_key_tile(int64_t b, int64_t h, int64_t q0, int64_t r0, int64_t rows, const Rows &q, int64_t k0, int64_t n,
+                       bool partial, bool v_finite) {
+        const int64_t d = p_.head_dim, dv = p_.head_dim_v, d2 = (d + 1) / 2, n2 = (n + 1) / 2, bk2 = (bk_ + 1) / 2;
+        const bool bf16 = p_.dtype == ATTNGATE_DTYPE_BF16;
+        float *s0 = t_.s + r0 * bk_, *acc0 = t_.acc + r0 * dv;
+        if (pairs_) pairs_->qk(rows, n, d2, t_.qp + r0 * d2, t_.kp, round32(bk_), s0, bk_);
+        else gemm_.qk(rows, n, d, q.data + r0 * q.ld, q.ld, t_.kt, kt_stride(bk_), s0, bk_);
+        for (int64_t r = r0; r < r0 + rows; ++r) {
             float *s = t_.s + r * bk_;
             finish_row(view_, ops_, s, b, h, q0 + r, k0, n, partial);
             bool nan = false;
@@ -156,20 +185,18 @@ private:
             t_.m[r] = m_new;
         }
         if (v_finite && pairs_) {
-            pack_v_pairs(bf16_at(p_.v, view_.v_index(b, k0, hk)), n, dv, vstride, round32(dv), t_.vp);
-            pack_float_row_pairs(t_.s, rows, n, bk_, t_.pp);
-            pairs_->pv(rows, dv, (n + 1) / 2, t_.pp, t_.vp, round32(dv), t_.acc, dv);
+            pack_float_row_pairs(s0, rows, n, bk_, t_.pp + r0 * bk2);
+            pairs_->pv(rows, dv, n2, t_.pp + r0 * bk2, t_.vp, round32(dv), acc0, dv);
             return;
         }
         if (v_finite) {
-            gemm_.pv(rows, dv, n, t_.s, bk_, t_.vpan, n, t_.acc, dv);
+            gemm_.pv(rows, dv, n, s0, bk_, t_.vpan, n, acc0, dv);
             return;
         }
-        if (pairs_) pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
         for (int64_t r = 0; r < rows; ++r) {
-            float *a = t_.acc + r * dv;
+            float *a = acc0 + r * dv;
             for (int64_t j = 0; j < n; ++j) {
-                const float pj = t_.s[r * bk_ + j];
+                const float pj = s0[r * bk_ + j];
                 if (pj == 0.0f && std::signbit(pj)) continue;  // kLeftOut
                 for (int64_t e = 0; e < dv; ++e) a[e] += pj * v_panel_at(t_.vpan, n, j, e);
             }
@@ -193,19 +220,20 @@ int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, si
     const RowOps &ops = active_row_ops();
     const TileGemm &gemm = tile_gemm(active_isa());
     const PairGemm *pairs = p.dtype == ATTNGATE_DTYPE_BF16 ? active_pair_gemm() : nullptr;
-    const int64_t q_blocks = (p.seq_q + bq - 1) / bq;
-    const int64_t tasks = p.batch * p.heads_q * q_blocks;
+    const int64_t group = task_group(bq), task_rows = group * bq;
+    const int64_t q_tasks = (p.seq_q + task_rows - 1) / task_rows;
+    const int64_t tasks = p.batch * p.heads_q * q_tasks;
     ThreadPool *pool = pool_of(p);
     const int workers = workers_for(pool, tasks);
     // Tiles only, as a TPU kernel holds them in VMEM: per worker, the workspace depends on
     // the block sizes and head dims, never on the sequence lengths.
-    const FlashLayout layout(p, bq, bk);
+    const FlashLayout layout(p, task_rows, bk);
     WorkerScratch scratch(p.allocator, workers, layout.bytes());
     if (!scratch.ok()) return fail(err, n, "workspace allocation failed");
     for_each_task(pool, tasks, [&](int64_t task, int worker) {
         FlashTask t(view, ops, gemm, pairs, bq, bk, layout.tiles(scratch, worker));
-        const int64_t qb = task % q_blocks, bh = task / q_blocks;
-        t.run(bh / p.heads_q, bh % p.heads_q, qb * bq);
+        const int64_t qt = task % q_tasks, bh = task / q_tasks;
+        t.run(bh / p.heads_q, bh % p.heads_q, qt * task_rows, group);
     });
     return 0;
 }
