@@ -45,8 +45,9 @@ bool pack_v(const float *v, int64_t n, int64_t dv, int64_t stride, float *vp, in
 bool pack_v_bf16(const uint16_t *v, int64_t n, int64_t dv, int64_t stride, float *vp, int64_t nv);
 
 /// K rows (n rows of d, row stride `stride`, f32 or bf16 bits) transposed into kt
-/// [d][ld], ld >= kt_stride(n); the columns past n are zeroed.
-void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt);
-void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt);
+/// [d][ld], ld >= kt_stride(n); the columns past n are zeroed unless `pad` is false (a
+/// caller filling a wider K^T in column chunks).
+void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad = true);
+void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad = true);
 
 }  // namespace attngate::kernels

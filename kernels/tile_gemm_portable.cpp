@@ -61,8 +61,9 @@ namespace {
 /// Transposes in blocks of 8 keys: 8 read streams along D, one contiguous write of 8 per
 /// row of kt, so neither side walks a whole column at a time.
 template <typename T, typename Widen>
-void pack_transposed(const T *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, Widen widen) {
-    for (int64_t p = 0; p < d; ++p) std::memset(kt + p * ld + n, 0, static_cast<size_t>(ld - n) * sizeof(float));
+void pack_transposed(const T *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad, Widen widen) {
+    if (pad)
+        for (int64_t p = 0; p < d; ++p) std::memset(kt + p * ld + n, 0, static_cast<size_t>(ld - n) * sizeof(float));
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) {
         const T *rows[8];
@@ -108,12 +109,12 @@ bool pack_v_bf16(const uint16_t *v, int64_t n, int64_t dv, int64_t stride, float
     return pack_panels(v, n, dv, stride, vp, nv, [](uint16_t x) { return bf16_to_float(x); });
 }
 
-void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt) {
-    pack_transposed(k, n, d, stride, ld, kt, [](float x) { return x; });
+void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad) {
+    pack_transposed(k, n, d, stride, ld, kt, pad, [](float x) { return x; });
 }
 
-void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt) {
-    pack_transposed(k, n, d, stride, ld, kt, [](uint16_t x) { return bf16_to_float(x); });
+void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad) {
+    pack_transposed(k, n, d, stride, ld, kt, pad, [](uint16_t x) { return bf16_to_float(x); });
 }
 
 }  // namespace attngate::kernels
