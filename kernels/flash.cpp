@@ -6,10 +6,10 @@
 // Speed: both products of a tile (S = Q K^T, acc += P V) go to the FMA microkernels of the
 // CPU's path (tile_gemm.hpp) on f32 operands and on bf16 ones widened to f32 (exact), or,
 // for bf16 on CPUs with AVX-512 BF16, to vdpbf16ps microkernels over pair-packed bf16
-// (bf16_pairs.hpp); the softmax
-// steps in between to the vector row operations of the CPU's path (row_ops.hpp), and the
-// (batch, head, query block) tasks to the instance's threads. A task's result does not
-// depend on which thread runs it, so any thread count gives the same bits.
+// (bf16_pairs.hpp); the softmax steps in between to the vector row operations of the
+// CPU's path (row_ops.hpp); the (batch, head, 256 query rows) tasks to the instance's
+// threads. A task's result does not depend on which thread runs it, so any thread count
+// gives the same bits.
 #include <cmath>
 #include <limits>
 
