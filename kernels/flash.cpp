@@ -35,7 +35,7 @@ int64_t task_group(int64_t bq) { return std::clamp<int64_t>(kTaskRows / bq, 1, k
 struct FlashTiles {
     float *q;            // bf16 Q widened (unused for f32)
     float *vpan;         // V of the key tile in panels (tile_gemm.hpp)
-    float *kt;           // K^T of the key tile [D x kt_stride(bk)]
+    float *kt;           // K^T of the key tile in panels (tile_gemm.hpp)
     float *s;            // scores, then probabilities [bq x bk]
     float *acc;          // [bq x Dv]
     float *m, *l;        // running max and sum per row
@@ -54,7 +54,7 @@ public:
     FlashLayout(const attngate_problem &p, int64_t bq, int64_t bk) {
         const bool bf16 = p.dtype == ATTNGATE_DTYPE_BF16;
         q_ = layout_.add(bf16 ? bq * p.head_dim : 0, sizeof(float));
-        kt_ = layout_.add(p.head_dim * kt_stride(bk), sizeof(float));
+        kt_ = layout_.add(kt_panel_floats(bk, p.head_dim), sizeof(float));
         v_ = layout_.add(v_panel_floats(bk, p.head_dim_v), sizeof(float));
         pp_ = layout_.add(bf16 ? bq * ((bk + 1) / 2) : 0, sizeof(uint32_t));
         s_ = layout_.add(bq * bk, sizeof(float));
@@ -152,10 +152,10 @@ private:
             return finite;
         }
         if (p_.dtype == ATTNGATE_DTYPE_BF16) {
-            pack_kt_bf16(bf16_at(p_.k, ki), n, d, kstride, kt_stride(bk_), t_.kt);
+            pack_kt_bf16(bf16_at(p_.k, ki), n, d, kstride, t_.kt);
             return pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
         }
-        pack_kt(static_cast<const float *>(p_.k) + ki, n, d, kstride, kt_stride(bk_), t_.kt);
+        pack_kt(static_cast<const float *>(p_.k) + ki, n, d, kstride, t_.kt);
         return pack_v(static_cast<const float *>(p_.v) + vi, n, dv, vstride, t_.vpan, n);
     }
 
@@ -167,7 +167,7 @@ private:
         const bool bf16 = p_.dtype == ATTNGATE_DTYPE_BF16;
         float *s0 = t_.s + r0 * bk_, *acc0 = t_.acc + r0 * dv;
         if (pairs_) pairs_->qk(rows, n, d2, t_.qp + r0 * d2, t_.kp, round32(bk_), s0, bk_);
-        else gemm_.qk(rows, n, d, q.data + r0 * q.ld, q.ld, t_.kt, kt_stride(bk_), s0, bk_);
+        else gemm_.qk(rows, n, d, q.data + r0 * q.ld, q.ld, t_.kt, s0, bk_);
         for (int64_t r = r0; r < r0 + rows; ++r) {
             float *s = t_.s + r * bk_;
             finish_row(view_, ops_, s, b, h, q0 + r, k0, n, partial);

@@ -18,7 +18,7 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int64_t kRowBlock = 64;     // query rows per task
-constexpr int64_t kPackBlock = 256;   // keys per task when V is packed into panels
+constexpr int64_t kPackBlock = 256;   // keys per task when K^T and V are packed (whole panels)
 
 /// Workspace of one call: the score matrix, the head's K^T and V in panels
 /// (tile_gemm.hpp), and per worker the widened query rows and the keys a NaN-safe P.V
@@ -27,16 +27,11 @@ class NativeWorkspace {
 public:
     NativeWorkspace(const attngate_problem &p, int workers)
         : scores_(p.allocator, p.seq_q * p.seq_k), v_(p.allocator, v_panel_floats(p.seq_k, p.head_dim_v)),
-          // + 32: a row block starting at key klo reads up to 31 columns past the last key.
-          kt_(p.allocator, p.head_dim * kt_stride(p.seq_k) + 32),
+          kt_(p.allocator, kt_panel_floats(p.seq_k, p.head_dim)),
           v_finite_(p.allocator, (p.seq_k + kPackBlock - 1) / kPackBlock) {
         q_ = layout_.add(bf16(p) ? kRowBlock * p.head_dim : 0, sizeof(float));
         skip_ = layout_.add(p.seq_k, 1);
         per_worker_.emplace(p.allocator, workers, layout_.size());
-        kt_ld_ = kt_stride(p.seq_k);
-        if (kt_.ok())  // columns past Sk are read (never stored) by the microkernel: keep them zero
-            for (int64_t r = 0; r < p.head_dim; ++r)
-                std::fill(kt_.data() + r * kt_ld_ + p.seq_k, kt_.data() + (r + 1) * kt_ld_ + (r + 1 == p.head_dim ? 32 : 0), 0.0f);
     }
     bool ok() const { return scores_.ok() && v_.ok() && kt_.ok() && v_finite_.ok() && per_worker_->ok(); }
     float *scores() { return scores_.data(); }
@@ -45,12 +40,10 @@ public:
     float *q(int w) const { return per_worker_->at<float>(w, q_); }
     unsigned char *skip(int w) const { return per_worker_->at<unsigned char>(w, skip_); }
     float *kt() { return kt_.data(); }
-    int64_t kt_ld() const { return kt_ld_; }
 
 private:
     static bool bf16(const attngate_problem &p) { return p.dtype == ATTNGATE_DTYPE_BF16; }
     Workspace<float> scores_, v_, kt_;
-    int64_t kt_ld_ = 0;
     Workspace<unsigned char> v_finite_;
     ScratchLayout layout_;
     size_t q_ = 0, skip_ = 0;
@@ -67,9 +60,9 @@ public:
     void prepare_keys(int64_t chunk) {
         const int64_t k0 = chunk * kPackBlock, n = std::min(kPackBlock, p_.seq_k - k0);
         const int64_t d = p_.head_dim, ki = view_.k_index(b_, k0, hk_);
-        if (p_.dtype == ATTNGATE_DTYPE_BF16)
-            pack_kt_bf16(static_cast<const uint16_t *>(p_.k) + ki, n, d, p_.heads_kv * d, ws_.kt_ld(), ws_.kt() + k0, false);
-        else pack_kt(static_cast<const float *>(p_.k) + ki, n, d, p_.heads_kv * d, ws_.kt_ld(), ws_.kt() + k0, false);
+        float *kt = ws_.kt() + k0 * d;  // k0 is a whole number of panels
+        if (p_.dtype == ATTNGATE_DTYPE_BF16) pack_kt_bf16(static_cast<const uint16_t *>(p_.k) + ki, n, d, p_.heads_kv * d, kt);
+        else pack_kt(static_cast<const float *>(p_.k) + ki, n, d, p_.heads_kv * d, kt);
         const int64_t dv = p_.head_dim_v, stride = p_.heads_kv * dv, vi = view_.v_index(b_, k0, hk_);
         float *dst = ws_.v() + k0 * kPanel;
         ws_.v_finite()[chunk] = p_.dtype == ATTNGATE_DTYPE_BF16
@@ -91,11 +84,12 @@ public:
             for (int64_t r = 0; r < rows; ++r) std::fill(out + r * ldo, out + r * ldo + dv, 0.0f);
             return;
         }
+        klo = klo / kPanel * kPanel;  // K^T panels start there; the keys before lo stay masked
         const int64_t n = khi - klo;
         const Rows q = operand_rows(p_.q, p_.dtype, view_.q_index(b_, q0, h_), rows, d, p_.heads_q * d, ws_.q(worker), ops_);
         const float *vp = ws_.v() + klo * kPanel;  // panels of Sk rows, from key klo
         float *s = ws_.scores() + q0 * sk + klo;  // the block's slab, keys [klo, khi)
-        gemm_.qk(rows, n, d, q.data, q.ld, ws_.kt() + klo, ws_.kt_ld(), s, sk);
+        gemm_.qk(rows, n, d, q.data, q.ld, ws_.kt() + klo * d, s, sk);
 
         enum Fill : unsigned char { Keep, Zero, Nan };
         unsigned char fill[kRowBlock];

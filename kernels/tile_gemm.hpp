@@ -10,10 +10,9 @@
 namespace attngate::kernels {
 
 struct TileGemm {
-    /// s[m x n] (row stride lds) = Q . K^T: q [m][d] (row stride ldq), kt = K transposed,
-    /// [d][ldk] (pack_kt). Reads kt columns up to n rounded up to 32 (pack_kt pads them).
-    void (*qk)(int64_t m, int64_t n, int64_t d, const float *q, int64_t ldq, const float *kt, int64_t ldk, float *s,
-               int64_t lds);
+    /// s[m x n] (row stride lds) = Q . K^T: q [m][d] (row stride ldq), kt = K transposed in
+    /// panels of kPanel columns (pack_kt), whole panels (the padding is read, not stored).
+    void (*qk)(int64_t m, int64_t n, int64_t d, const float *q, int64_t ldq, const float *kt, float *s, int64_t lds);
     /// acc[m x dv] (row stride ldc) += P . V: p [m][n] (row stride ldp), vp = V in panels
     /// of kPanel columns (pack_v) of nv >= n rows.
     void (*pv)(int64_t m, int64_t dv, int64_t n, const float *p, int64_t ldp, const float *vp, int64_t nv, float *acc,
@@ -25,9 +24,6 @@ const TileGemm &tile_gemm(Isa isa);
 const TileGemm &tile_gemm_portable();
 const TileGemm &tile_gemm_avx2();
 const TileGemm &tile_gemm_avx512();
-
-/// Row stride of a packed K^T for n keys: whole 32-column register tiles.
-inline int64_t kt_stride(int64_t n) { return (n + 31) / 32 * 32; }
 
 /// V is packed in panels of kPanel columns, [ceil(dv / kPanel)][n][kPanel], zero-padded:
 /// the microkernels then read each row's slice from one cache line pair instead of rows
@@ -44,10 +40,13 @@ inline float v_panel_at(const float *vp, int64_t n, int64_t j, int64_t e) {
 bool pack_v(const float *v, int64_t n, int64_t dv, int64_t stride, float *vp, int64_t nv);
 bool pack_v_bf16(const uint16_t *v, int64_t n, int64_t dv, int64_t stride, float *vp, int64_t nv);
 
-/// K rows (n rows of d, row stride `stride`, f32 or bf16 bits) transposed into kt
-/// [d][ld], ld >= kt_stride(n); the columns past n are zeroed unless `pad` is false (a
-/// caller filling a wider K^T in column chunks).
-void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad = true);
-void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad = true);
+/// Floats of a K^T of n keys in panels: [ceil(n / kPanel)][d][kPanel]. Like V, K^T goes in
+/// panels so that a column tile's rows are one contiguous run, not rows n floats apart.
+inline int64_t kt_panel_floats(int64_t n, int64_t d) { return (n + kPanel - 1) / kPanel * kPanel * d; }
+
+/// K rows (n rows of d, row stride `stride`, f32 or bf16 bits) transposed into panels;
+/// the columns of the last panel past n are zeroed.
+void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, float *kt);
+void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, float *kt);
 
 }  // namespace attngate::kernels

@@ -58,30 +58,30 @@ const TileGemm &tile_gemm(Isa isa) {
 
 namespace {
 
-/// Transposes in blocks of 8 keys: 8 read streams along D, one contiguous write of 8 per
-/// row of kt, so neither side walks a whole column at a time.
+/// Transposes each panel in blocks of 8 keys: 8 read streams along D, 8 contiguous floats
+/// written per row of the panel.
 template <typename T, typename Widen>
-void pack_transposed(const T *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad, Widen widen) {
-    if (pad)
-        for (int64_t p = 0; p < d; ++p) std::memset(kt + p * ld + n, 0, static_cast<size_t>(ld - n) * sizeof(float));
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        const T *rows[8];
-        for (int64_t r = 0; r < 8; ++r) rows[r] = k + (j + r) * stride;
-        for (int64_t p = 0; p < d; ++p)
-            for (int64_t r = 0; r < 8; ++r) kt[p * ld + j + r] = widen(rows[r][p]);
+void pack_transposed(const T *k, int64_t n, int64_t d, int64_t stride, float *kt, Widen widen) {
+    for (int64_t j0 = 0; j0 < n; j0 += kPanel) {
+        float *panel = kt + (j0 / kPanel) * d * kPanel;
+        const int64_t w = n - j0 < kPanel ? n - j0 : kPanel;
+        if (w < kPanel)
+            for (int64_t p = 0; p < d; ++p) std::memset(panel + p * kPanel + w, 0, static_cast<size_t>(kPanel - w) * sizeof(float));
+        int64_t j = 0;
+        for (; j + 8 <= w; j += 8) {
+            const T *rows[8];
+            for (int64_t r = 0; r < 8; ++r) rows[r] = k + (j0 + j + r) * stride;
+            for (int64_t p = 0; p < d; ++p)
+                for (int64_t r = 0; r < 8; ++r) panel[p * kPanel + j + r] = widen(rows[r][p]);
+        }
+        for (; j < w; ++j)
+            for (int64_t p = 0; p < d; ++p) panel[p * kPanel + j] = widen(k[(j0 + j) * stride + p]);
     }
-    for (; j < n; ++j)
-        for (int64_t p = 0; p < d; ++p) kt[p * ld + j] = widen(k[j * stride + p]);
 }
-
-}  // namespace
-
-namespace {
 
 template <typename T, typename Widen>
 bool pack_panels(const T *v, int64_t n, int64_t dv, int64_t stride, float *vp, int64_t nv, Widen widen) {
-    uint32_t exp_max = 0;  // the largest exponent field seen: all ones means NaN or infinity
+    uint32_t bad = 0;  // an all-ones exponent field means NaN or infinity
     for (int64_t e0 = 0; e0 < dv; e0 += kPanel) {
         float *panel = vp + (e0 / kPanel) * nv * kPanel;
         const int64_t w = dv - e0 < kPanel ? dv - e0 : kPanel;
@@ -90,13 +90,12 @@ bool pack_panels(const T *v, int64_t n, int64_t dv, int64_t stride, float *vp, i
             float *out = panel + j * kPanel;
             for (int64_t e = 0; e < w; ++e) {
                 out[e] = widen(row[e]);
-                const uint32_t bits = std::bit_cast<uint32_t>(out[e]) & 0x7f800000u;
-                exp_max = bits > exp_max ? bits : exp_max;
+                bad |= static_cast<uint32_t>((std::bit_cast<uint32_t>(out[e]) & 0x7f800000u) == 0x7f800000u);
             }
             for (int64_t e = w; e < kPanel; ++e) out[e] = 0.0f;
         }
     }
-    return exp_max != 0x7f800000u;
+    return bad == 0;
 }
 
 }  // namespace
@@ -109,12 +108,12 @@ bool pack_v_bf16(const uint16_t *v, int64_t n, int64_t dv, int64_t stride, float
     return pack_panels(v, n, dv, stride, vp, nv, [](uint16_t x) { return bf16_to_float(x); });
 }
 
-void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad) {
-    pack_transposed(k, n, d, stride, ld, kt, pad, [](float x) { return x; });
+void pack_kt(const float *k, int64_t n, int64_t d, int64_t stride, float *kt) {
+    pack_transposed(k, n, d, stride, kt, [](float x) { return x; });
 }
 
-void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, int64_t ld, float *kt, bool pad) {
-    pack_transposed(k, n, d, stride, ld, kt, pad, [](uint16_t x) { return bf16_to_float(x); });
+void pack_kt_bf16(const uint16_t *k, int64_t n, int64_t d, int64_t stride, float *kt) {
+    pack_transposed(k, n, d, stride, kt, [](uint16_t x) { return bf16_to_float(x); });
 }
 
 }  // namespace attngate::kernels
