@@ -8,7 +8,6 @@
 // matrix is still in cache. A block's result does not depend on the thread that runs it.
 #include <cmath>
 #include <limits>
-#include <optional>
 
 #include "attention_tiles.hpp"
 #include "tile_gemm.hpp"
@@ -28,26 +27,24 @@ public:
     NativeWorkspace(const attngate_problem &p, int workers)
         : scores_(p.allocator, p.seq_q * p.seq_k), v_(p.allocator, v_panel_floats(p.seq_k, p.head_dim_v)),
           kt_(p.allocator, kt_panel_floats(p.seq_k, p.head_dim)),
-          v_finite_(p.allocator, (p.seq_k + kPackBlock - 1) / kPackBlock) {
-        q_ = layout_.add(bf16(p) ? kRowBlock * p.head_dim : 0, sizeof(float));
-        skip_ = layout_.add(p.seq_k, 1);
-        per_worker_.emplace(p.allocator, workers, layout_.size());
-    }
-    bool ok() const { return scores_.ok() && v_.ok() && kt_.ok() && v_finite_.ok() && per_worker_->ok(); }
+          v_finite_(p.allocator, (p.seq_k + kPackBlock - 1) / kPackBlock),
+          q_(layout_.add(bf16(p) ? kRowBlock * p.head_dim : 0, sizeof(float))), skip_(layout_.add(p.seq_k, 1)),
+          per_worker_(p.allocator, workers, layout_.size()) {}
+    bool ok() const { return scores_.ok() && v_.ok() && kt_.ok() && v_finite_.ok() && per_worker_.ok(); }
     float *scores() { return scores_.data(); }
     float *v() { return v_.data(); }
-    unsigned char *v_finite() { return v_finite_.data(); }
-    float *q(int w) const { return per_worker_->at<float>(w, q_); }
-    unsigned char *skip(int w) const { return per_worker_->at<unsigned char>(w, skip_); }
     float *kt() { return kt_.data(); }
+    unsigned char *v_finite() { return v_finite_.data(); }
+    float *q(int w) const { return per_worker_.at<float>(w, q_); }
+    unsigned char *skip(int w) const { return per_worker_.at<unsigned char>(w, skip_); }
 
 private:
     static bool bf16(const attngate_problem &p) { return p.dtype == ATTNGATE_DTYPE_BF16; }
     Workspace<float> scores_, v_, kt_;
     Workspace<unsigned char> v_finite_;
-    ScratchLayout layout_;
-    size_t q_ = 0, skip_ = 0;
-    std::optional<WorkerScratch> per_worker_;
+    ScratchLayout layout_;  // declared before the offsets and per_worker_, which it sizes
+    size_t q_, skip_;
+    WorkerScratch per_worker_;
 };
 
 class NativeHead {
