@@ -12,6 +12,8 @@ packages=(
   libboost-math1.81-dev       # distributions and p-values
   libcli11-dev                # argument parsing
   libfmt-dev                  # formatting (g++ 12 lacks <format>)
+  libopenblas-pthread-dev     # the bench's sgemm ceiling (the kernels have their own microkernels)
+  libsleef-dev                # vectorised exp and tanh in the kernels' softmax
   libssl-dev                  # SHA-256 (libcrypto)
   python3-numpy               # independent numpy oracle in the e2e tests
   python3-venv                # the JAX adapter's pinned venvs (below)

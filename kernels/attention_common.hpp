@@ -72,6 +72,14 @@ public:
         return j >= lo && j < hi && segment_allowed(b, i, j);
     }
 
+    /// Pointer to bias[b, h, i, 0] after broadcasting, or null without a bias; step along
+    /// keys by bias_key_stride() (0 when the bias broadcasts over keys, else 1).
+    const float *bias_row(int64_t b, int64_t h, int64_t i) const {
+        if (!p_.bias) return nullptr;
+        return p_.bias + b * bias_stride_[0] + h * bias_stride_[1] + i * bias_stride_[2];
+    }
+    int64_t bias_key_stride() const { return bias_stride_[3]; }
+
     float bias(int64_t b, int64_t h, int64_t i, int64_t j) const {
         if (!p_.bias) return 0.0f;
         return p_.bias[b * bias_stride_[0] + h * bias_stride_[1] + i * bias_stride_[2] +

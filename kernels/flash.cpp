@@ -1,127 +1,240 @@
 // The flash kernel: tiled online softmax as in the Pallas TPU flash-attention kernel.
 // Per query block it keeps a running max m, running sum l and a rescaled accumulator per
 // row, visits key blocks in order and skips blocks the mask removes entirely. Its
-// workspace depends on the block sizes, never on Sk.
+// workspace depends on the block sizes (and the thread count), never on Sq or Sk.
+//
+// Speed: both products of a tile (S = Q K^T, acc += P V) go to the FMA microkernels of the
+// CPU's path (tile_gemm.hpp) on f32 operands and on bf16 ones widened to f32 (exact), or,
+// for bf16 on CPUs with AVX-512 BF16, to vdpbf16ps microkernels over pair-packed bf16
+// (bf16_pairs.hpp); the softmax steps in between to the vector row operations of the
+// CPU's path (row_ops.hpp); the (batch, head, 256 query rows) tasks to the instance's
+// threads. A task's result does not depend on which thread runs it, so any thread count
+// gives the same bits.
 #include <cmath>
 #include <limits>
 
-#include "attention_common.hpp"
+#include "attention_tiles.hpp"
+#include "bf16_pairs.hpp"
+#include "tile_gemm.hpp"
 
 namespace attngate::kernels {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int64_t kDefaultBlock = 128;  // the TPU kernel's default block_q and block_k
+constexpr float kLeftOut = -0.0f;       // a probability the exact P.V leaves out (see marked_exp_sum)
+// A task takes up to this many query rows in blocks of block_q, so that each K and V tile
+// is packed once for all of them (block_q only partitions rows: it does not change a bit).
+constexpr int64_t kTaskRows = 256;
+constexpr int64_t kMaxGroup = 16;
 
-/// True when no (row, key) pair of the tile survives masking.
-bool tile_fully_masked(const ProblemView &view, int64_t b, int64_t q0, int64_t q1,
-                       int64_t k0, int64_t k1) {
-    int64_t lo_first, hi_first, lo_last, hi_last;
-    view.key_range(q0, lo_first, hi_first);
-    view.key_range(q1 - 1, lo_last, hi_last);
-    // Key ranges move right monotonically with the row, so the tile's keys are covered
-    // by [lo of the first row, hi of the last row).
-    if (k1 <= lo_first || k0 >= hi_last) return true;
-    if (!view.problem().segment_ids_q) return false;
-    for (int64_t i = q0; i < q1; ++i)
-        for (int64_t j = k0; j < k1; ++j)
-            if (view.allowed(b, i, j)) return false;
-    return true;
-}
+/// Query blocks per task.
+int64_t task_group(int64_t bq) { return std::clamp<int64_t>(kTaskRows / bq, 1, kMaxGroup); }
 
-/// Per-row online-softmax state of one query tile.
-struct TileState {
-    float *m, *l, *acc;
-    unsigned char *row_nan;
+/// One worker's tiles.
+struct FlashTiles {
+    float *q;            // bf16 Q widened (unused for f32)
+    float *vpan;         // V of the key tile in panels (tile_gemm.hpp)
+    float *kt;           // K^T of the key tile in panels (tile_gemm.hpp)
+    float *s;            // scores, then probabilities [bq x bk]
+    float *acc;          // [bq x Dv]
+    float *m, *l;        // running max and sum per row
+    unsigned char *nan;  // row saw a NaN score
+    uint32_t *qp, *kp, *vp, *pp;  // pair-packed bf16 Q, K, V (in q, kt, vpan) and P (vdpbf16ps path)
 };
 
-/// Folds one key tile into the running state of every row of the query tile.
-void fold_key_tile(const attngate_problem &p, const ProblemView &view, int64_t b, int64_t h, int64_t q0, int64_t q1,
-                   int64_t k0, int64_t k1, const float *qt, const float *kt, const float *vt, float *s, int64_t bk,
-                   TileState &st) {
-    for (int64_t i = q0; i < q1; ++i) {
-        const int64_t r = i - q0;
-        float *srow = s + r * bk;
-        float m_blk = kNegInf;
-        for (int64_t j = k0; j < k1; ++j) {
-            float &sj = srow[j - k0];
-            if (!view.allowed(b, i, j)) {
-                sj = kNegInf;
+/// Row strides of the pair-packed K and V tiles: whole 32-lane register tiles.
+int64_t round32(int64_t n) { return (n + 31) / 32 * 32; }
+
+/// The same bytes on every CPU, so the memory gate's baseline holds on every machine: the
+/// vdpbf16ps path keeps its pair-packed Q, K and V in the f32 path's Q, K^T and V buffers
+/// (each at most as large) and only P pairs have their own.
+class FlashLayout {
+public:
+    FlashLayout(const attngate_problem &p, int64_t bq, int64_t bk) {
+        const bool bf16 = p.dtype == ATTNGATE_DTYPE_BF16;
+        q_ = layout_.add(bf16 ? bq * p.head_dim : 0, sizeof(float));
+        kt_ = layout_.add(kt_panel_floats(bk, p.head_dim), sizeof(float));
+        v_ = layout_.add(v_panel_floats(bk, p.head_dim_v), sizeof(float));
+        pp_ = layout_.add(bf16 ? bq * ((bk + 1) / 2) : 0, sizeof(uint32_t));
+        s_ = layout_.add(bq * bk, sizeof(float));
+        acc_ = layout_.add(bq * p.head_dim_v, sizeof(float));
+        m_ = layout_.add(bq, sizeof(float));
+        l_ = layout_.add(bq, sizeof(float));
+        nan_ = layout_.add(bq, 1);
+    }
+    size_t bytes() const { return layout_.size(); }
+    FlashTiles tiles(const WorkerScratch &ws, int w) const {
+        return {ws.at<float>(w, q_),   ws.at<float>(w, v_),  ws.at<float>(w, kt_),
+                ws.at<float>(w, s_),   ws.at<float>(w, acc_), ws.at<float>(w, m_),
+                ws.at<float>(w, l_),   ws.at<unsigned char>(w, nan_),
+                ws.at<uint32_t>(w, q_), ws.at<uint32_t>(w, kt_), ws.at<uint32_t>(w, v_), ws.at<uint32_t>(w, pp_)};
+    }
+
+private:
+    ScratchLayout layout_;
+    size_t q_, kt_, v_, pp_, s_, acc_, m_, l_, nan_;
+};
+
+/// One (batch, head, query block) task.
+class FlashTask {
+public:
+    FlashTask(const ProblemView &view, const RowOps &ops, const TileGemm &gemm, const PairGemm *pairs, int64_t bq,
+              int64_t bk, const FlashTiles &t)
+        : view_(view), p_(view.problem()), ops_(ops), gemm_(gemm), pairs_(pairs), bq_(bq), bk_(bk), t_(t) {}
+
+    /// Query blocks [q0, q0 + group x bq) of head h: they share each packed K and V tile.
+    void run(int64_t b, int64_t h, int64_t q0, int64_t group) {
+        const int64_t rows = std::min(group * bq_, p_.seq_q - q0), hk = view_.kv_head(h);
+        const int64_t qstride = p_.heads_q * p_.head_dim;
+        const Rows q = pairs_ ? Rows{nullptr, 0}
+                              : operand_rows(p_.q, p_.dtype, view_.q_index(b, q0, h), rows, p_.head_dim, qstride, t_.q, ops_);
+        if (pairs_) pack_row_pairs(bf16_at(p_.q, view_.q_index(b, q0, h)), rows, p_.head_dim, qstride, t_.qp);
+        std::fill(t_.m, t_.m + rows, kNegInf);
+        std::fill(t_.l, t_.l + rows, 0.0f);
+        std::fill(t_.nan, t_.nan + rows, 0);
+        std::fill(t_.acc, t_.acc + rows * p_.head_dim_v, 0.0f);
+        const int64_t blocks = (rows + bq_ - 1) / bq_;
+        for (int64_t k0 = 0; k0 < p_.seq_k; k0 += bk_) {
+            const int64_t k1 = std::min(k0 + bk_, p_.seq_k);
+            TileMask masks[kMaxGroup];
+            bool any = false;
+            for (int64_t g = 0; g < blocks; ++g) {
+                masks[g] = classify_tile(view_, b, q0 + g * bq_, q0 + std::min((g + 1) * bq_, rows), k0, k1);
+                any = any || masks[g] != TileMask::Skip;
+            }
+            if (!any) continue;
+            const bool v_finite = pack_key_tile(b, hk, k0, k1 - k0);
+            for (int64_t g = 0; g < blocks; ++g)
+                if (masks[g] != TileMask::Skip)
+                    fold_key_tile(b, h, q0, g * bq_, std::min(bq_, rows - g * bq_), q, k0, k1 - k0,
+                                  masks[g] == TileMask::Partial, v_finite);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+            float *out = p_.out + view_.out_index(b, q0 + r, h);
+            const int64_t dv = p_.head_dim_v;
+            if (t_.nan[r]) std::fill(out, out + dv, std::numeric_limits<float>::quiet_NaN());
+            else if (t_.m[r] == kNegInf) std::fill(out, out + dv, 0.0f);
+            else ops_.divide(t_.acc + r * dv, dv, t_.l[r], out);
+        }
+    }
+
+private:
+    /// exp_sum for tiles whose V is not finite: a key with a -inf score (masked, or a -inf
+    /// bias) gets kLeftOut, which no exp gives, so the exact P.V can leave it out.
+    static float marked_exp_sum(float *s, int64_t n, float m, bool round_bf16) {
+        float l = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+            if (s[j] == kNegInf) {
+                s[j] = kLeftOut;
                 continue;
             }
-            sj = view.finish_score(dot_f32(qt + r * p.head_dim, kt + (j - k0) * p.head_dim, p.head_dim), b, h, i, j);
-            if (std::isnan(sj)) st.row_nan[r] = 1;
-            else m_blk = std::max(m_blk, sj);
+            const float pj = std::exp(s[j] - m);
+            l += pj;
+            s[j] = round_bf16 ? round_to_bf16(pj) : pj;
         }
-        const float m_new = std::max(st.m[r], m_blk);
-        if (m_new == kNegInf) continue;  // nothing unmasked yet
-        const float alpha = std::exp(st.m[r] - m_new);
-        float *a = st.acc + r * p.head_dim_v;
-        for (int64_t d = 0; d < p.head_dim_v; ++d) a[d] *= alpha;
-        float l_blk = 0.0f;
-        for (int64_t j = k0; j < k1; ++j) {
-            const float sj = srow[j - k0];
-            if (sj == kNegInf || std::isnan(sj)) continue;
-            const float pj = std::exp(sj - m_new);
-            l_blk += pj;
-            const float pr = operand_round(pj, p.dtype);
-            const float *v = vt + (j - k0) * p.head_dim_v;
-            for (int64_t d = 0; d < p.head_dim_v; ++d) a[d] += pr * v[d];
-        }
-        st.l[r] = st.l[r] * alpha + l_blk;
-        st.m[r] = m_new;
+        return l;
     }
-}
+
+    static const uint16_t *bf16_at(const void *tensor, int64_t index) { return static_cast<const uint16_t *>(tensor) + index; }
+
+    /// Packs keys [k0, k0 + n) of K and V for the products; returns whether V is finite.
+    /// A NaN or infinity in V times a probability of 0 is NaN, so when V is not finite a
+    /// key the mask (or a -inf score) removes must stay out: those tiles take the exact path.
+    bool pack_key_tile(int64_t b, int64_t hk, int64_t k0, int64_t n) {
+        const int64_t d = p_.head_dim, dv = p_.head_dim_v, kstride = p_.heads_kv * d, vstride = p_.heads_kv * dv;
+        const int64_t ki = view_.k_index(b, k0, hk), vi = view_.v_index(b, k0, hk);
+        if (pairs_) {
+            pack_k_pairs(bf16_at(p_.k, ki), n, d, kstride, round32(bk_), t_.kp);
+            const bool finite = bf16_rows_finite(bf16_at(p_.v, vi), n, dv, vstride);
+            if (finite) pack_v_pairs(bf16_at(p_.v, vi), n, dv, vstride, round32(dv), t_.vp);
+            else pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
+            return finite;
+        }
+        if (p_.dtype == ATTNGATE_DTYPE_BF16) {
+            pack_kt_bf16(bf16_at(p_.k, ki), n, d, kstride, t_.kt);
+            return pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
+        }
+        pack_kt(static_cast<const float *>(p_.k) + ki, n, d, kstride, t_.kt);
+        return pack_v(static_cast<const float *>(p_.v) + vi, n, dv, vstride, t_.vpan, n);
+    }
+
+    /// Folds the packed keys [k0, k0 + n) into the running state of the task's rows
+    /// [r0, r0 + rows) (query rows q0 + r0 on).
+    void fold_key_tile(int64_t b, int64_t h, int64_t q0, int64_t r0, int64_t rows, const Rows &q, int64_t k0, int64_t n,
+                       bool partial, bool v_finite) {
+        const int64_t d = p_.head_dim, dv = p_.head_dim_v, d2 = (d + 1) / 2, n2 = (n + 1) / 2, bk2 = (bk_ + 1) / 2;
+        const bool bf16 = p_.dtype == ATTNGATE_DTYPE_BF16;
+        float *s0 = t_.s + r0 * bk_, *acc0 = t_.acc + r0 * dv;
+        if (pairs_) pairs_->qk(rows, n, d2, t_.qp + r0 * d2, t_.kp, round32(bk_), s0, bk_);
+        else gemm_.qk(rows, n, d, q.data + r0 * q.ld, q.ld, t_.kt, s0, bk_);
+        for (int64_t r = r0; r < r0 + rows; ++r) {
+            float *s = t_.s + r * bk_;
+            finish_row(view_, ops_, s, b, h, q0 + r, k0, n, partial);
+            bool nan = false;
+            const float m_new = std::max(t_.m[r], ops_.max(s, n, &nan));
+            if (nan) t_.nan[r] = 1;
+            if (m_new == kNegInf) {  // nothing unmasked yet: contributes nothing
+                std::fill(s, s + n, kLeftOut);
+                continue;
+            }
+            const float alpha = std::exp(t_.m[r] - m_new);
+            const float l_blk = v_finite ? ops_.exp_sum(s, n, m_new, bf16) : marked_exp_sum(s, n, m_new, bf16);
+            if (alpha != 1.0f) ops_.scale(t_.acc + r * dv, dv, alpha);
+            t_.l[r] = t_.l[r] * alpha + l_blk;
+            t_.m[r] = m_new;
+        }
+        if (v_finite && pairs_) {
+            pack_float_row_pairs(s0, rows, n, bk_, t_.pp + r0 * bk2);
+            pairs_->pv(rows, dv, n2, t_.pp + r0 * bk2, t_.vp, round32(dv), acc0, dv);
+            return;
+        }
+        if (v_finite) {
+            gemm_.pv(rows, dv, n, s0, bk_, t_.vpan, n, acc0, dv);
+            return;
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+            float *a = acc0 + r * dv;
+            for (int64_t j = 0; j < n; ++j) {
+                const float pj = s0[r * bk_ + j];
+                if (pj == 0.0f && std::signbit(pj)) continue;  // kLeftOut
+                for (int64_t e = 0; e < dv; ++e) a[e] += pj * v_panel_at(t_.vpan, n, j, e);
+            }
+        }
+    }
+
+    const ProblemView &view_;
+    const attngate_problem &p_;
+    const RowOps &ops_;
+    const TileGemm &gemm_;
+    const PairGemm *pairs_;  // null: f32 products
+    int64_t bq_, bk_;
+    FlashTiles t_;
+};
 
 int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, size_t n) {
     const attngate_problem &p = *pp;
     const int64_t bq = p.block_q > 0 ? p.block_q : kDefaultBlock;
     const int64_t bk = p.block_k > 0 ? p.block_k : kDefaultBlock;
     const ProblemView view(p);
-    // Tiles only, as a TPU kernel holds them in VMEM: the workspace depends on the block
-    // sizes and head dims, never on the sequence lengths.
-    Workspace<float> qt(p.allocator, bq * p.head_dim), kt(p.allocator, bk * p.head_dim), vt(p.allocator, bk * p.head_dim_v);
-    Workspace<float> m(p.allocator, bq), l(p.allocator, bq), s(p.allocator, bq * bk), acc(p.allocator, bq * p.head_dim_v);
-    Workspace<unsigned char> row_nan(p.allocator, bq);
-    if (!qt.ok() || !kt.ok() || !vt.ok() || !m.ok() || !l.ok() || !s.ok() || !acc.ok() || !row_nan.ok())
-        return fail(err, n, "workspace allocation failed");
-    TileState st{m.data(), l.data(), acc.data(), row_nan.data()};
-
-    for (int64_t b = 0; b < p.batch; ++b) {
-        for (int64_t h = 0; h < p.heads_q; ++h) {
-            const int64_t hk = view.kv_head(h);
-            for (int64_t q0 = 0; q0 < p.seq_q; q0 += bq) {
-                const int64_t q1 = std::min(q0 + bq, p.seq_q);
-                for (int64_t i = q0; i < q1; ++i) {
-                    const int64_t r = i - q0;
-                    widen_at(p.q, p.dtype, view.q_index(b, i, h), p.head_dim, qt.data() + r * p.head_dim);
-                    m[r] = kNegInf;
-                    l[r] = 0.0f;
-                    row_nan[r] = 0;
-                    for (int64_t d = 0; d < p.head_dim_v; ++d) acc[r * p.head_dim_v + d] = 0.0f;
-                }
-                for (int64_t k0 = 0; k0 < p.seq_k; k0 += bk) {
-                    const int64_t k1 = std::min(k0 + bk, p.seq_k);
-                    if (tile_fully_masked(view, b, q0, q1, k0, k1)) continue;
-                    for (int64_t j = k0; j < k1; ++j) {
-                        widen_at(p.k, p.dtype, view.k_index(b, j, hk), p.head_dim, kt.data() + (j - k0) * p.head_dim);
-                        widen_at(p.v, p.dtype, view.v_index(b, j, hk), p.head_dim_v, vt.data() + (j - k0) * p.head_dim_v);
-                    }
-                    fold_key_tile(p, view, b, h, q0, q1, k0, k1, qt.data(), kt.data(), vt.data(), s.data(), bk, st);
-                }
-                for (int64_t i = q0; i < q1; ++i) {
-                    const int64_t r = i - q0;
-                    float *out = p.out + view.out_index(b, i, h);
-                    const float *a = acc.data() + r * p.head_dim_v;
-                    for (int64_t d = 0; d < p.head_dim_v; ++d) {
-                        if (row_nan[r]) out[d] = std::numeric_limits<float>::quiet_NaN();
-                        else if (m[r] == kNegInf) out[d] = 0.0f;
-                        else out[d] = a[d] / l[r];
-                    }
-                }
-            }
-        }
-    }
+    const RowOps &ops = active_row_ops();
+    const TileGemm &gemm = tile_gemm(active_isa());
+    const PairGemm *pairs = p.dtype == ATTNGATE_DTYPE_BF16 ? active_pair_gemm() : nullptr;
+    const int64_t group = task_group(bq), task_rows = group * bq;
+    const int64_t q_tasks = (p.seq_q + task_rows - 1) / task_rows;
+    const int64_t tasks = p.batch * p.heads_q * q_tasks;
+    ThreadPool *pool = pool_of(p);
+    const int workers = workers_for(pool, tasks);
+    // Tiles only, as a TPU kernel holds them in VMEM: per worker, the workspace depends on
+    // the block sizes and head dims, never on the sequence lengths.
+    const FlashLayout layout(p, task_rows, bk);
+    WorkerScratch scratch(p.allocator, workers, layout.bytes());
+    if (!scratch.ok()) return fail(err, n, "workspace allocation failed");
+    for_each_task(pool, tasks, [&](int64_t task, int worker) {
+        FlashTask t(view, ops, gemm, pairs, bq, bk, layout.tiles(scratch, worker));
+        const int64_t qt = task % q_tasks, bh = task / q_tasks;
+        t.run(bh / p.heads_q, bh % p.heads_q, qt * task_rows, group);
+    });
     return 0;
 }
 
@@ -130,15 +243,15 @@ int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, si
 extern const attngate_kernel flash_kernel = {
     /* .api_version = */ ATTNGATE_API_VERSION,
     /* .name        = */ "flash",
-    /* .version     = */ "1.0.0",
-    /* .description = */ "tiled online softmax, block_q = block_k = 128 by default, masked blocks skipped",
+    /* .version     = */ "2.0.0",
+    /* .description = */ "tiled online softmax, block_q = block_k = 128 by default, masked blocks skipped; SIMD tiles, threads",
     /* .features    = */ ATTNGATE_FEATURE_ALL,
     /* .workspace   = */ ATTNGATE_WORKSPACE_CONSTANT,
     /* .supports    = */ nullptr,
     /* .run         = */ flash_run,
     /* .user        = */ nullptr,
-    /* .init        = */ nullptr,
-    /* .free        = */ nullptr,
+    /* .init        = */ instance_init,
+    /* .free        = */ instance_free,
 };
 
 }  // namespace attngate::kernels

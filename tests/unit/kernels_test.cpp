@@ -8,22 +8,20 @@
 
 #include "attngate/builtin_kernels.hpp"
 #include "checks/golden_check.hpp"
-#include "plan/inputs.hpp"
 #include "backend/kernel_registry.hpp"
 #include "backend/memory.hpp"
+#include "kernel_oracle.hpp"
+#include "plan/inputs.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
+using test::calibrate;
+using test::run_reference;
 using test::small_case;
 
 namespace {
 
-Suite test_suite() {
-    Suite s;
-    s.name = "unit";
-    s.seed = 99;
-    return s;
-}
+Suite test_suite() { return test::kernel_test_suite(); }
 
 struct KernelRun {
     const char *name;
@@ -45,34 +43,6 @@ std::vector<float> run_kernel(const KernelRun &k, const CaseSpec &c, const CaseI
     REQUIRE(kernel->run(kernel, &p, err, sizeof err) == 0);
     CHECK(alloc.live_bytes() == 0);  // every workspace byte handed back
     return out;
-}
-
-std::vector<double> run_reference(const CaseSpec &c, const CaseInputs &in) {
-    std::vector<double> out(static_cast<size_t>(output_elements(c)));
-    std::vector<float> unused(out.size());
-    CountingAllocator alloc;
-    const attngate_problem p = make_problem(c, in, unused.data(), alloc.abi());
-    char err[256] = {0};
-    REQUIRE(kernels::reference_forward_f64(p, out.data(), err, sizeof err) == 0);
-    return out;
-}
-
-/// The gate's tolerance for this case, computed exactly as golden generation does.
-GoldenEntry calibrate(const CaseSpec &c, const CaseInputs &in, const std::vector<double> &ref) {
-    std::vector<float> sf(ref.size());
-    CountingAllocator alloc;
-    const attngate_problem p = make_problem(c, in, sf.data(), alloc.abi());
-    char err[256] = {0};
-    REQUIRE(kernels::straightforward_forward(p, err, sizeof err) == 0);
-    GoldenEntry g;
-    g.shape = output_shape(c);
-    for (size_t i = 0; i < ref.size(); ++i) {
-        if (std::isfinite(ref[i])) {
-            g.output_max_abs = std::max(g.output_max_abs, std::fabs(ref[i]));
-            if (std::isfinite(sf[i])) g.straightforward_max_abs_error = std::max(g.straightforward_max_abs_error, std::fabs(sf[i] - ref[i]));
-        }
-    }
-    return g;
 }
 
 /// Runs every kernel on c and requires each to pass the golden check against reference.
