@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "backend/memory.hpp"
 #include "baseline_cmd.hpp"
 #include "bench_cmd.hpp"
 #include "common.hpp"
@@ -185,6 +186,7 @@ void add_report_options(CLI::App *cmd, ReportPaths &paths, std::vector<std::stri
 }  // namespace
 
 int main(int argc, char **argv) {
+    exec_with_exact_heap_accounting(argv);
     CLI::App app{"attngate: the regression gate for attention kernels (golden outputs, memory, throughput, cost)"};
     app.require_subcommand(1);
     app.set_version_flag("--version", tool_version());

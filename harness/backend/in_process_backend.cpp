@@ -8,6 +8,7 @@
 #include "backend/memory.hpp"
 #include "backend/observe.hpp"
 #include "backend/timing.hpp"
+#include "backend/watch.hpp"
 #include "io/json_io.hpp"
 
 namespace attngate {
@@ -52,7 +53,17 @@ std::string InProcessBackend::unsupported(const Invocation &inv) {
 Observation InProcessBackend::observe(const Invocation &inv, const ObserveRequest &req) {
     const attngate_kernel &k = table_of(inv);
     const auto work = [&] { return observe_kernel(k, inv, req); };
-    return req.isolation ? observe_isolated(work, req.timeout_s) : work();
+    if (!req.isolation) return work();
+    Observation o = observe_isolated(work, req.timeout_s);
+    if (o.crash || o.kernel_rc != 0 || !o.host_error.empty() || o.nondeterminism) return o;
+    // A second process, fresh: thread schedules, allocator addresses and lazy state differ.
+    ObserveRequest once = req;
+    once.memory = false;
+    const Observation again = observe_isolated([&] { return observe_kernel(k, inv, once); }, req.timeout_s);
+    if (!again.crash && again.kernel_rc == 0)
+        if (const OutputDifference d = compare_outputs(o.output, again.output); d.elements)
+            o.nondeterminism = Nondeterminism{"processes", d.elements, d.max_abs, false};
+    return o;
 }
 
 namespace {
@@ -82,11 +93,11 @@ std::vector<std::vector<double>> parse_samples(const std::string &bytes, size_t 
 }
 
 /// Times every target in this process: one instance per kernel, shared by its cases.
-std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, const TimingOptions &timing) {
+std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int num_threads, const TimingOptions &timing) {
     std::map<const attngate_kernel *, std::unique_ptr<KernelInstance>> instances;
     for (auto &t : targets) {
         auto &inst = instances[t.kernel];
-        if (!inst) inst = std::make_unique<KernelInstance>(*t.kernel, 0);
+        if (!inst) inst = std::make_unique<KernelInstance>(*t.kernel, num_threads);
         t.problem.instance = inst->get();
     }
     std::vector<TimedCall> calls;
@@ -111,13 +122,14 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
     const TimingOptions timing{req.repetitions, req.min_time_s, true};
     std::vector<TimingOutcome> out(targets.size());
     if (targets.empty()) return out;
+    const int threads = invs.front().suite->threads;  // one suite per timing set
     std::vector<std::vector<double>> samples;
     if (!req.isolation) {
-        samples = time_targets(targets, timing);
+        samples = time_targets(targets, threads, timing);
     } else {
         auto bytes = run_isolated([&] {
             json::array all;
-            for (const auto &s : time_targets(targets, timing)) all.push_back(json::array(s.begin(), s.end()));
+            for (const auto &s : time_targets(targets, threads, timing)) all.push_back(json::array(s.begin(), s.end()));
             return json::serialize(all);
         }, req.timeout_s);
         if (!bytes) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/memory.hpp"
+#include "backend/watch.hpp"
 #include "io/json_io.hpp"
 
 namespace attngate {
@@ -47,64 +48,93 @@ struct Call {
     int64_t abi_peak;  ///< bytes above the live bytes at the start of the call
 };
 
-/// One kernel and everything its calls share.
+/// One kernel and everything its calls share: one audited allocator for every call of the
+/// observation, the kernel's private inputs, and a guarded, poisoned output.
 struct Caller {
     const attngate_kernel &kernel;
     const KernelSpec &spec;
     void *instance;
+    CountingAllocator alloc;
+    std::vector<std::string> violations;
 
-    Call call(const CaseSpec &c, const CaseInputs &in, float *out, CountingAllocator &alloc, std::string *error) const {
-        attngate_problem p = make_problem(c, in, out, alloc.abi(), spec.block_q, spec.block_k);
+    Call call(const CaseSpec &c, const CaseInputs &in, float *out, CountingAllocator &a, std::string *error) {
+        attngate_problem p = make_problem(c, in, out, a.abi(), spec.block_q, spec.block_k);
         p.instance = instance;
-        alloc.reset_peak();
-        const int64_t before = alloc.live_bytes();
+        a.reset_peak();
+        const int64_t before = a.live_bytes();
         char err[512] = {0};
         const int rc = kernel.run(&kernel, &p, err, sizeof err);
         if (rc != 0 && error) *error = bounded_string(err, sizeof err);
-        return {rc, alloc.peak_bytes() - before};
+        return {rc, a.peak_bytes() - before};
     }
 
-    /// Peak ABI bytes and peak RSS growth of one call on a fresh allocator.
-    std::pair<int64_t, int64_t> one_call_peaks(const CaseSpec &c, const CaseInputs &in, float *out) const {
-        CountingAllocator alloc;
+    /// A call with every watch on: poison, then input, output-guard and allocator checks.
+    Call watched(const CaseSpec &c, PrivateInputs &in, GuardedOutput &out, int pattern, std::string *error) {
+        out.poison(pattern);
+        const Call done = call(c, in.get(), out.data(), alloc, error);
+        in.check(violations);
+        out.check(violations);
+        alloc.audit();
+        return done;
+    }
+
+    /// Peak ABI bytes and peak RSS growth of one call on its own, audited, allocator.
+    std::pair<int64_t, int64_t> one_call_peaks(const CaseSpec &c, const CaseInputs &in) {
+        CountingAllocator probe;
+        GuardedOutput out(static_cast<size_t>(output_elements(c)));
         const ProcessMemory before = sample_process_memory();
         const bool rss_ok = reset_peak_rss();
-        const Call done = call(c, in, out, alloc, nullptr);
+        const Call done = call(c, in, out.data(), probe, nullptr);
         const int64_t hwm = peak_rss_bytes();
+        out.check(violations);
+        probe.audit();
+        violations.insert(violations.end(), probe.violations().begin(), probe.violations().end());
         return {done.abi_peak, rss_ok && hwm >= 0 ? std::max<int64_t>(0, hwm - before.rss_bytes) : -1};
     }
 };
 
-MemoryObservation observe_memory(const Caller &k, const Invocation &inv, float *out, const ObserveRequest &o) {
+/// Warm-up and measured calls on the observation's allocator (whatever the first calls
+/// retained is already held), then the growth probe. Each output is held against the
+/// first: a difference is non-determinism across calls.
+MemoryObservation observe_memory(Caller &k, const Invocation &inv, PrivateInputs &in, GuardedOutput &out,
+                                 const std::vector<float> &first, std::optional<Nondeterminism> &nd, const ObserveRequest &o) {
     const CaseSpec &c = *inv.spec;
-    const CaseInputs &in = *inv.inputs;
     MemoryObservation m;
     m.abi_measured = true;
-    std::tie(m.abi_peak_bytes, m.rss_peak_delta_bytes) = k.one_call_peaks(c, in, out);
-
-    CountingAllocator alloc;
+    m.abi_retained_bytes = k.alloc.live_bytes();
     m.heap_live_bytes.reserve(static_cast<size_t>(o.memory_calls));
     m.rss_bytes.reserve(static_cast<size_t>(o.memory_calls));
-    for (int64_t i = 0; i < o.warmup_calls; ++i) k.call(c, in, out, alloc, nullptr);
+    const auto compared = [&] {
+        if (nd) return;
+        const OutputDifference d = compare_outputs(first, out.view());
+        if (d.elements) nd = Nondeterminism{"calls", d.elements, d.max_abs, false};
+    };
+    // Warm-up repeats the series' own cycle (call, compare, sample), so whatever the first
+    // cycles settle for good is settled before the series starts.
+    for (int64_t i = 0; i < o.warmup_calls; ++i) {
+        if (k.watched(c, in, out, static_cast<int>(i), nullptr).rc == 0) compared();
+        sample_process_memory();
+    }
+    const int64_t start_live = k.alloc.live_bytes(), start_allocs = k.alloc.allocations() - k.alloc.frees();
     for (int64_t i = 0; i < o.memory_calls; ++i) {
-        const Call call = k.call(c, in, out, alloc, nullptr);
+        const Call call = k.watched(c, in, out, static_cast<int>(i), nullptr);
+        if (call.rc == 0) compared();
         m.abi_peak_bytes = std::max(m.abi_peak_bytes, call.abi_peak);
         const ProcessMemory now = sample_process_memory();
         m.heap_live_bytes.push_back(now.heap_bytes);
         m.rss_bytes.push_back(now.rss_bytes);
     }
     m.calls = o.warmup_calls + o.memory_calls;
-    m.abi_leaked_bytes = alloc.live_bytes();
-    m.abi_unfreed_allocations = alloc.allocations() - alloc.frees();
+    m.abi_leaked_bytes = k.alloc.live_bytes() - start_live;
+    m.abi_unfreed_allocations = k.alloc.allocations() - k.alloc.frees() - start_allocs;
 
     if (k.kernel.workspace_growth != ATTNGATE_WORKSPACE_UNSPECIFIED) {
         const CaseSpec probe = doubled_sequences(c);
         if (probe.estimated_bytes() <= o.memory_budget_bytes) {
             const CaseInputs probe_in = generate_inputs(*inv.suite, probe);
-            std::vector<float> probe_out(static_cast<size_t>(output_elements(probe)));
             m.probe_seq_q = probe.seq_q;
             m.probe_seq_k = probe.seq_k;
-            std::tie(m.probe_abi_peak_bytes, m.probe_rss_peak_delta_bytes) = k.one_call_peaks(probe, probe_in, probe_out.data());
+            std::tie(m.probe_abi_peak_bytes, m.probe_rss_peak_delta_bytes) = k.one_call_peaks(probe, probe_in);
         }
     }
     return m;
@@ -114,21 +144,51 @@ MemoryObservation observe_memory(const Caller &k, const Invocation &inv, float *
 
 Observation observe_kernel(const attngate_kernel &kernel, const Invocation &inv, const ObserveRequest &req) {
     Observation o;
-    const KernelInstance instance(kernel, 0);
+    const KernelInstance instance(kernel, inv.suite->threads);
     if (!instance.error().empty()) {
         o.host_error = "kernel init failed: " + instance.error();
         return o;
     }
-    const Caller caller{kernel, *inv.kernel, instance.get()};
-    o.output.assign(static_cast<size_t>(output_elements(*inv.spec)), 0.0f);
-    CountingAllocator alloc;
+    Caller caller{kernel, *inv.kernel, instance.get(), {}, {}};
+    o.contract_watched = true;
+    const CaseSpec &c = *inv.spec;
+    PrivateInputs in(*inv.inputs);
+    GuardedOutput out(static_cast<size_t>(output_elements(c)));
+
+    const ProcessMemory rss_before = sample_process_memory();
+    const bool rss_ok = req.memory && reset_peak_rss();
     const auto t0 = std::chrono::steady_clock::now();
-    o.kernel_rc = caller.call(*inv.spec, *inv.inputs, o.output.data(), alloc, &o.kernel_error).rc;
+    const Call first = caller.watched(c, in, out, 0, &o.kernel_error);
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (o.kernel_rc == 0 && req.memory) {
-        std::vector<float> scratch(o.output.size());
-        o.memory = observe_memory(caller, inv, scratch.data(), req);
+    const int64_t hwm = rss_ok ? peak_rss_bytes() : -1;
+    o.kernel_rc = first.rc;
+    o.output.assign(out.view().begin(), out.view().end());
+    if (o.kernel_rc == 0) {
+        // The same call with the other poison: a kernel that reads its output before
+        // writing it, or that is not deterministic, shows here.
+        if (caller.watched(c, in, out, 1, nullptr).rc == 0)
+            if (const OutputDifference d = compare_outputs(o.output, out.view()); d.elements) {
+                // Each poison once more: an output that follows the poison both times read
+                // it; anything else (a kernel alternating between calls) is non-determinism.
+                const std::vector<float> second(out.view().begin(), out.view().end());
+                caller.watched(c, in, out, 1, nullptr);
+                bool follows_poison = compare_outputs(second, out.view()).elements == 0;
+                caller.watched(c, in, out, 0, nullptr);
+                follows_poison = follows_poison && compare_outputs(o.output, out.view()).elements == 0;
+                o.nondeterminism = Nondeterminism{"calls", d.elements, d.max_abs, follows_poison};
+            }
+        if (req.memory) {
+            o.memory = observe_memory(caller, inv, in, out, o.output, o.nondeterminism, req);
+            o.memory->abi_peak_bytes = std::max(o.memory->abi_peak_bytes, first.abi_peak);
+            o.memory->rss_peak_delta_bytes = hwm >= 0 ? std::max<int64_t>(0, hwm - rss_before.rss_bytes) : -1;
+        }
     }
+    caller.alloc.audit();
+    std::vector<std::string> all = caller.violations;
+    all.insert(all.end(), caller.alloc.violations().begin(), caller.alloc.violations().end());
+    for (const auto &v : all)
+        if (std::find(o.contract_violations.begin(), o.contract_violations.end(), v) == o.contract_violations.end())
+            o.contract_violations.push_back(v);
     return o;
 }
 
@@ -148,6 +208,7 @@ std::vector<int64_t> from_array(const json::value &v) {
 json::object memory_to_json(const MemoryObservation &m) {
     return json::object{{"calls", m.calls}, {"abi_measured", m.abi_measured}, {"abi_peak_bytes", m.abi_peak_bytes},
                         {"abi_leaked_bytes", m.abi_leaked_bytes}, {"abi_unfreed_allocations", m.abi_unfreed_allocations},
+                        {"abi_retained_bytes", m.abi_retained_bytes},
                         {"heap_live_bytes", to_array(m.heap_live_bytes)}, {"rss_bytes", to_array(m.rss_bytes)},
                         {"rss_peak_delta_bytes", m.rss_peak_delta_bytes}, {"probe_seq_q", m.probe_seq_q},
                         {"probe_seq_k", m.probe_seq_k}, {"probe_abi_peak_bytes", m.probe_abi_peak_bytes},
@@ -161,6 +222,7 @@ MemoryObservation memory_from_json(const json::object &mo) {
     x.abi_peak_bytes = mo.at("abi_peak_bytes").as_int64();
     x.abi_leaked_bytes = mo.at("abi_leaked_bytes").as_int64();
     x.abi_unfreed_allocations = mo.at("abi_unfreed_allocations").as_int64();
+    x.abi_retained_bytes = mo.at("abi_retained_bytes").as_int64();
     x.heap_live_bytes = from_array(mo.at("heap_live_bytes"));
     x.rss_bytes = from_array(mo.at("rss_bytes"));
     x.rss_peak_delta_bytes = mo.at("rss_peak_delta_bytes").as_int64();
@@ -175,6 +237,11 @@ MemoryObservation memory_from_json(const json::object &mo) {
 std::string serialize_observation(const Observation &o) {
     json::object meta{{"kernel_rc", o.kernel_rc}, {"kernel_error", o.kernel_error}, {"host_error", o.host_error}, {"seconds", o.seconds}};
     if (o.memory) meta["memory"] = memory_to_json(*o.memory);
+    meta["contract_violations"] = json::array(o.contract_violations.begin(), o.contract_violations.end());
+    meta["contract_watched"] = o.contract_watched;
+    if (const auto &n = o.nondeterminism)
+        meta["nondeterminism"] = json::object{{"across", n->across}, {"elements", n->elements}, {"max_abs", n->max_abs},
+                                              {"reads_output", n->reads_output}};
     const std::string text = json::serialize(meta);
     std::string out;
     const uint64_t len = text.size(), n = o.output.size();
@@ -206,6 +273,13 @@ std::optional<Observation> parse_observation(std::string_view bytes) {
         o.kernel_rc = static_cast<int>(m.at("kernel_rc").as_int64());
         o.kernel_error = std::string(m.at("kernel_error").as_string());
         o.host_error = std::string(m.at("host_error").as_string());
+        for (const auto &v : m.at("contract_violations").as_array()) o.contract_violations.emplace_back(v.as_string());
+        o.contract_watched = m.at("contract_watched").as_bool();
+        if (const auto *n = m.if_contains("nondeterminism")) {
+            const auto &no = n->as_object();
+            o.nondeterminism = Nondeterminism{std::string(no.at("across").as_string()), no.at("elements").as_int64(),
+                                              no.at("max_abs").to_number<double>(), no.at("reads_output").as_bool()};
+        }
         o.seconds = m.at("seconds").to_number<double>();
         if (const auto *mem = m.if_contains("memory")) o.memory = memory_from_json(mem->as_object());
         o.output.resize(n);

@@ -1,6 +1,7 @@
 // Memory check verdicts.
 #include "checks/memory_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attngate {
@@ -19,6 +20,23 @@ double least_squares_slope(const std::vector<int64_t> &y) {
         sxx += dx * dx;
     }
     return sxy / sxx;
+}
+
+double sustained_slope(const std::vector<int64_t> &y) {
+    const size_t half = y.size() / 2;
+    if (half < 2) return least_squares_slope(y);
+    const std::vector<int64_t> first(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(half));
+    const std::vector<int64_t> second(y.end() - static_cast<std::ptrdiff_t>(half), y.end());
+    return std::min({least_squares_slope(y), least_squares_slope(first), least_squares_slope(second)});
+}
+
+double median_increment(const std::vector<int64_t> &y) {
+    if (y.size() < 2) return 0.0;
+    std::vector<int64_t> d(y.size() - 1);
+    for (size_t i = 1; i < y.size(); ++i) d[i - 1] = y[i] - y[i - 1];
+    std::sort(d.begin(), d.end());
+    const size_t m = d.size() / 2;
+    return d.size() % 2 ? static_cast<double>(d[m]) : 0.5 * static_cast<double>(d[m - 1] + d[m]);
 }
 
 const char *workspace_growth_name(uint32_t growth) {
@@ -98,8 +116,11 @@ CheckResult remote_memory_check(const MemoryObservation &m, const MemoryPolicy &
 CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryBaseline> &baseline,
                          const MemoryPolicy &policy, uint32_t workspace_growth) {
     if (!m.abi_measured) return remote_memory_check(m, policy);
-    const double heap_slope = least_squares_slope(m.heap_live_bytes);
-    const double rss_slope = least_squares_slope(m.rss_bytes);
+    // A leak grows all along the series; a one-time step (a worker thread touching its
+    // scratch for the first time, a cache filling) is not one: the heap must grow in both
+    // halves, and RSS, which moves in pages, on most calls.
+    const double heap_slope = sustained_slope(m.heap_live_bytes);
+    const double rss_slope = std::min(least_squares_slope(m.rss_bytes), median_increment(m.rss_bytes));
     CheckResult r;
     r.check = "memory";
     r.metrics = json::object{{"calls", m.calls},
@@ -136,6 +157,16 @@ CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryB
         r.reason = why;
         return r;
     }
+    r.metrics["abi_retained_bytes"] = m.abi_retained_bytes;
+    r.metrics["retention_limit_bytes"] = policy.retention_limit_bytes;
+    if (m.abi_retained_bytes > policy.retention_limit_bytes) {
+        r.reason = fmt::format("kept {} B of ABI memory from its first call on and never gave it back (limit {} B)",
+                               m.abi_retained_bytes, policy.retention_limit_bytes);
+        return r;
+    }
+    if (m.abi_retained_bytes > 0)
+        r.notes.push_back(fmt::format("keeps {} B of ABI memory from its first call on (one-time; under the {} B limit)",
+                                      m.abi_retained_bytes, policy.retention_limit_bytes));
     r.verdict = Verdict::Pass;
     if (!baseline) {
         r.reason = fmt::format("no leak; peak {} B (no memory baseline yet: attngate baseline update --checks memory)", m.abi_peak_bytes);

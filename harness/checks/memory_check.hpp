@@ -28,6 +28,9 @@ struct MemoryPolicy {
     /// a leak there. Its live arrays and device bytes are the exact eyes.
     double remote_rss_leak_bytes_per_call = 1 << 20;
     double live_arrays_per_call = 0.5;  ///< live array count slope that is a leak
+    /// ABI bytes a kernel may keep from its first call on (a cache, a plan) before it fails;
+    /// below this the retention is a note.
+    int64_t retention_limit_bytes = int64_t{1} << 20;
 };
 
 struct MemoryBaseline {
@@ -37,6 +40,13 @@ struct MemoryBaseline {
 
 /// Least-squares slope of y against its index (bytes per call); 0 for fewer than 2 points.
 double least_squares_slope(const std::vector<int64_t> &y);
+
+/// The smallest least-squares slope of the whole series and of each half: what a leak
+/// sustains, where a one-time step within either half scores 0.
+double sustained_slope(const std::vector<int64_t> &y);
+
+/// Median of the call-to-call increments.
+double median_increment(const std::vector<int64_t> &y);
 
 CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryBaseline> &baseline,
                          const MemoryPolicy &policy, uint32_t workspace_growth);

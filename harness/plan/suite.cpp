@@ -159,6 +159,7 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
         if (r.ok() && !(*c.perf_threshold_pct > 0 && *c.perf_threshold_pct < 100)) r.fail_at("perf_threshold_pct", "expected a percentage in (0, 100)");
     }
     if (r.has("bitwise_stable")) c.bitwise_stable = r.boolean("bitwise_stable", false);
+    if (r.has("deterministic")) c.deterministic = r.boolean("deterministic", false);
     c.kernels = r.string_array("kernels", "a kernel label");
     return r.finish();
 }
@@ -200,6 +201,9 @@ Result<Suite> load_suite(const std::filesystem::path &path) {
     s.timeout_s = r.number("timeout_s", 60.0);
     if (r.ok() && !(s.timeout_s > 0)) r.fail_at("timeout_s", "expected a number of seconds > 0");
     s.bitwise_stable = r.boolean("bitwise_stable", false);
+    s.deterministic = r.boolean("deterministic", false);
+    s.retention_limit_kb = r.integer("retention_limit_kb", 1024, 0, int64_t{1} << 40);
+    s.threads = static_cast<int>(r.integer("threads", 2, 0, 1024));
     s.peak_growth_pct = r.number("peak_growth_pct", 10.0);
     if (r.ok() && !(s.peak_growth_pct >= 0)) r.fail_at("peak_growth_pct", "expected a percentage >= 0");
     r.string("description", "");

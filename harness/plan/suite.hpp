@@ -49,6 +49,7 @@ struct CaseSpec {
     std::optional<int64_t> memory_calls;  ///< overrides the suite's
     std::optional<double> perf_threshold_pct;  ///< overrides the suite's
     std::optional<bool> bitwise_stable;        ///< overrides the suite's
+    std::optional<bool> deterministic;         ///< overrides the suite's
 
     float effective_scale() const;
     /// Host bytes a run of this case needs (inputs, outputs, golden, native's scores).
@@ -77,6 +78,11 @@ struct Suite {
     double timeout_s = 60.0;        ///< per case x kernel, when isolated
     double peak_growth_pct = 10.0;  ///< memory gate: allowed peak growth against baseline
     bool bitwise_stable = false;    ///< numerics: any bit that moves against the reference fails
+    bool deterministic = false;     ///< numerics: outputs that differ between calls or processes fail
+    int64_t retention_limit_kb = 1024;  ///< memory: ABI bytes a kernel may keep from its first call on
+    /// num_threads every kernel's init gets. Fixed (not the machine's core count) so that a
+    /// threaded kernel's peak memory and outputs compare across machines; 0: every CPU.
+    int threads = 2;
     PerfSettings perf;
     std::vector<KernelSpec> kernels;
     std::vector<CaseSpec> cases;

@@ -18,6 +18,7 @@ struct MemoryObservation {
     int64_t abi_peak_bytes = 0;           ///< most bytes the kernel held in one call
     int64_t abi_leaked_bytes = 0;         ///< bytes never handed back over the measured calls
     int64_t abi_unfreed_allocations = 0;
+    int64_t abi_retained_bytes = 0;       ///< bytes held from the first call on and never given back
     // Series, one element per measured call (empty: not measured).
     std::vector<int64_t> heap_live_bytes;    ///< process heap in use (malloc/new)
     std::vector<int64_t> rss_bytes;          ///< resident set size of the kernel's process
@@ -42,6 +43,14 @@ struct CrashInfo {
     std::string describe() const;
 };
 
+/// How a kernel's outputs for the same inputs disagree.
+struct Nondeterminism {
+    std::string across;         ///< "calls" (in one process) or "processes"
+    int64_t elements = 0;       ///< elements whose bits differ
+    double max_abs = 0.0;       ///< largest |a - b| over finite pairs
+    bool reads_output = false;  ///< the output follows the output buffer's initial contents
+};
+
 struct Observation {
     std::vector<float> output;  ///< [B, Sq, Hq, Dv]
     int kernel_rc = 0;          ///< non-zero: the kernel reported an error
@@ -54,6 +63,11 @@ struct Observation {
     std::optional<double> compile_s;
     std::optional<MemoryObservation> memory;
     std::optional<CrashInfo> crash;  ///< set when the kernel crashed, hung or its host was lost
+    /// Breaches of the ABI's contract seen around the calls: a write to an input, a write
+    /// outside the output or an ABI allocation, a free of a pointer it was not given.
+    std::vector<std::string> contract_violations;
+    bool contract_watched = false;  ///< the host watched inputs, guards and poison (in-process)
+    std::optional<Nondeterminism> nondeterminism;
 };
 
 }  // namespace attngate

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
 #include "checks/memory_check.hpp"
@@ -104,6 +105,28 @@ CheckResult numerics_with_reference(const RunContext &ctx, const CaseResult &r, 
     return numerics_unreferenced(now, "no numerics baseline yet (accept one: attngate baseline update --checks numerics)");
 }
 
+/// The numerics check says whether repeated calls (and a second process) agreed bit for
+/// bit; a kernel that did not fails only where the suite asks for `deterministic`.
+void add_determinism(CheckResult &numerics, const Observation &o, bool required) {
+    if (!o.contract_watched && !o.nondeterminism) return;  // nothing was repeated
+    const auto &nd = o.nondeterminism;
+    if (!nd || nd->reads_output) {  // reading the output buffer is the contract check's
+        numerics.metrics["deterministic"] = true;
+        return;
+    }
+    numerics.metrics["deterministic"] = false;
+    numerics.metrics["nondeterministic_elements"] = nd->elements;
+    numerics.metrics["nondeterministic_max_abs"] = nd->max_abs;
+    numerics.metrics["nondeterministic_across"] = nd->across;
+    const std::string what = fmt::format("non-deterministic: max |Δ| {:.3g}, {} elements differ across {}", nd->max_abs, nd->elements, nd->across);
+    if (required) {
+        numerics.verdict = Verdict::Fail;
+        numerics.reason = what + " (the suite asks for deterministic outputs)";
+    } else {
+        numerics.notes.push_back(what);
+    }
+}
+
 std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseSpec &c, const std::string &kernel) {
     if (!ctx.memory_baselines) return std::nullopt;
     const BaselineEntry *e = ctx.memory_baselines->find(c.id, kernel);
@@ -160,10 +183,13 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
         r.checks.push_back(golden_check(o.output, *want, *golden, c.dtype));
         const auto *tol = r.checks.back().metrics.if_contains("tolerance");
         r.checks.push_back(numerics_with_reference(ctx, r, o, c, tol && tol->is_number() ? tol->to_number<double>() : 0.0));
+        add_determinism(r.checks.back(), o, c.deterministic.value_or(ctx.suite.deterministic));
     }
+    if (o.contract_watched) r.checks.push_back(contract_check(o.contract_violations, o.nondeterminism));
     if (o.memory) {
         MemoryPolicy policy;
         policy.peak_growth_pct = ctx.suite.peak_growth_pct;
+        policy.retention_limit_bytes = ctx.suite.retention_limit_kb << 10;
         r.checks.push_back(memory_check(*o.memory, memory_baseline(ctx, c, r.kernel), policy, k.info->workspace_growth));
     }
     return r;

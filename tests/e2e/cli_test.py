@@ -80,7 +80,7 @@ class RunTest(TempWorkspace):
         for e in mine:
             self.assertEqual(e["verdict"], "pass", e)
             self.assertEqual(e["kernel_origin"], ARGS.user_plugin)
-            self.assertEqual([c["check"] for c in e["checks"]], ["golden", "numerics", "memory"])
+            self.assertEqual([c["check"] for c in e["checks"]], ["golden", "numerics", "contract", "memory"])
         self.assertEqual(len(results["results"]), 5 * len(TINY_SUITE["cases"]))
         # --kernel may name a plugin's kernel although the suite does not.
         r = self.run_tiny("--plugin", ARGS.user_plugin, "--kernel", "mine", "--case", "gqa_bf16")

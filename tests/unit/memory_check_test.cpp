@@ -89,6 +89,35 @@ TEST_CASE("a growing heap is a leak with its rate; a step that stops is not", "[
     CHECK_THAT(r.reason, Catch::Contains("RSS leak"));
 }
 
+TEST_CASE("one-time steps are no leak; a leak that keeps growing is, even every few calls", "[memory]") {
+    // Seen on clean threaded kernels: a worker touches its scratch for the first time at
+    // some call of the series (80 KiB of RSS), or a cache fills once (heap).
+    MemoryObservation step = clean();
+    for (size_t i = 6; i < step.rss_bytes.size(); ++i) step.rss_bytes[i] += 80 << 10;
+    for (size_t i = 2; i < step.heap_live_bytes.size(); ++i) step.heap_live_bytes[i] += 480;
+    const CheckResult once = memory_check(step, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(once.verdict == Verdict::Pass);
+    CHECK(least_squares_slope(step.rss_bytes) > MemoryPolicy{}.rss_leak_bytes_per_call);  // the old rule's false alarm
+
+    // Two workers' first touches, one in each half, still leave RSS flat on most calls.
+    MemoryObservation two = clean();
+    for (size_t i = 2; i < two.rss_bytes.size(); ++i) two.rss_bytes[i] += 80 << 10;
+    for (size_t i = 7; i < two.rss_bytes.size(); ++i) two.rss_bytes[i] += 80 << 10;
+    CHECK(memory_check(two, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED).verdict == Verdict::Pass);
+
+    // 64 B kept on every third call grows in both halves: a leak.
+    MemoryObservation sparse = clean();
+    for (size_t i = 0; i < sparse.heap_live_bytes.size(); ++i) sparse.heap_live_bytes[i] += 64 * static_cast<int64_t>(i / 3);
+    const CheckResult leak = memory_check(sparse, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(leak.verdict == Verdict::Fail);
+    CHECK_THAT(leak.reason, Catch::Contains("heap leak"));
+
+    CHECK(sustained_slope({0, 0, 0, 0, 0, 480, 480, 480, 480, 480}) == 0.0);
+    CHECK(sustained_slope({0, 32, 64, 96, 128, 160, 192, 224}) == Approx(32.0));
+    CHECK(median_increment({0, 4096, 8192, 8192, 12288}) == 4096.0);
+    CHECK(median_increment({0, 0, 81920, 81920, 81920}) == 0.0);
+}
+
 TEST_CASE("a workspace that breaks the kernel's promise fails without a baseline", "[memory]") {
     // Doubling both sequence lengths: constant allows no growth, linear 2x, quadratic 4x
     // (each with 5% and 4 KiB of slack).

@@ -76,7 +76,7 @@ typedef enum attngate_causal_alignment {
  * byte, so a kernel that uses it makes its memory visible to the gate. */
 typedef struct attngate_allocator {
     void *ctx;
-    void *(*alloc)(void *ctx, size_t bytes); /* NULL on failure */
+    void *(*alloc)(void *ctx, size_t bytes); /* 64-byte aligned; NULL on failure */
     void (*free)(void *ctx, void *ptr);      /* ptr may be NULL */
 } attngate_allocator;
 
