@@ -83,7 +83,7 @@ json::object crash_metrics(const CrashInfo &c) {
 
 CheckResult golden_with_notes(const RunContext &ctx, const CaseResult &r, const Observation &o, const CaseSpec &c,
                               const GoldenEntry &golden, const std::vector<double> &want) {
-    CheckResult g = golden_check(o.output, want, golden, c.dtype);
+    CheckResult g = golden_check(o.output, want, golden);
     if (ctx.previous)
         if (const CaseResult *last = ctx.previous->find(c.id, r.kernel); last && !last->output_sha256.empty())
             g.notes.push_back(last->output_sha256 == r.output_sha256 ? "output bit-identical to the last run"
