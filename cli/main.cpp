@@ -54,7 +54,7 @@ ProgressFn console_progress_printer() {
         if (!header) fmt::print("{}", console_header()), header = true;
         if (!tty) fmt::print("{}", console_line(r, done, total));
         else {
-            if (r.verdict() == Verdict::Fail) fmt::print("\r\x1b[K{}", console_line(r, done, total));
+            if (is_failing(r.verdict())) fmt::print("\r\x1b[K{}", console_line(r, done, total));
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             fmt::print("{}{}", console_progress(r, done, total, elapsed), done == total ? "\r\x1b[K" : "");
         }

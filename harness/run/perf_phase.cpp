@@ -136,7 +136,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         const Target &t = targets[i];
         CaseResult &r = results.results[t.result_index];
         if (!outcomes[i].error.empty()) {
-            r.checks.push_back(CheckResult{"perf", Verdict::Fail, outcomes[i].error, {}, {}});
+            r.checks.push_back(CheckResult{"perf", Verdict::Error, outcomes[i].error, {}, {}});  // it did not run to a time
             if (options.cost) r.checks.push_back(CheckResult{"cost", Verdict::Skip, "not priced: the kernel was not timed", {}, {}});
             continue;
         }

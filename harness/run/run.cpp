@@ -126,7 +126,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     const Observation o = ctx.backends.host_of(k.spec.kernel)->observe(inv, req);
     r.seconds = o.seconds;
     if (o.crash) {
-        all_checks(r, opt, Verdict::Fail, o.crash->describe(), crash_metrics(*o.crash));
+        all_checks(r, opt, Verdict::Error, o.crash->describe(), crash_metrics(*o.crash));
         return r;
     }
     if (!o.unsupported.empty()) {
@@ -134,7 +134,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
         return r;
     }
     if (o.kernel_rc != 0) {
-        all_checks(r, opt, Verdict::Fail, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
+        all_checks(r, opt, Verdict::Error, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
         return r;
     }
     r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
