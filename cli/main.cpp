@@ -14,6 +14,7 @@
 #include "baseline_cmd.hpp"
 #include "common.hpp"
 #include "perf_cmds.hpp"
+#include "suite_cmd.hpp"
 #include "results/fingerprint.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
@@ -251,6 +252,7 @@ int main(int argc, char **argv) {
     env_cmd->add_option("--diff", env.diff, "A.json B.json: what moved from A to B (results or fingerprint files)")->expected(2);
 
     const auto perf_command = cli::add_perf_commands(app);
+    const auto suite_command = cli::add_suite_commands(app);
 
     try {
         app.parse(argc, argv);
@@ -270,6 +272,7 @@ int main(int argc, char **argv) {
     if (*kernels) return cmd_kernels(kernel_sources);
     if (*update) return cmd_baseline_update(bu);
     if (const int rc = perf_command(); rc >= 0) return rc;
+    if (const int rc = suite_command(); rc >= 0) return rc;
     if (*report_cmd) return cmd_report(report);
     if (*env_cmd) return cmd_env(env);
     return kExitBadInput;
