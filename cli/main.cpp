@@ -40,9 +40,10 @@ struct RunArgs {
     std::string machine, device_class = "gcp-e2-standard-2";
     KernelSources sources;
     std::vector<std::string> kernels, cases;
-    bool no_isolation = false;
+    bool no_isolation = false, strict = false;
     std::optional<double> timeout_s;
     std::vector<std::string> lockfiles, history;
+    std::string workload_kernel;
     ReportPaths reports;
 };
 
@@ -78,6 +79,8 @@ int cmd_run(const RunArgs &a) {
     opt.machine = a.machine;
     opt.device_class = a.device_class;
     opt.lockfiles = a.lockfiles;
+    opt.strict = a.strict;
+    opt.workload_kernel = a.workload_kernel;
     ReportContext ctx;
     if (auto h = load_history(a.history, suite->name); h) ctx.history = std::move(*h);
     else return report_error(h.error());
@@ -204,6 +207,10 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--kernel", run.kernels, "only these kernels (label or name, repeatable; any loaded kernel)");
     run_cmd->add_option("--case", run.cases, "only these cases (repeatable)");
     run_cmd->add_option("--lockfile", run.lockfiles, "a lock file of yours to record in the fingerprint (repeatable)");
+    run_cmd->add_flag("--strict", run.strict,
+                      "dedicated runners: a timed case the perf rule cannot gate (too noisy, no baseline) fails instead of skipping");
+    run_cmd->add_option("--workload-kernel", run.workload_kernel,
+                        "the kernel (suite label or plugin kernel) every workload's cost projection uses, instead of the workload's own");
     add_report_options(run_cmd, run.reports, run.history);
 
     std::string suite_arg, baselines = "baselines", case_id, out_dir;

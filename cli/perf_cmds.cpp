@@ -32,6 +32,7 @@ struct PerfArgs {
     std::string a, b, ab_out = "reports/ab.json";
     int rounds = 21;
     double threshold_pct = 5.0, alpha = 0.01;
+    bool strict = false;
     ReportPaths reports;
 };
 
@@ -100,6 +101,7 @@ int cmd_ab(const PerfArgs &a) {
     o.min_time_s = a.min_time_s;
     o.policy.alpha = a.alpha;
     o.policy.threshold = a.threshold_pct / 100.0;
+    o.strict = a.strict || suite->perf.require_verdict;
     o.time_args = {"--suite", suite->file.string()};
     for (const auto &p : a.sources.plugins) o.time_args.insert(o.time_args.end(), {"--plugin", p});
     for (const auto &k : a.kernels) o.time_args.insert(o.time_args.end(), {"--kernel", k});
@@ -121,10 +123,14 @@ int cmd_ab(const PerfArgs &a) {
     print_rows(rows);
     if (auto w = save_results(*results, a.ab_out); !w) return report_error(w.error());
     if (auto w = write_reports(*results, ReportContext{}, a.reports); !w) return report_error(w.error());
-    const bool regression = results->verdict() == Verdict::Fail;
-    fmt::print("\n{}: B ({}) against A ({}), {} paired rounds; results in {}\n", regression ? "REGRESSION" : "no regression", o.b, o.a,
-               o.rounds, a.ab_out);
-    return regression ? 1 : 0;
+    size_t regressions = 0, ungated = 0;
+    for (const auto &row : rows) regressions += row.status == "regression", ungated += row.status == "too_noisy";
+    const bool failed = results->verdict() == Verdict::Fail;
+    // The headline says what the rows say: a regression, or how many cases could not be gated.
+    std::string headline = regressions ? fmt::format("REGRESSION in {} case(s)", regressions) : "no regression";
+    if (ungated) headline += fmt::format("{} {} case(s) too noisy to gate{}", regressions ? ";" : ", but", ungated, o.strict ? " (strict: failed)" : "");
+    fmt::print("\n{}: B ({}) against A ({}), {} paired rounds; results in {}\n", headline, o.b, o.a, o.rounds, a.ab_out);
+    return failed ? 1 : 0;
 }
 
 }  // namespace
@@ -158,6 +164,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_option("--html", args->reports.html, "write the HTML report here");
     ab->add_option("--markdown", args->reports.markdown, "write the Markdown summary here");
     ab->add_option("--junit", args->reports.junit, "write JUnit XML here");
+    ab->add_flag("--strict", args->strict, "dedicated runners: a case too noisy to gate fails instead of skipping");
     for (auto *cmd : {compare, ab}) {
         cmd->add_option("--threshold-pct", args->threshold_pct, "practical threshold on the time ratio")->capture_default_str();
         cmd->add_option("--alpha", args->alpha, "significance after Benjamini-Hochberg")->capture_default_str();

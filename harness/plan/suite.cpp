@@ -175,6 +175,7 @@ void read_perf(ObjectReader &r, Suite &s) {
     p.alpha = pr.number("alpha", p.alpha);
     if (pr.ok() && !(p.alpha > 0 && p.alpha < 1)) pr.fail_at("alpha", "expected a probability in (0, 1)");
     p.kernels = pr.string_array("kernels", "a kernel label");
+    p.require_verdict = pr.boolean("require_verdict", false);
     r.adopt(pr.finish());
 }
 

@@ -61,6 +61,9 @@ struct PerfSettings {
     double threshold_pct = 5.0;   ///< practical threshold on the median-time ratio
     double alpha = 0.01;          ///< after Benjamini-Hochberg over the run
     std::vector<std::string> kernels;  ///< labels to time; empty: every kernel
+    /// Strict mode for dedicated runners: a timed case x kernel the rule cannot gate (too
+    /// noisy, too few repetitions, no baseline for this machine class) fails instead of skipping.
+    bool require_verdict = false;
 };
 
 struct Suite {

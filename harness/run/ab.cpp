@@ -14,6 +14,7 @@
 #include "checks/perf_check.hpp"
 #include "io/files.hpp"
 #include "io/json_io.hpp"
+#include "plan/inputs.hpp"
 #include "stats/stats.hpp"
 
 namespace attngate {
@@ -130,15 +131,19 @@ Result<RunResults> run_ab(const Suite &suite, const AbOptions &o, const std::fun
         decisions.push_back(decide_paired(samples[1][label], a, o.policy));
     }
     apply_benjamini_hochberg(decisions, o.policy.alpha);
+    std::map<std::string, double> flops;  // per case: its segment ids count, as in the perf phase
     for (size_t i = 0; i < labels.size(); ++i) {
         const CaseSpec *c = suite.find_case(labels[i].first);
         if (!c) return fail(ErrorKind::Infra, "the builds timed case \"{}\", which {} does not have", labels[i].first, suite.file.string());
+        if (!flops.contains(c->id)) {
+            const CaseInputs in = generate_inputs(suite, *c);
+            flops[c->id] = case_flops(*c, in.segment_ids_q, in.segment_ids_kv);
+        }
         CaseResult r;
         r.case_id = labels[i].first;
         r.kernel = labels[i].second;
-        const AttentionShape shape = attention_shape(*c);
         CheckResult check = perf_check(samples[1][labels[i]], samples[0][labels[i]], &decisions[i], PerfBaselineState::Present, "",
-                                       shape, attention_flops(shape), 100 * o.policy.threshold, "A/B paired on this machine");
+                                       attention_shape(*c), flops[c->id], 100 * o.policy.threshold, "A/B paired on this machine", o.strict);
         check.metrics["mode"] = "ab";
         check.metrics["a"] = cmds[0];
         check.metrics["b"] = cmds[1];

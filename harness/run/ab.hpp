@@ -21,6 +21,7 @@ struct AbOptions {
     double min_time_s = 0.02;
     DecisionPolicy policy;
     double timeout_s = 600.0;  ///< per invocation
+    bool strict = false;       ///< a case the rule cannot gate (too noisy) fails
 };
 
 /// The command line that runs one side: a directory becomes DIR/attngate.

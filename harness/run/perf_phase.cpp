@@ -152,11 +152,10 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
                             : note;
         }
         const CaseInputs &in = *t.inv.inputs;
-        const double flops = attention_flops(shape, in.segment_ids_q.empty() ? kept_scores(shape)
-                                                                              : kept_scores(shape, in.segment_ids_q, in.segment_ids_kv));
+        const double flops = case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv);
         const double threshold = t.spec->perf_threshold_pct.value_or(suite.perf.threshold_pct);
         r.checks.push_back(perf_check(outcomes[i].samples_s, base_s, decided[i] ? &decisions[i] : nullptr, state, why, shape, flops,
-                                      threshold, options.machine_class));
+                                      threshold, options.machine_class, options.strict));
         if (!no_pricing.empty()) r.checks.push_back(CheckResult{"cost", Verdict::Skip, no_pricing, {}, {}});
         if (pricing)
             r.checks.push_back(cost_check(median(outcomes[i].samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
@@ -196,7 +195,9 @@ Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const
     if (!std::filesystem::exists(dir)) return {};
     auto workloads = load_workloads(dir);
     if (!workloads) return std::unexpected(workloads.error());
-    for (const auto &w : *workloads) {
+    for (Workload w : *workloads) {
+        // Any kernel can be projected: the one the workload names, or the run's choice.
+        if (!o.workload_kernel.empty()) w.kernel = o.workload_kernel;
         std::map<std::string, double> now, then, leaks, ratio_low;
         bool memory = false;
         for (const auto &r : results.results) {
@@ -220,7 +221,7 @@ Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const
         }
         const DevicePrice *price = pricing.find(w.device_class);
         if (!price) return fail(ErrorKind::BadInput, "{}: $.device_class: \"{}\" is not priced in {}", w.file.string(), w.device_class, pricing.file.string());
-        results.workloads.push_back(workload_result(w, now, then, ratio_low, memory ? &leaks : nullptr, *price));
+        results.workloads.push_back(workload_result(w, now, then, ratio_low, memory ? &leaks : nullptr, *price, o.strict));
     }
     return {};
 }

@@ -25,6 +25,8 @@ struct PerfPhaseOptions {
     std::filesystem::path baselines = "baselines";
     bool cost = false;
     std::string device_class = "gcp-e2-standard-2";  ///< what this machine's time is priced as
+    bool strict = false;          ///< a case the perf rule cannot gate fails (see perf_check)
+    std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
 };
 
 /// Each case's inputs, generated once by the run and kept for the perf phase.

@@ -179,6 +179,10 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
             return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory, perf, cost)", c);
     auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
     if (!plan) return std::unexpected(plan.error());
+    if (!options.workload_kernel.empty() &&
+        std::none_of(plan->kernels.begin(), plan->kernels.end(), [&](const auto &k) { return k->spec.label() == options.workload_kernel; }))
+        return fail(ErrorKind::Usage, "--workload-kernel {}: not a kernel of this run (a suite label such as flash[bq=64,bk=32], or a loaded plugin's kernel)",
+                    options.workload_kernel);
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
 
@@ -244,6 +248,8 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         po.baselines = options.baselines;
         po.cost = wants(options, "cost");
         po.device_class = options.device_class;
+        po.strict = options.strict || suite.perf.require_verdict;
+        po.workload_kernel = options.workload_kernel;
         if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());
     }
     results.complete = true;
