@@ -158,6 +158,7 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
         c.perf_threshold_pct = r.number("perf_threshold_pct", 5.0);
         if (r.ok() && !(*c.perf_threshold_pct > 0 && *c.perf_threshold_pct < 100)) r.fail_at("perf_threshold_pct", "expected a percentage in (0, 100)");
     }
+    c.timed = r.boolean("timed", true);
     c.kernels = r.string_array("kernels", "a kernel label");
     return r.finish();
 }

@@ -48,6 +48,8 @@ struct CaseSpec {
     std::vector<std::string> kernels;  ///< labels; empty: every suite kernel
     std::optional<int64_t> memory_calls;  ///< overrides the suite's
     std::optional<double> perf_threshold_pct;  ///< overrides the suite's
+    /// false: kept for correctness coverage only, never timed (nor priced) by the perf phase
+    bool timed = true;
 
     float effective_scale() const;
     /// Host bytes a run of this case needs (inputs, outputs, golden, native's scores).

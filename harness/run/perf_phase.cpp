@@ -62,8 +62,11 @@ std::vector<double> baseline_samples(const BaselineFile *file, const std::string
     return out;
 }
 
-bool perf_selected(const Suite &suite, const std::string &label) {
-    return suite.perf.kernels.empty() || std::find(suite.perf.kernels.begin(), suite.perf.kernels.end(), label) != suite.perf.kernels.end();
+/// A case x kernel the perf phase times: the suite's perf.kernels pick the kernel, and a
+/// case kept for correctness coverage only ("timed": false) is not timed at all.
+bool perf_selected(const Suite &suite, const CaseSpec &c, const std::string &label) {
+    return c.timed && (suite.perf.kernels.empty() ||
+                       std::find(suite.perf.kernels.begin(), suite.perf.kernels.end(), label) != suite.perf.kernels.end());
 }
 
 Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const Pricing &pricing, const BaselineFile *base);
@@ -78,7 +81,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         for (const PlannedKernel *k : pc.kernels) {
             const size_t i = index++;
             CaseResult &r = results.results[i];
-            if (!perf_selected(suite, k->spec.label())) continue;
+            if (!perf_selected(suite, *pc.spec, k->spec.label())) continue;
             if (r.output_sha256.empty()) {  // skipped, crashed or failed to run
                 for (const char *check : {"perf", "cost"})
                     if (check == std::string("perf") || options.cost)
@@ -171,11 +174,11 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
     std::vector<std::unique_ptr<CaseInputs>> inputs;
     for (const auto &pc : plan.cases) {
         bool any = false;
-        for (const PlannedKernel *k : pc.kernels) any |= perf_selected(suite, k->spec.label());
+        for (const PlannedKernel *k : pc.kernels) any |= perf_selected(suite, *pc.spec, k->spec.label());
         if (!any) continue;
         inputs.push_back(std::make_unique<CaseInputs>(generate_inputs(suite, *pc.spec)));
         for (const PlannedKernel *k : pc.kernels)
-            if (perf_selected(suite, k->spec.label()))
+            if (perf_selected(suite, *pc.spec, k->spec.label()))
                 targets.push_back(Target{0, pc.spec, k, Invocation{&suite, pc.spec, inputs.back().get(), &k->spec}});
     }
     const auto outcomes = time_targets(targets, backends, timing);

@@ -12,7 +12,7 @@ using namespace attngate;
 namespace {
 Suite suite_of(std::vector<CaseSpec> cases) {
     Suite s;
-    s.name = "t";
+    s.name = "coverage";
     s.seed = 3;
     s.cases = std::move(cases);
     return s;
