@@ -16,6 +16,7 @@
 #include "bench_cmd.hpp"
 #include "common.hpp"
 #include "perf_cmds.hpp"
+#include "suite_cmd.hpp"
 #include "results/fingerprint.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
@@ -41,9 +42,10 @@ struct RunArgs {
     std::string machine, device_class = "gcp-e2-standard-2";
     KernelSources sources;
     std::vector<std::string> kernels, cases;
-    bool no_isolation = false;
+    bool no_isolation = false, strict = false;
     std::optional<double> timeout_s;
     std::vector<std::string> lockfiles, history;
+    std::string workload_kernel;
     ReportPaths reports;
 };
 
@@ -56,7 +58,7 @@ ProgressFn console_progress_printer() {
         if (!header) fmt::print("{}", console_header()), header = true;
         if (!tty) fmt::print("{}", console_line(r, done, total));
         else {
-            if (r.verdict() == Verdict::Fail) fmt::print("\r\x1b[K{}", console_line(r, done, total));
+            if (is_failing(r.verdict())) fmt::print("\r\x1b[K{}", console_line(r, done, total));
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             fmt::print("{}{}", console_progress(r, done, total, elapsed), done == total ? "\r\x1b[K" : "");
         }
@@ -79,6 +81,8 @@ int cmd_run(const RunArgs &a) {
     opt.machine = a.machine;
     opt.device_class = a.device_class;
     opt.lockfiles = a.lockfiles;
+    opt.strict = a.strict;
+    opt.workload_kernel = a.workload_kernel;
     ReportContext ctx;
     if (auto h = load_history(a.history, suite->name); h) ctx.history = std::move(*h);
     else return report_error(h.error());
@@ -206,6 +210,10 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--kernel", run.kernels, "only these kernels (label or name, repeatable; any loaded kernel)");
     run_cmd->add_option("--case", run.cases, "only these cases (repeatable)");
     run_cmd->add_option("--lockfile", run.lockfiles, "a lock file of yours to record in the fingerprint (repeatable)");
+    run_cmd->add_flag("--strict", run.strict,
+                      "dedicated runners: a timed case the perf rule cannot gate (too noisy, no baseline) fails instead of skipping");
+    run_cmd->add_option("--workload-kernel", run.workload_kernel,
+                        "the kernel (suite label or plugin kernel) every workload's cost projection uses, instead of the workload's own");
     add_report_options(run_cmd, run.reports, run.history);
 
     std::string suite_arg, baselines = "baselines", case_id, out_dir;
@@ -255,6 +263,7 @@ int main(int argc, char **argv) {
 
     const auto perf_command = cli::add_perf_commands(app);
     const auto bench_command = cli::add_bench_command(app);
+    const auto suite_command = cli::add_suite_commands(app);
 
     try {
         app.parse(argc, argv);
@@ -275,6 +284,7 @@ int main(int argc, char **argv) {
     if (*update) return cmd_baseline_update(bu);
     if (const int rc = perf_command(); rc >= 0) return rc;
     if (const int rc = bench_command(); rc >= 0) return rc;
+    if (const int rc = suite_command(); rc >= 0) return rc;
     if (*report_cmd) return cmd_report(report);
     if (*env_cmd) return cmd_env(env);
     return kExitBadInput;

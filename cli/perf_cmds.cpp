@@ -35,6 +35,7 @@ struct PerfArgs {
     bool bitwise = false;
     int rounds = 21;
     double threshold_pct = 5.0, alpha = 0.01;
+    bool strict = false;
     ReportPaths reports;
 };
 
@@ -145,6 +146,7 @@ int cmd_ab(const PerfArgs &a) {
     if (!side_a) return report_error(side_a.error());
     auto side_b = make_side("b", a.b, a.b_adapter, *suite, a);
     if (!side_b) return report_error(side_b.error());
+    o.strict = a.strict || suite->perf.require_verdict;
     const bool tty = ::isatty(STDERR_FILENO);
     auto results = run_ab(*suite, **side_a, **side_b, o, [tty](int round, int rounds) {
         if (tty) fmt::print(stderr, "\rA/B round {} of {}", round, rounds);
@@ -164,10 +166,15 @@ int cmd_ab(const PerfArgs &a) {
     print_numerics(*results);
     if (auto w = save_results(*results, a.ab_out); !w) return report_error(w.error());
     if (auto w = write_reports(*results, ReportContext{}, a.reports); !w) return report_error(w.error());
-    const bool regression = results->verdict() == Verdict::Fail;
-    fmt::print("\n{}: B ({}) against A ({}), {} paired rounds; results in {}\n", regression ? "REGRESSION" : "no regression",
-               (*side_b)->describe(), (*side_a)->describe(), o.rounds, a.ab_out);
-    return regression ? 1 : 0;
+    size_t regressions = 0, ungated = 0;
+    for (const auto &row : rows) regressions += row.status == "regression", ungated += row.status == "too_noisy";
+    const bool failed = results->verdict() == Verdict::Fail;
+    // The headline says what the rows say: a regression, or how many cases could not be gated.
+    std::string headline = regressions ? fmt::format("REGRESSION in {} case(s)", regressions) : "no regression";
+    if (ungated) headline += fmt::format("{} {} case(s) too noisy to gate{}", regressions ? ";" : ", but", ungated, o.strict ? " (strict: failed)" : "");
+    fmt::print("\n{}: B ({}) against A ({}), {} paired rounds; results in {}\n", headline, (*side_b)->describe(),
+               (*side_a)->describe(), o.rounds, a.ab_out);
+    return failed ? 1 : 0;
 }
 
 }  // namespace
@@ -206,6 +213,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_option("--html", args->reports.html, "write the HTML report here");
     ab->add_option("--markdown", args->reports.markdown, "write the Markdown summary here");
     ab->add_option("--junit", args->reports.junit, "write JUnit XML here");
+    ab->add_flag("--strict", args->strict, "dedicated runners: a case too noisy to gate fails instead of skipping");
     for (auto *cmd : {compare, ab}) {
         cmd->add_option("--threshold-pct", args->threshold_pct, "practical threshold on the time ratio")->capture_default_str();
         cmd->add_option("--alpha", args->alpha, "significance after Benjamini-Hochberg")->capture_default_str();

@@ -54,10 +54,17 @@ std::string unconfident_shapes(const Workload &w, const std::map<std::string, do
 json::object workload_result(const Workload &w, const std::map<std::string, double> &current_s,
                              const std::map<std::string, double> &baseline_s,
                              const std::map<std::string, double> &ratio_ci_low,
-                             const std::map<std::string, double> *leak_bytes_per_call, const DevicePrice &price) {
+                             const std::map<std::string, double> *leak_bytes_per_call, const DevicePrice &price,
+                             bool strict) {
     json::object o{{"workload", w.name}, {"file", w.file.string()}, {"kernel", w.kernel}, {"budget_pct", w.cost_budget_pct},
                    {"restart_interval_hours", w.restart_interval_hours}};
     put_price(o, price);
+    if (current_s.empty()) {
+        o["verdict"] = "skip";
+        o["reason"] = fmt::format("not projected: kernel \"{}\" was not timed in this run (choose the kernel with "
+                                  "--workload-kernel or the workload's \"kernel\")", w.kernel);
+        return o;
+    }
     auto current = project_workload(w, current_s, price);
     if (!current) {
         o["verdict"] = "skip";
@@ -100,6 +107,7 @@ json::object workload_result(const Workload &w, const std::map<std::string, doub
             if (!leak->survives) failures.push_back(leak->reason);
         }
     }
+    if (too_noisy && strict && failures.empty()) failures.push_back("ungated in strict mode: " + summary);
     o["verdict"] = !failures.empty() ? "fail" : too_noisy ? "skip" : "pass";
     o["reason"] = failures.empty() ? summary : failures.front();
     return o;

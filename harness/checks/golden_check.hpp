@@ -1,5 +1,5 @@
-// The golden check: a kernel's output against the fp64 golden, with a tolerance that
-// scales with the dtype and the problem (see README, "Tolerance rule").
+// The golden check: a kernel's output against the fp64 golden, with tolerances calibrated
+// by the straightforward implementation's error (see README, "Goldens and the tolerance rule").
 #pragma once
 
 #include <span>
@@ -32,12 +32,24 @@ OutputErrors measure_errors(std::span<const float> got, std::span<const double> 
 json::object error_map(std::span<const float> got, std::span<const double> want, std::span<const int64_t> shape,
                        int64_t max_rows = 32, int64_t max_cols = 16);
 
-/// 2 x the straightforward implementation's error + 2 ulp of the dtype at the output's scale.
-double golden_tolerance(const GoldenEntry &golden, attngate_dtype dtype);
+/// The floor of both tolerances: 2 ulp of the output's dtype (f32, whatever the operands)
+/// at the output's scale, so that an exactly computable case does not demand zero error.
+double golden_floor(const GoldenEntry &golden);
 
-/// The verdict of one output against its golden; shape is [B, Sq, Hq, Dv].
-CheckResult golden_check(std::span<const float> got, std::span<const double> want, const GoldenEntry &golden,
-                         attngate_dtype dtype);
+/// Tolerance on the max abs error: 2 x the straightforward implementation's max abs error
+/// + the floor (FlashAttention's rule, with its floor at the output's precision).
+double golden_tolerance(const GoldenEntry &golden);
+
+/// Tolerance on the RMS error: 2 x the straightforward implementation's RMS error + the
+/// floor, so that a shift spread over many elements, each within the max-abs tolerance,
+/// still fails. Negative when the manifest predates the straightforward RMS error.
+double golden_rms_tolerance(const GoldenEntry &golden);
+
+/// The verdict of one output against its golden; shape is [B, Sq, Hq, Dv]. Fails on a
+/// NaN/inf where the golden is finite, a number where it is NaN, a max abs error over its
+/// tolerance, or an RMS error over its tolerance; the metrics carry both margins (error ÷
+/// tolerance).
+CheckResult golden_check(std::span<const float> got, std::span<const double> want, const GoldenEntry &golden);
 
 /// "[b, s, h, d]" of a flat index.
 std::string index_coords(int64_t index, std::span<const int64_t> shape);

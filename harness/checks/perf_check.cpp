@@ -9,6 +9,13 @@ namespace attngate {
 
 namespace {
 json::value number_or_null(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
+
+/// A case the rule could not gate: a skip, or in strict mode a failure that says why.
+CheckResult ungated(CheckResult r, bool strict) {
+    r.verdict = strict ? Verdict::Fail : Verdict::Skip;
+    if (strict) r.reason = "ungated in strict mode: " + r.reason;
+    return r;
+}
 }  // namespace
 
 json::object timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops) {
@@ -24,17 +31,18 @@ json::object timing_metrics(const std::vector<double> &samples_s, const Attentio
 
 CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
                        const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
-                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class) {
+                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
+                       bool strict) {
     CheckResult r;
     r.check = "perf";
     r.metrics = timing_metrics(samples_s, shape, flops);
     r.metrics["machine_class"] = machine_class;
     r.metrics["threshold_pct"] = threshold_pct;
+    if (strict) r.metrics["strict"] = true;
     if (state != PerfBaselineState::Present || !decision) {
-        r.verdict = Verdict::Skip;
         r.metrics["status"] = state == PerfBaselineState::OtherMachine ? "other_machine" : "no_baseline";
         r.reason = baseline_note;
-        return r;
+        return ungated(std::move(r), strict);
     }
     const PerfDecision &d = *decision;
     const double base_median = median(baseline_s);
@@ -55,7 +63,7 @@ CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<d
     case PerfStatus::Ok:
     case PerfStatus::Improvement: r.verdict = Verdict::Pass; break;
     case PerfStatus::TooNoisy:
-    case PerfStatus::Insufficient: r.verdict = Verdict::Skip; break;  // reported, never a silent pass
+    case PerfStatus::Insufficient: return ungated(std::move(r), strict);  // reported, never a silent pass
     }
     return r;
 }

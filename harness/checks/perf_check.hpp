@@ -19,9 +19,12 @@ enum class PerfBaselineState { Present, Missing, OtherMachine };
 json::object timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops);
 
 /// The check from a decision (after the run-wide Benjamini-Hochberg pass).
-/// baseline_note names the other machine class or says no baseline exists.
+/// baseline_note names the other machine class or says no baseline exists. A case the rule
+/// cannot gate (too noisy, too few repetitions, no baseline) is a skip, or with `strict`
+/// (dedicated runners: --strict, suite perf.require_verdict) a failure.
 CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
                        const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
-                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class);
+                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
+                       bool strict = false);
 
 }  // namespace attngate

@@ -64,6 +64,11 @@ double attention_flops(const AttentionShape &s, int64_t kept) {
 
 double attention_flops(const AttentionShape &s) { return attention_flops(s, kept_scores(s)); }
 
+double case_flops(const CaseSpec &c, std::span<const int32_t> segment_ids_q, std::span<const int32_t> segment_ids_kv) {
+    const AttentionShape s = attention_shape(c);
+    return attention_flops(s, segment_ids_q.empty() ? kept_scores(s) : kept_scores(s, segment_ids_q, segment_ids_kv));
+}
+
 double tokens_per_second(const AttentionShape &s, double median_seconds) {
     if (!(median_seconds > 0.0)) return std::numeric_limits<double>::quiet_NaN();
     return static_cast<double>(s.batch * s.seq_q) / median_seconds;

@@ -41,6 +41,11 @@ double attention_flops(const AttentionShape &s, int64_t kept);
 /// attention_flops(s, kept_scores(s)): no segments.
 double attention_flops(const AttentionShape &s);
 
+/// The FLOPs of a suite case as every timing report counts them: its mask, and its segment
+/// ids when it has them (empty spans: none). The perf phase and A/B both call this, so a
+/// packed-sequence case reports the same GFLOP/s in either.
+double case_flops(const CaseSpec &c, std::span<const int32_t> segment_ids_q, std::span<const int32_t> segment_ids_kv);
+
 /// Query tokens per second: B * Sq / median_seconds (per call). NaN unless seconds > 0.
 double tokens_per_second(const AttentionShape &s, double median_seconds);
 

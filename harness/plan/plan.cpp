@@ -2,6 +2,7 @@
 #include "plan/plan.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/ranges.h>
 
@@ -46,13 +47,13 @@ Result<Plan> make_plan(const Suite &suite, const std::vector<const KernelInfo *>
         plan.kernels.push_back(std::make_unique<PlannedKernel>(PlannedKernel{k, info, true}));
     }
     // A plugin or adapter the suite names kernels of runs those; one it does not mention
-    // runs all its kernels on every case they support.
-    const auto suite_names_origin = [&](const std::string &origin) {
-        return std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) { return k->info->origin == origin; });
-    };
+    // runs all its kernels on every case they support. Decided from the suite's kernels
+    // alone, before any joins: else only a plugin's first kernel would.
+    std::set<std::string> suite_origins;
+    for (const auto &k : plan.kernels) suite_origins.insert(k->info->origin);
     for (const auto *info : available) {
         const bool extra = std::find(extra_origins.begin(), extra_origins.end(), info->origin) != extra_origins.end();
-        if (!extra || suite_names_origin(info->origin)) continue;
+        if (!extra || suite_origins.contains(info->origin)) continue;
         KernelSpec spec;
         spec.kernel = info->name;
         spec.json_path = info->origin;

@@ -160,6 +160,7 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     }
     if (r.has("bitwise_stable")) c.bitwise_stable = r.boolean("bitwise_stable", false);
     if (r.has("deterministic")) c.deterministic = r.boolean("deterministic", false);
+    c.timed = r.boolean("timed", true);
     c.kernels = r.string_array("kernels", "a kernel label");
     return r.finish();
 }
@@ -180,6 +181,7 @@ void read_perf(ObjectReader &r, Suite &s) {
     if (pr.ok() && !(p.compile_threshold_pct > 0 && p.compile_threshold_pct < 1000))
         pr.fail_at("compile_threshold_pct", "expected a percentage in (0, 1000)");
     p.kernels = pr.string_array("kernels", "a kernel label");
+    p.require_verdict = pr.boolean("require_verdict", false);
     r.adopt(pr.finish());
 }
 

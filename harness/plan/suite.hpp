@@ -50,6 +50,8 @@ struct CaseSpec {
     std::optional<double> perf_threshold_pct;  ///< overrides the suite's
     std::optional<bool> bitwise_stable;        ///< overrides the suite's
     std::optional<bool> deterministic;         ///< overrides the suite's
+    /// false: kept for correctness coverage only, never timed (nor priced) by the perf phase
+    bool timed = true;
 
     float effective_scale() const;
     /// Host bytes a run of this case needs (inputs, outputs, golden, native's scores).
@@ -66,6 +68,9 @@ struct PerfSettings {
     /// the compile check fails: one sample per run, so the bar is wide (a doubling fails).
     double compile_threshold_pct = 50.0;
     std::vector<std::string> kernels;  ///< labels to time; empty: every kernel
+    /// Strict mode for dedicated runners: a timed case x kernel the rule cannot gate (too
+    /// noisy, too few repetitions, no baseline for this machine class) fails instead of skipping.
+    bool require_verdict = false;
 };
 
 struct Suite {

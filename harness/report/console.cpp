@@ -6,44 +6,46 @@
 namespace attngate {
 
 namespace {
-std::string metric(const CaseResult &r, const char *check, const char *key) {
+std::string metric(const CaseResult &r, const char *check, const char *key, const char *format = "{:.2e}") {
     for (const auto &c : r.checks)
         if (c.check == check)
-            if (const auto *v = c.metrics.if_contains(key); v && v->is_number()) return fmt::format("{:.2e}", v->to_number<double>());
+            if (const auto *v = c.metrics.if_contains(key); v && v->is_number()) return fmt::format(fmt::runtime(format), v->to_number<double>());
     return "-";
 }
-constexpr const char *kRow = "{:>9} {:<26} {:<22} {:>9} {:>9} {:>9} {:<5} {}\n";
+constexpr const char *kRow = "{:>9} {:<26} {:<22} {:>9} {:>9} {:>6} {:>6} {:<7} {}\n";
+
+std::string upper(std::string s) {
+    for (auto &ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return s;
+}
 }  // namespace
 
 std::string console_header() {
-    return fmt::format(kRow, "#", "case", "kernel", "max_abs", "tol", "nmse", "verdict", "reason");
+    return fmt::format(kRow, "#", "case", "kernel", "max_abs", "tol", "margin", "rms_m", "verdict", "reason");
 }
 
 std::string console_line(const CaseResult &r, size_t done, size_t total) {
     const Verdict v = r.verdict();
-    std::string verdict = verdict_name(v);
-    for (auto &ch : verdict) ch = static_cast<char>(std::toupper(ch));
     return fmt::format(kRow, fmt::format("{}/{}", done, total), r.case_id, r.kernel, metric(r, "golden", "max_abs_error"),
-                       metric(r, "golden", "tolerance"), metric(r, "golden", "nmse"), verdict,
-                       v == Verdict::Pass ? "" : r.reason());
+                       metric(r, "golden", "tolerance"), metric(r, "golden", "margin", "{:.2f}"), metric(r, "golden", "rms_margin", "{:.2f}"),
+                       upper(verdict_name(v)), v == Verdict::Pass ? "" : r.reason());
 }
 
 std::string console_summary(const RunResults &r, const std::string &results_path) {
-    size_t pass = 0, fail = 0, skip = 0;
-    std::string failures;
-    for (const auto &c : r.results) {
-        switch (c.verdict()) {
-        case Verdict::Pass: ++pass; break;
-        case Verdict::Skip: ++skip; break;
-        case Verdict::Fail:
-            ++fail;
-            failures += fmt::format("  FAIL {} / {}: {}\n", c.case_id, c.kernel, c.reason());
-            break;
-        }
-    }
-    return fmt::format("\n{}{}: {} — {} passed, {} failed, {} skipped (suite {}, results in {})\n", failures,
-                       r.verdict() == Verdict::Fail ? "GATE FAILED" : "GATE PASSED", r.verdict() == Verdict::Fail ? "drift found" : "no drift",
-                       pass, fail, skip, r.suite, results_path);
+    size_t counts[4] = {0, 0, 0, 0};  // indexed by Verdict
+    std::string lines;
+    for (Verdict shown : {Verdict::Error, Verdict::Fail})  // errors first: nothing after a crash is an answer
+        for (const auto &c : r.results)
+            if (c.verdict() == shown) lines += fmt::format("  {} {} / {}: {}\n", upper(verdict_name(shown)), c.case_id, c.kernel, c.reason());
+    for (const auto &c : r.results) ++counts[static_cast<int>(c.verdict())];
+    const size_t pass = counts[0], fail = counts[1], skip = counts[2], error = counts[3];
+    const bool failed = r.verdict() == Verdict::Fail;
+    const std::string what = !failed ? "no drift"
+                             : error && fail ? "drift and kernel errors found"
+                             : error         ? "kernel errors (crash, hang or error) found"
+                                             : "drift found";
+    return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped (suite {}, results in {})\n", lines,
+                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, r.suite, results_path);
 }
 
 std::string console_progress(const CaseResult &r, size_t done, size_t total, double elapsed_s) {

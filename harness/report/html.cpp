@@ -20,14 +20,16 @@ std::string upper(std::string s) {
 
 std::string verdict_header(const RunResults &r) {
     const Verdict v = r.verdict();
-    size_t failed = 0;
-    for (const auto &c : r.results) failed += c.verdict() == Verdict::Fail;
-    std::string s = fmt::format("<div class=\"verdict {}\" id=\"verdict\"><span class=\"big\">{}</span>{} of {} case × kernel failed{}",
-                                verdict_name(v), upper(verdict_name(v)), failed, r.results.size(),
+    size_t failed = 0, errors = 0;
+    for (const auto &c : r.results) failed += c.verdict() == Verdict::Fail, errors += c.verdict() == Verdict::Error;
+    std::string s = fmt::format("<div class=\"verdict {}\" id=\"verdict\"><span class=\"big\">{}</span>{} of {} case × kernel failed, "
+                                "{} did not run to an answer (crash, hang or kernel error){}",
+                                verdict_name(v), upper(verdict_name(v)), failed, r.results.size(), errors,
                                 r.complete ? "" : " — <b>the run did not complete; this report is partial</b>");
-    s += "<table class=\"counts\"><tr><th>check</th><th>pass</th><th>fail</th><th>skip</th></tr>";
+    s += "<table class=\"counts\"><tr><th>check</th><th>pass</th><th>fail</th><th>error</th><th>skip</th></tr>";
     for (const auto &c : counts_per_check(r))
-        s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", markup_escape(c.check), c.pass, c.fail, c.skip);
+        s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", markup_escape(c.check), c.pass, c.fail,
+                         c.error, c.skip);
     return s + "</table></div>\n";
 }
 
@@ -68,7 +70,7 @@ std::string results_table(const RunResults &r) {
                     "<th>verdict</th><th>numbers</th><th>reason</th></tr></thead><tbody>\n";
     for (const auto &row : rows_failures_first(r)) {
         const char *v = verdict_name(row.check->verdict);
-        const int rank = row.check->verdict == Verdict::Fail ? 0 : row.check->verdict == Verdict::Pass ? 1 : 2;
+        const int rank = verdict_rank(row.check->verdict);
         s += fmt::format("<tr class=\"{0}\" data-verdict=\"{0}\"><td><a href=\"#{1}\">{2}</a></td><td>{3}</td><td>{4}</td>"
                          "<td data-k=\"{5}\"><span class=\"v {0}\">{6}</span></td><td class=\"num\">{7}</td><td>{8}</td></tr>\n",
                          v, anchor(r, row.result), markup_escape(row.result->case_id), markup_escape(row.result->kernel),
@@ -93,7 +95,7 @@ std::string html_serialize(const RunResults &r, const ReportContext &ctx) {
         s += "<p class=\"note\" id=\"no-history\">No history given: pass --history with earlier results.json files (or their directory) to draw trends.</p>\n";
     std::vector<const CaseResult *> order;
     for (const auto &c : r.results) order.push_back(&c);
-    std::stable_partition(order.begin(), order.end(), [](const CaseResult *c) { return c->verdict() == Verdict::Fail; });
+    std::stable_partition(order.begin(), order.end(), [](const CaseResult *c) { return is_failing(c->verdict()); });
     for (const CaseResult *c : order) s += html_case_section(*c, anchor(r, c), ctx);
     return s + fmt::format("<script>{}</script></body></html>\n", html_assets::kScript);
 }

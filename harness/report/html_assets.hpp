@@ -13,10 +13,12 @@ h1{margin:18px 0 6px;font-size:22px} h2{font-size:17px;margin:26px 0 8px;border-
 table{border-collapse:collapse;margin:6px 0} th,td{border:1px solid #d6d9e0;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#eef0f5;cursor:pointer;user-select:none} th[data-dir=asc]::after{content:" ▲"} th[data-dir=desc]::after{content:" ▼"}
 tr.fail td{background:#fde7e7} tr.fail td:first-child{border-left:4px solid #b3261e} tr.skip td{color:#777}
-.v{font-weight:700} .v.fail{color:#b3261e} .v.pass{color:#1e7d3a} .v.skip{color:#777}
+tr.error td{background:#f3e5f5} tr.error td:first-child{border-left:4px solid #6a1b9a}
+.v{font-weight:700} .v.fail{color:#b3261e} .v.pass{color:#1e7d3a} .v.skip{color:#777} .v.error{color:#6a1b9a}
 td.num,.mono{font-family:ui-monospace,monospace;font-size:12px}
 .controls{margin:8px 0} .controls input[type=search]{padding:4px 8px;width:280px}
 details.case{border:1px solid #d6d9e0;border-radius:6px;margin:8px 0;padding:6px 12px} details.case.fail{border-color:#b3261e}
+details.case.error{border-color:#6a1b9a}
 details.case summary{cursor:pointer;font-weight:600} .check{margin:10px 0 4px 0}
 .figs{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
 svg .ax{font-size:10px;fill:#444} svg .line{fill:none;stroke:#3060c0;stroke-width:1.5} svg circle{fill:#3060c0}
@@ -37,7 +39,7 @@ inline constexpr const char *kScript = R"JS(
   function apply() {
     var q = filter.value.toLowerCase(), n = 0;
     Array.prototype.forEach.call(body.rows, function (r) {
-      var show = r.textContent.toLowerCase().indexOf(q) >= 0 && (!onlyFail.checked || r.dataset.verdict === 'fail');
+      var show = r.textContent.toLowerCase().indexOf(q) >= 0 && (!onlyFail.checked || r.dataset.verdict === 'fail' || r.dataset.verdict === 'error');
       r.style.display = show ? '' : 'none';
       if (show) n++;
     });

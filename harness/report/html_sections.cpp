@@ -111,7 +111,7 @@ std::string html_case_section(const CaseResult &c, const std::string &id, const 
     for (const auto &[k, val] : c.params) params += fmt::format("{}={} ", markup_escape(k), markup_escape(format_number(&val)));
     std::string s = fmt::format("<details class=\"case {0}\" id=\"{1}\"{2}><summary>{3} / {4} — <span class=\"v {0}\">{0}</span></summary>"
                                 "<div class=\"mono\">{5}· version {6} · {7:.3g} s</div>",
-                                verdict_name(v), id, v == Verdict::Fail ? " open" : "", markup_escape(c.case_id), markup_escape(c.kernel), params,
+                                verdict_name(v), id, is_failing(v) ? " open" : "", markup_escape(c.case_id), markup_escape(c.kernel), params,
                                 markup_escape(c.kernel_version), c.seconds);
     for (const auto &k : c.checks) s += check_block(k);
     return s + trends(c, ctx) + "</details>\n";

@@ -1,4 +1,5 @@
-// JUnit XML reporter.
+// JUnit XML reporter: drift is a <failure>, a kernel that did not run to an answer (a
+// crash, a hang, an error it returned) an <error>, as Catch2 and JUnit consumers expect.
 #include "report/junit.hpp"
 
 #include <fmt/format.h>
@@ -10,12 +11,22 @@ namespace attngate {
 
 namespace {
 
+/// The type attribute of an <error>: what kind of not-an-answer it was.
+std::string error_type(const CheckResult *k) {
+    if (!k) return "error";
+    if (const auto *crash = k->metrics.if_contains("crash"); crash && crash->is_object())
+        if (const auto *kind = crash->get_object().if_contains("kind"); kind && kind->is_string())
+            return kind->get_string() == "timeout" ? "hang" : std::string(kind->get_string());
+    return "kernel_error";
+}
+
 std::string testcase(const std::string &name, const std::string &classname, double seconds, Verdict v, const std::string &reason,
-                     const std::string &numbers) {
+                     const std::string &numbers, const CheckResult *check = nullptr) {
     std::string body;
-    if (v == Verdict::Fail)
-        body = fmt::format("\n      <failure message=\"{}\" type=\"drift\">{}{}</failure>\n    ", markup_escape(reason),
-                           markup_escape(reason), numbers.empty() ? "" : "\n" + markup_escape(numbers));
+    if (v == Verdict::Fail || v == Verdict::Error)
+        body = fmt::format("\n      <{0} message=\"{1}\" type=\"{2}\">{1}{3}</{0}>\n    ", v == Verdict::Fail ? "failure" : "error",
+                           markup_escape(reason), v == Verdict::Fail ? "drift" : error_type(check),
+                           numbers.empty() ? "" : "\n" + markup_escape(numbers));
     else if (v == Verdict::Skip)
         body = fmt::format("\n      <skipped message=\"{}\"/>\n    ", markup_escape(reason));
     if (v == Verdict::Pass && !numbers.empty()) body = fmt::format("\n      <system-out>{}</system-out>\n    ", markup_escape(numbers));
@@ -23,15 +34,15 @@ std::string testcase(const std::string &name, const std::string &classname, doub
                        markup_escape(classname), seconds, body);
 }
 
-std::string suite_element(const std::string &name, size_t tests, size_t failures, size_t skipped, const std::string &cases) {
-    return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{}  </testsuite>\n",
-                       markup_escape(name), tests, failures, skipped, cases);
+std::string suite_element(const std::string &name, const CheckCounts &n, const std::string &cases) {
+    return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}  </testsuite>\n",
+                       markup_escape(name), n.total(), n.fail, n.error, n.skip, cases);
 }
 
 std::string workload_suite(const RunResults &r) {
     const std::string classname = fmt::format("attngate.{}.workload", r.suite);
     std::string cases;
-    size_t tests = 0, failures = 0, skipped = 0;
+    CheckCounts n;
     for (const auto &w : r.workloads) {
         if (!w.is_object()) continue;
         const json::object &o = w.get_object();
@@ -43,30 +54,30 @@ std::string workload_suite(const RunResults &r) {
                                                 format_number(o.if_contains("monthly_cost")), format_number(o.if_contains("baseline_monthly_cost")),
                                                 format_number(o.if_contains("change_pct")), format_number(o.if_contains("price_source")));
         cases += testcase(format_number(name), classname, 0.0, v, reason ? format_number(reason) : "", numbers);
-        ++tests, failures += v == Verdict::Fail, skipped += v == Verdict::Skip;
+        n.pass += v == Verdict::Pass, n.fail += v == Verdict::Fail, n.skip += v == Verdict::Skip, n.error += v == Verdict::Error;
     }
-    return tests ? suite_element(classname, tests, failures, skipped, cases) : "";
+    return n.total() ? suite_element(classname, n, cases) : "";
 }
 
 }  // namespace
 
 std::string junit_serialize(const RunResults &r) {
     std::string suites;
-    size_t tests = 0, failures = 0, skipped = 0;
+    CheckCounts all;
     for (const auto &counts : counts_per_check(r)) {
         const std::string classname = fmt::format("attngate.{}.{}", r.suite, counts.check);
         std::string cases;
         for (const auto &c : r.results)
             for (const auto &k : c.checks)
                 if (k.check == counts.check)
-                    cases += testcase(c.case_id + " / " + c.kernel, classname, c.seconds, k.verdict, k.reason, key_numbers(k));
-        suites += suite_element(classname, counts.pass + counts.fail + counts.skip, counts.fail, counts.skip, cases);
-        tests += counts.pass + counts.fail + counts.skip, failures += counts.fail, skipped += counts.skip;
+                    cases += testcase(c.case_id + " / " + c.kernel, classname, c.seconds, k.verdict, k.reason, key_numbers(k), &k);
+        suites += suite_element(classname, counts, cases);
+        all.pass += counts.pass, all.fail += counts.fail, all.skip += counts.skip, all.error += counts.error;
     }
     suites += workload_suite(r);
-    return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"attngate {}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+    return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"attngate {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
                        "skipped=\"{}\">\n{}</testsuites>\n",
-                       markup_escape(r.suite), tests, failures, skipped, suites);
+                       markup_escape(r.suite), all.total(), all.fail, all.error, all.skip, suites);
 }
 
 }  // namespace attngate

@@ -6,11 +6,11 @@
 namespace attngate {
 
 namespace {
-int rank(Verdict v) { return v == Verdict::Fail ? 0 : v == Verdict::Pass ? 1 : 2; }
 
 /// Per check, the metrics that decide it, in the order a person reads them.
 const std::vector<std::string> &decisive_metrics(std::string_view check) {
-    static const std::vector<std::string> golden = {"max_abs_error", "tolerance", "max_rel_error", "nmse", "worst_coords"};
+    static const std::vector<std::string> golden = {"max_abs_error", "tolerance", "margin", "rms_error", "rms_tolerance", "rms_margin",
+                                                    "nmse", "worst_coords"};
     static const std::vector<std::string> memory = {"leak_bytes_per_call", "leak_noise_floor_bytes_per_call", "abi_peak_bytes",
                                                     "peak_baseline_bytes", "peak_growth_pct"};
     static const std::vector<std::string> perf = {"median_s", "baseline_median_s", "ratio", "ci_low", "ci_high", "p_adjusted", "status"};
@@ -24,11 +24,21 @@ const std::vector<std::string> &decisive_metrics(std::string_view check) {
 }
 }  // namespace
 
+int verdict_rank(Verdict v) {
+    switch (v) {
+    case Verdict::Error: return 0;
+    case Verdict::Fail: return 1;
+    case Verdict::Pass: return 2;
+    case Verdict::Skip: return 3;
+    }
+    return 3;
+}
+
 std::vector<CheckRow> rows_failures_first(const RunResults &r) {
     std::vector<CheckRow> rows;
     for (const auto &c : r.results)
         for (const auto &k : c.checks) rows.push_back({&c, &k});
-    std::stable_sort(rows.begin(), rows.end(), [](const CheckRow &a, const CheckRow &b) { return rank(a.check->verdict) < rank(b.check->verdict); });
+    std::stable_sort(rows.begin(), rows.end(), [](const CheckRow &a, const CheckRow &b) { return verdict_rank(a.check->verdict) < verdict_rank(b.check->verdict); });
     return rows;
 }
 
@@ -38,7 +48,12 @@ std::vector<CheckCounts> counts_per_check(const RunResults &r) {
         for (const auto &k : c.checks) {
             auto it = std::find_if(out.begin(), out.end(), [&](const CheckCounts &x) { return x.check == k.check; });
             if (it == out.end()) it = out.insert(out.end(), CheckCounts{k.check});
-            (k.verdict == Verdict::Pass ? it->pass : k.verdict == Verdict::Fail ? it->fail : it->skip)++;
+            switch (k.verdict) {
+            case Verdict::Pass: ++it->pass; break;
+            case Verdict::Fail: ++it->fail; break;
+            case Verdict::Skip: ++it->skip; break;
+            case Verdict::Error: ++it->error; break;
+            }
         }
     return out;
 }

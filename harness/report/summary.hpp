@@ -16,19 +16,23 @@ struct CheckRow {
     const CheckResult *check;
 };
 
-/// Every case x kernel x check, failures first, then passes, then skips (stable otherwise).
+/// Every case x kernel x check: errors first, then failures, passes and skips (stable otherwise).
 std::vector<CheckRow> rows_failures_first(const RunResults &r);
 
 struct CheckCounts {
     std::string check;
-    size_t pass = 0, fail = 0, skip = 0;
+    size_t pass = 0, fail = 0, skip = 0, error = 0;
+    size_t total() const { return pass + fail + skip + error; }
 };
 
-/// Pass / fail / skip counts per check, in the order the checks first appear.
+/// Where a verdict sorts in the reports: errors, failures, passes, skips.
+int verdict_rank(Verdict v);
+
+/// Pass / fail / skip / error counts per check, in the order the checks first appear.
 std::vector<CheckCounts> counts_per_check(const RunResults &r);
 
 /// The numbers that decide a check, as "name=value" pairs in one line, e.g.
-/// "max_abs_error=1.2e-02 tolerance=2.9e-03 nmse=3.1e-05"; "" when none were measured.
+/// "max_abs_error=1.2e-02 tolerance=2.9e-03 margin=4.14 rms_margin=0.8"; "" when none were measured.
 std::string key_numbers(const CheckResult &c);
 
 /// A number formatted as the reports show it ("-" for a missing one).

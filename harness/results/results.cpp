@@ -10,34 +10,37 @@ const char *verdict_name(Verdict v) {
     case Verdict::Pass: return "pass";
     case Verdict::Fail: return "fail";
     case Verdict::Skip: return "skip";
+    case Verdict::Error: return "error";
     }
     return "?";
 }
 
 std::optional<Verdict> parse_verdict(std::string_view s) {
-    for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::Skip})
+    for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::Skip, Verdict::Error})
         if (s == verdict_name(v)) return v;
     return std::nullopt;
 }
 
 Verdict CaseResult::verdict() const {
-    bool all_skip = !checks.empty();
+    bool all_skip = !checks.empty(), failed = false;
     for (const auto &c : checks) {
-        if (c.verdict == Verdict::Fail) return Verdict::Fail;
+        if (c.verdict == Verdict::Error) return Verdict::Error;
+        failed |= c.verdict == Verdict::Fail;
         if (c.verdict != Verdict::Skip) all_skip = false;
     }
-    return all_skip ? Verdict::Skip : Verdict::Pass;
+    return failed ? Verdict::Fail : all_skip ? Verdict::Skip : Verdict::Pass;
 }
 
 std::string CaseResult::reason() const {
-    for (const auto &c : checks)
-        if (c.verdict == Verdict::Fail) return c.check + ": " + c.reason;
+    for (Verdict v : {Verdict::Error, Verdict::Fail})
+        for (const auto &c : checks)
+            if (c.verdict == v) return c.check + ": " + c.reason;
     return checks.empty() ? "" : checks.front().reason;
 }
 
 Verdict RunResults::verdict() const {
     for (const auto &r : results)
-        if (r.verdict() == Verdict::Fail) return Verdict::Fail;
+        if (is_failing(r.verdict())) return Verdict::Fail;
     for (const auto &w : workloads)  // the cost gate fails per workload
         if (const auto *v = w.is_object() ? w.get_object().if_contains("verdict") : nullptr; v && v->is_string() && v->get_string() == "fail")
             return Verdict::Fail;
@@ -52,7 +55,7 @@ const CaseResult *RunResults::find(std::string_view case_id, std::string_view ke
 
 json::value to_json(const RunResults &r) {
     json::array results;
-    int64_t counts[3] = {0, 0, 0};
+    int64_t counts[4] = {0, 0, 0, 0};  // indexed by Verdict
     for (const auto &c : r.results) {
         json::array checks;
         for (const auto &k : c.checks) {
@@ -81,7 +84,7 @@ json::value to_json(const RunResults &r) {
                         {"complete", r.complete},
                         {"checks", json::array(r.checks.begin(), r.checks.end())},
                         {"verdict", verdict_name(r.verdict())},
-                        {"summary", json::object{{"pass", counts[0]}, {"fail", counts[1]}, {"skip", counts[2]}}},
+                        {"summary", json::object{{"pass", counts[0]}, {"fail", counts[1]}, {"skip", counts[2]}, {"error", counts[3]}}},
                         {"fingerprint", r.fingerprint},
                         {"baseline_fingerprint", r.baseline_fingerprint},
                         {"workloads", r.workloads},
@@ -90,12 +93,22 @@ json::value to_json(const RunResults &r) {
 
 namespace {
 
-std::optional<Error> check_from_json(const json::value &v, const std::string &file, const std::string &path, CheckResult &k) {
+/// Version 1 had no "error" verdict: its crashes, hangs and kernel errors were "fail".
+/// They are recognised by what version 1 wrote with them, so old runs report alike.
+bool version1_error(const CheckResult &k) {
+    return k.verdict == Verdict::Fail && (k.metrics.contains("crash") || k.reason.starts_with("kernel returned error"));
+}
+
+std::optional<Error> check_from_json(const json::value &v, const std::string &file, const std::string &path, int schema_version,
+                                     CheckResult &k) {
     ObjectReader r(v, file, path);
     k.check = r.required_string("check");
     const std::string verdict = r.required_string("verdict");
-    if (r.ok() && !parse_verdict(verdict)) r.fail_at("verdict", "expected \"pass\", \"fail\" or \"skip\"");
-    if (r.ok()) k.verdict = *parse_verdict(verdict);
+    const auto parsed = parse_verdict(verdict);
+    if (r.ok() && (!parsed || (schema_version < 2 && *parsed == Verdict::Error)))
+        r.fail_at("verdict", schema_version < 2 ? "expected \"pass\", \"fail\" or \"skip\" (schema_version 1)"
+                                                : "expected \"pass\", \"fail\", \"skip\" or \"error\"");
+    if (r.ok()) k.verdict = *parsed;
     k.reason = r.string("reason", "");
     if (const auto *m = r.raw("metrics"); m && r.ok()) {
         if (!m->is_object()) r.fail_at("metrics", "expected an object");
@@ -104,10 +117,12 @@ std::optional<Error> check_from_json(const json::value &v, const std::string &fi
     if (const auto *n = r.raw("notes"); n && n->is_array())
         for (const auto &e : n->get_array())
             if (e.is_string()) k.notes.emplace_back(e.get_string());
+    if (r.ok() && schema_version < 2 && version1_error(k)) k.verdict = Verdict::Error;
     return r.finish();
 }
 
-std::optional<Error> case_from_json(const json::value &v, const std::string &file, const std::string &path, CaseResult &c) {
+std::optional<Error> case_from_json(const json::value &v, const std::string &file, const std::string &path, int schema_version,
+                                    CaseResult &c) {
     ObjectReader r(v, file, path);
     c.case_id = r.required_string("case");
     c.kernel = r.required_string("kernel");
@@ -124,7 +139,7 @@ std::optional<Error> case_from_json(const json::value &v, const std::string &fil
     if (auto e = r.finish()) return e;
     for (size_t i = 0; i < checks->get_array().size(); ++i) {
         CheckResult k;
-        if (auto e = check_from_json(checks->get_array()[i], file, fmt::format("{}.checks[{}]", path, i), k)) return e;
+        if (auto e = check_from_json(checks->get_array()[i], file, fmt::format("{}.checks[{}]", path, i), schema_version, k)) return e;
         c.checks.push_back(std::move(k));
     }
     return std::nullopt;
@@ -156,9 +171,11 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     if (auto e = r.finish()) return std::unexpected(*e);
     for (size_t i = 0; i < results->get_array().size(); ++i) {
         CaseResult c;
-        if (auto e = case_from_json(results->get_array()[i], file, fmt::format("$.results[{}]", i), c)) return std::unexpected(*e);
+        if (auto e = case_from_json(results->get_array()[i], file, fmt::format("$.results[{}]", i), out.schema_version, c))
+            return std::unexpected(*e);
         out.results.push_back(std::move(c));
     }
+    out.schema_version = kResultsSchemaVersion;  // read into today's model: written back, it is today's format
     return out;
 }
 

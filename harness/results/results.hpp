@@ -12,11 +12,18 @@
 
 namespace attngate {
 
-inline constexpr int kResultsSchemaVersion = 1;
+/// 2 added the "error" verdict; version 1 files are still read (see results_from_json).
+inline constexpr int kResultsSchemaVersion = 2;
 
-enum class Verdict { Pass, Fail, Skip };
+/// Fail is drift (the kernel ran and its answer or cost moved); Error is a kernel that did
+/// not run to an answer (a crash, a hang, an error it returned). Both fail the gate (exit
+/// 1), and every report keeps them apart, as JUnit's <failure> and <error> do.
+enum class Verdict { Pass, Fail, Skip, Error };
 const char *verdict_name(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view s);
+
+/// True for the verdicts that fail the gate (Fail and Error).
+inline bool is_failing(Verdict v) { return v == Verdict::Fail || v == Verdict::Error; }
 
 /// One check's verdict on one case x kernel. Checks fill metrics with their own numbers.
 struct CheckResult {
@@ -38,9 +45,10 @@ struct CaseResult {
     double seconds = 0.0;
     std::optional<double> compile_s;  ///< first call's trace + compile time, when the host reports one
 
-    /// Fail if any check failed, Skip if every check skipped, else Pass.
+    /// Error if any check errored, else Fail if any check failed, Skip if every check
+    /// skipped, else Pass.
     Verdict verdict() const;
-    /// The first failing check's reason, or the first reason.
+    /// The first erroring or failing check's reason (prefixed with the check), or the first reason.
     std::string reason() const;
 };
 
@@ -57,6 +65,7 @@ struct RunResults {
     json::object baseline_fingerprint;  ///< the one the baselines were made with; empty when unknown
     json::array workloads;              ///< cost projections per workload profile, when the cost check ran
 
+    /// Fail when any case x kernel failed or errored, or a workload failed; else Pass.
     Verdict verdict() const;
     const CaseResult *find(std::string_view case_id, std::string_view kernel) const;
 };

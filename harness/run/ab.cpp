@@ -11,6 +11,7 @@
 #include "checks/throughput.hpp"
 #include "run/run.hpp"
 #include "store/golden.hpp"
+#include "plan/inputs.hpp"
 
 namespace attngate {
 
@@ -24,7 +25,7 @@ std::optional<CheckResult> golden_of(const std::optional<GoldenManifest> &manife
     if (!e) return std::nullopt;
     auto want = load_golden(suite, o.baselines, *e);
     if (!want || want->size() != out.values.size()) return std::nullopt;
-    return golden_check(out.values, *want, *e, c.dtype);
+    return golden_check(out.values, *want, *e);
 }
 
 CheckResult failed(const std::string &check, const std::string &why) { return CheckResult{check, Verdict::Fail, why, {}, {}}; }
@@ -81,6 +82,7 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
     std::map<AbLabel, size_t> decided;
     for (size_t i = 0; i < labels.size(); ++i) decided[labels[i]] = i;
 
+    std::map<std::string, double> flops;
     for (const auto &[label, ob] : *out_b) {
         const CaseSpec *c = suite.find_case(label.first);
         if (!c) return fail(ErrorKind::Infra, "side B ran case \"{}\", which {} does not have", label.first, suite.file.string());
@@ -116,10 +118,13 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
                                            oa ? "side A has no output: " + oa->error : "side A did not run this case", {}, {}});
         }
         if (const auto it = decided.find(label); it != decided.end()) {
-            const AttentionShape shape = attention_shape(*c);
+            if (!flops.contains(c->id)) {  // per case: its segment ids count, as in the perf phase
+                const CaseInputs in = generate_inputs(suite, *c);
+                flops[c->id] = case_flops(*c, in.segment_ids_q, in.segment_ids_kv);
+            }
             CheckResult p = perf_check(samples[1][label], samples[0][label], &decisions[it->second], PerfBaselineState::Present, "",
-                                       shape, attention_flops(shape), 100 * o.policy.threshold,
-                                       "A/B paired on this machine");
+                                       attention_shape(*c), flops[c->id], 100 * o.policy.threshold,
+                                       "A/B paired on this machine", o.strict);
             p.metrics["mode"] = "ab";
             p.metrics["a"] = a.describe();
             p.metrics["b"] = b.describe();

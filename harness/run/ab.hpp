@@ -26,6 +26,7 @@ struct AbOptions {
     double compile_threshold_pct = 50.0;
     bool bitwise = false;  ///< any bit that moves between the sides fails
     std::filesystem::path profiles_dir;  ///< both sides' traces of a slower case go here; empty: none
+    bool strict = false;  ///< a case the rule cannot gate (too noisy) fails
 };
 
 /// Runs the rounds and returns results (B against A) with perf, numerics, golden and

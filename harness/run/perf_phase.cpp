@@ -65,8 +65,11 @@ std::vector<double> baseline_samples(const BaselineFile *file, const std::string
     return out;
 }
 
-bool perf_selected(const Suite &suite, const std::string &label) {
-    return suite.perf.kernels.empty() || std::find(suite.perf.kernels.begin(), suite.perf.kernels.end(), label) != suite.perf.kernels.end();
+/// A case x kernel the perf phase times: the suite's perf.kernels pick the kernel, and a
+/// case kept for correctness coverage only ("timed": false) is not timed at all.
+bool perf_selected(const Suite &suite, const CaseSpec &c, const std::string &label) {
+    return c.timed && (suite.perf.kernels.empty() ||
+                       std::find(suite.perf.kernels.begin(), suite.perf.kernels.end(), label) != suite.perf.kernels.end());
 }
 
 Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const Pricing &pricing, const BaselineFile *base);
@@ -96,7 +99,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         for (const PlannedKernel *k : pc.kernels) {
             const size_t i = index++;
             CaseResult &r = results.results[i];
-            if (!perf_selected(suite, k->spec.label())) continue;
+            if (!perf_selected(suite, *pc.spec, k->spec.label())) continue;
             if (r.output_sha256.empty()) {  // skipped, crashed or failed to run
                 for (const char *check : {"perf", "cost"})
                     if (check == std::string("perf") || options.cost)
@@ -154,7 +157,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         const Target &t = targets[i];
         CaseResult &r = results.results[t.result_index];
         if (!outcomes[i].error.empty()) {
-            r.checks.push_back(CheckResult{"perf", Verdict::Fail, outcomes[i].error, {}, {}});
+            r.checks.push_back(CheckResult{"perf", Verdict::Error, outcomes[i].error, {}, {}});  // it did not run to a time
             if (options.cost) r.checks.push_back(CheckResult{"cost", Verdict::Skip, "not priced: the kernel was not timed", {}, {}});
             continue;
         }
@@ -170,11 +173,10 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
                             : note;
         }
         const CaseInputs &in = *t.inv.inputs;
-        const double flops = attention_flops(shape, in.segment_ids_q.empty() ? kept_scores(shape)
-                                                                              : kept_scores(shape, in.segment_ids_q, in.segment_ids_kv));
+        const double flops = case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv);
         const double threshold = t.spec->perf_threshold_pct.value_or(suite.perf.threshold_pct);
         r.checks.push_back(perf_check(outcomes[i].samples_s, base_s, decided[i] ? &decisions[i] : nullptr, state, why, shape, flops,
-                                      threshold, options.machine_class));
+                                      threshold, options.machine_class, options.strict));
         if (!no_pricing.empty()) r.checks.push_back(CheckResult{"cost", Verdict::Skip, no_pricing, {}, {}});
         if (pricing)
             r.checks.push_back(cost_check(median(outcomes[i].samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
@@ -238,11 +240,11 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
     std::vector<std::unique_ptr<CaseInputs>> inputs;
     for (const auto &pc : plan.cases) {
         bool any = false;
-        for (const PlannedKernel *k : pc.kernels) any |= perf_selected(suite, k->spec.label());
+        for (const PlannedKernel *k : pc.kernels) any |= perf_selected(suite, *pc.spec, k->spec.label());
         if (!any) continue;
         inputs.push_back(std::make_unique<CaseInputs>(generate_inputs(suite, *pc.spec)));
         for (const PlannedKernel *k : pc.kernels)
-            if (perf_selected(suite, k->spec.label()))
+            if (perf_selected(suite, *pc.spec, k->spec.label()))
                 targets.push_back(Target{0, pc.spec, k, Invocation{&suite, pc.spec, inputs.back().get(), &k->spec}});
     }
     const auto outcomes = time_targets(targets, backends, timing);
@@ -262,7 +264,9 @@ Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const
     if (!std::filesystem::exists(dir)) return {};
     auto workloads = load_workloads(dir);
     if (!workloads) return std::unexpected(workloads.error());
-    for (const auto &w : *workloads) {
+    for (Workload w : *workloads) {
+        // Any kernel can be projected: the one the workload names, or the run's choice.
+        if (!o.workload_kernel.empty()) w.kernel = o.workload_kernel;
         std::map<std::string, double> now, then, leaks, ratio_low;
         bool memory = false;
         for (const auto &r : results.results) {
@@ -286,7 +290,7 @@ Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const
         }
         const DevicePrice *price = pricing.find(w.device_class);
         if (!price) return fail(ErrorKind::BadInput, "{}: $.device_class: \"{}\" is not priced in {}", w.file.string(), w.device_class, pricing.file.string());
-        results.workloads.push_back(workload_result(w, now, then, ratio_low, memory ? &leaks : nullptr, *price));
+        results.workloads.push_back(workload_result(w, now, then, ratio_low, memory ? &leaks : nullptr, *price, o.strict));
     }
     return {};
 }

@@ -28,6 +28,8 @@ struct PerfPhaseOptions {
     /// Where a slower kernel's profiler trace goes (its host's, when it has one); the perf
     /// check links it relative to the results file. Empty: no traces.
     std::filesystem::path profiles_dir;
+    bool strict = false;          ///< a case the perf rule cannot gate fails (see perf_check)
+    std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
 };
 
 /// Each case's inputs, generated once by the run and kept for the perf phase.

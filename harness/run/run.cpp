@@ -163,24 +163,24 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     r.seconds = o.seconds;
     r.compile_s = o.compile_s;
     if (o.crash) {
-        all_checks(r, opt, Verdict::Fail, o.crash->describe(), crash_metrics(*o.crash));
+        all_checks(r, opt, Verdict::Error, o.crash->describe(), crash_metrics(*o.crash));
         return r;
     }
     if (!o.unsupported.empty()) {
         all_checks(r, opt, Verdict::Skip, "unsupported: " + o.unsupported);
         return r;
     }
-    if (!o.host_error.empty()) {
-        all_checks(r, opt, Verdict::Fail, o.host_error);
+    if (!o.host_error.empty()) {  // the host failed the call: no output to judge, as for a crash
+        all_checks(r, opt, Verdict::Error, o.host_error);
         return r;
     }
     if (o.kernel_rc != 0) {
-        all_checks(r, opt, Verdict::Fail, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
+        all_checks(r, opt, Verdict::Error, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
         return r;
     }
     r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
     if (golden) {
-        r.checks.push_back(golden_check(o.output, *want, *golden, c.dtype));
+        r.checks.push_back(golden_check(o.output, *want, *golden));
         const auto *tol = r.checks.back().metrics.if_contains("tolerance");
         r.checks.push_back(numerics_with_reference(ctx, r, o, c, tol && tol->is_number() ? tol->to_number<double>() : 0.0));
         add_determinism(r.checks.back(), o, c.deterministic.value_or(ctx.suite.deterministic));
@@ -227,6 +227,10 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
             return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory, perf, cost)", c);
     auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
     if (!plan) return std::unexpected(plan.error());
+    if (!options.workload_kernel.empty() &&
+        std::none_of(plan->kernels.begin(), plan->kernels.end(), [&](const auto &k) { return k->spec.label() == options.workload_kernel; }))
+        return fail(ErrorKind::Usage, "--workload-kernel {}: not a kernel of this run (a suite label such as flash[bq=64,bk=32], or a loaded plugin's kernel)",
+                    options.workload_kernel);
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
 
@@ -296,6 +300,8 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         po.cost = wants(options, "cost");
         po.device_class = options.device_class;
         po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
+        po.strict = options.strict || suite.perf.require_verdict;
+        po.workload_kernel = options.workload_kernel;
         if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());
     }
     results.complete = true;

@@ -29,6 +29,8 @@ struct RunOptions {
     std::string machine;              ///< a user-given name for this machine class (perf baselines)
     std::string device_class = "gcp-e2-standard-2";  ///< the price list entry for this machine's time
     std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
+    bool strict = false;  ///< a timed case the perf rule cannot gate fails (also the suite's perf.require_verdict)
+    std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
 };
 
 /// Called after each case x kernel with its result, how many are done and the total.

@@ -29,27 +29,17 @@ bool usable(const std::vector<double> &v) {
     return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x > 0.0; });
 }
 
-/// Steps 1 and 2 of the rule, on a decision whose figures are filled in. True when the
-/// decision is final (Insufficient or TooNoisy).
-bool not_gateable(PerfDecision &d, size_t n_current, size_t n_baseline, const DecisionPolicy &policy) {
+/// Step 1 of the rule: too few samples on a side to test at all. True when final.
+bool insufficient(PerfDecision &d, size_t n_current, size_t n_baseline, const DecisionPolicy &policy) {
     const size_t min_reps = static_cast<size_t>(std::max(policy.min_reps, 1));
-    if (n_current < min_reps || n_baseline < min_reps) {
-        d.status = PerfStatus::Insufficient;
-        d.reason = fmt::format("too few repetitions to gate: {} current, {} baseline; need at least {} per side",
-                               n_current, n_baseline, d.required_repetitions);
-        return true;
-    }
-    if (static_cast<size_t>(d.repetitions) < static_cast<size_t>(d.required_repetitions)) {
-        d.status = PerfStatus::TooNoisy;
-        d.reason = fmt::format(
-            "too noisy to gate: relative noise {:.1f}% against a {:.1f}% threshold needs {} repetitions per side, have {}",
-            100 * d.relative_noise, 100 * policy.threshold, d.required_repetitions, d.repetitions);
-        return true;
-    }
-    return false;
+    if (n_current >= min_reps && n_baseline >= min_reps) return false;
+    d.status = PerfStatus::Insufficient;
+    d.reason = fmt::format("too few repetitions to gate: {} current, {} baseline; need at least {} per side",
+                           n_current, n_baseline, d.required_repetitions);
+    return true;
 }
 
-/// Step 3: significance and practical size, either direction.
+/// Step 2: significance and practical size, either direction.
 void classify(PerfDecision &d, const DecisionPolicy &policy) {
     const std::string figures = fmt::format("median time x{:.3f} of baseline (95% CI {:.3f} to {:.3f})", d.ratio,
                                             d.ci_low, d.ci_high);
@@ -66,6 +56,24 @@ void classify(PerfDecision &d, const DecisionPolicy &policy) {
         d.reason = fmt::format("no regression beyond {:g}%: {}, p = {:.2g}", 100 * policy.threshold, figures,
                                d.p_adjusted);
     }
+}
+
+bool conclusive(const PerfDecision &d) { return d.status == PerfStatus::Regression || d.status == PerfStatus::Improvement; }
+
+/// "too noisy to gate: ...", with what the noise needs.
+std::string too_noisy_reason(const PerfDecision &d) {
+    return fmt::format("too noisy to gate: relative noise {:.1f}% against a {:.1f}% threshold needs {} repetitions per side, have {} "
+                       "(median time x{:.3f} of baseline, 95% CI {:.3f} to {:.3f}: inconclusive)",
+                       100 * d.relative_noise, 100 * d.threshold, d.required_repetitions, d.repetitions, d.ratio, d.ci_low, d.ci_high);
+}
+
+/// Step 3 of the rule, for a decision that step 2 classified: noise can only make an
+/// inconclusive result ungateable. A regression (or improvement) that met both criteria
+/// stands whatever the noise, since the CI already cleared the threshold with it.
+void unless_conclusive_too_noisy(PerfDecision &d) {
+    if (conclusive(d) || d.repetitions >= d.required_repetitions) return;
+    d.status = PerfStatus::TooNoisy;
+    d.reason = too_noisy_reason(d);
 }
 
 PerfDecision unusable(const char *what) {
@@ -97,6 +105,7 @@ PerfDecision decide(const std::vector<double> &current, const std::vector<double
     if (current.empty() || baseline.empty()) return unusable("no samples on a side");
     if (!usable(current) || !usable(baseline)) return unusable("a time is not a positive finite number");
     PerfDecision d;
+    d.threshold = policy.threshold;
     d.ratio = median(current) / median(baseline);
     const auto ci = bootstrap_median_ratio_ci(current, baseline, policy.bootstrap_resamples, policy.seed);
     d.ci_low = ci.low, d.ci_high = ci.high;
@@ -105,7 +114,9 @@ PerfDecision decide(const std::vector<double> &current, const std::vector<double
     d.relative_noise = std::max(relative_noise(current), relative_noise(baseline));
     d.repetitions = static_cast<int>(std::min(current.size(), baseline.size()));
     d.required_repetitions = std::max(policy.min_reps, required_repetitions(policy.alpha, d.relative_noise, policy.threshold));
-    if (!not_gateable(d, current.size(), baseline.size(), policy)) classify(d, policy);
+    if (insufficient(d, current.size(), baseline.size(), policy)) return d;
+    classify(d, policy);
+    unless_conclusive_too_noisy(d);
     return d;
 }
 
@@ -116,6 +127,7 @@ PerfDecision decide_paired(const std::vector<double> &current, const std::vector
     std::vector<double> pair_ratios(current.size());
     for (size_t i = 0; i < current.size(); ++i) pair_ratios[i] = current[i] / baseline[i];
     PerfDecision d;
+    d.threshold = policy.threshold;
     d.ratio = median(pair_ratios);
     const auto ci = bootstrap_paired_ratio_ci(current, baseline, policy.bootstrap_resamples, policy.seed);
     d.ci_low = ci.low, d.ci_high = ci.high;
@@ -127,7 +139,9 @@ PerfDecision decide_paired(const std::vector<double> &current, const std::vector
     d.repetitions = static_cast<int>(current.size());
     d.required_repetitions = std::max({policy.min_reps, min_pairs_for_alpha(policy.alpha),
                                        repetitions_for_noise(d.relative_noise, policy.threshold)});
-    if (!not_gateable(d, current.size(), baseline.size(), policy)) classify(d, policy);
+    if (insufficient(d, current.size(), baseline.size(), policy)) return d;
+    classify(d, policy);
+    unless_conclusive_too_noisy(d);
     return d;
 }
 
@@ -148,11 +162,17 @@ void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha
                           (d.status == PerfStatus::Improvement && d.p_adjusted_faster > alpha);
         if (!lost) continue;
         const double p = d.status == PerfStatus::Regression ? d.p_adjusted : d.p_adjusted_faster;
-        d.status = PerfStatus::Ok;
-        d.reason = fmt::format("not significant after correction for {} comparisons: adjusted p = {:.2g} > alpha {:g} "
-                               "(median time x{:.3f} of baseline)",
-                               std::count_if(slower.begin(), slower.end(), [](double x) { return !std::isnan(x); }),
-                               p, alpha, d.ratio);
+        const std::string correction = fmt::format(
+            "not significant after correction for {} comparisons: adjusted p = {:.2g} > alpha {:g}",
+            std::count_if(slower.begin(), slower.end(), [](double x) { return !std::isnan(x); }), p, alpha);
+        // No longer conclusive: now the noise decides whether it can be called ok.
+        if (d.repetitions < d.required_repetitions) {
+            d.status = PerfStatus::TooNoisy;
+            d.reason = too_noisy_reason(d) + "; " + correction;
+        } else {
+            d.status = PerfStatus::Ok;
+            d.reason = fmt::format("{} (median time x{:.3f} of baseline)", correction, d.ratio);
+        }
     }
 }
 

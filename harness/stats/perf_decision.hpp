@@ -24,7 +24,7 @@ enum class PerfStatus {
     Ok,            ///< no regression shown (including "not significant after correction")
     Regression,    ///< significantly slower, CI beyond the threshold: fails the gate
     Improvement,   ///< significantly faster beyond the threshold: reported, never failed
-    TooNoisy,      ///< too few repetitions for the measured noise: not gated, never a pass
+    TooNoisy,      ///< inconclusive with too few repetitions for the measured noise: not gated, never a pass
     Insufficient,  ///< fewer than min_reps samples on a side, or unusable samples
 };
 
@@ -44,7 +44,8 @@ struct PerfDecision {
     double p_adjusted_faster = 1.0;  ///< p_value_faster after Benjamini-Hochberg
     double relative_noise = 0.0;     ///< max over both sides of scaled MAD / median
     int repetitions = 0;             ///< min(current, baseline) sample count
-    int required_repetitions = 0;    ///< per side, to gate at this noise (see below)
+    int required_repetitions = 0;    ///< per side, to gate an inconclusive result at this noise (see below)
+    double threshold = 0.05;         ///< the practical threshold it was judged against
     std::string reason;              ///< one line for people
 };
 
@@ -64,13 +65,15 @@ int required_repetitions(double alpha, double relative_noise, double threshold);
 /// Independent samples (seconds per call) of the current run and the baseline:
 /// 1. a side with < policy.min_reps samples, or a non-finite or non-positive time:
 ///    Insufficient;
-/// 2. fewer repetitions (either side) than max(min_reps, required_repetitions(alpha,
-///    noise, threshold)), noise being the larger relative MAD of the two sides: TooNoisy.
-///    This makes the issue's "baseline noisier than the threshold" precise: at the
-///    minimum 9 repetitions the CI cannot resolve the threshold once the noise exceeds
-///    about 0.87 x threshold, and more repetitions make such a case gateable again;
-/// 3. p (one-sided Mann-Whitney, H1 slower) <= alpha and ci_low > 1 + threshold:
-///    Regression; mirrored (H1 faster, ci_high < 1 - threshold): Improvement; else Ok.
+/// 2. p (one-sided Mann-Whitney, H1 slower) <= alpha and ci_low > 1 + threshold:
+///    Regression; mirrored (H1 faster, ci_high < 1 - threshold): Improvement; else Ok;
+/// 3. an Ok (inconclusive) result with fewer repetitions (either side) than
+///    max(min_reps, required_repetitions(alpha, noise, threshold)), noise being the larger
+///    relative MAD of the two sides: TooNoisy, never a silent pass. At the minimum 9
+///    repetitions the CI cannot resolve the threshold once the noise exceeds about
+///    0.87 x threshold; more repetitions make such a case gateable again. A conclusive
+///    Regression or Improvement is never downgraded: its CI cleared the threshold and its
+///    test reached alpha with the noise it has.
 /// p_adjusted starts equal to p_value (one comparison) until apply_benjamini_hochberg.
 PerfDecision decide(const std::vector<double> &current, const std::vector<double> &baseline,
                     const DecisionPolicy &policy);
@@ -83,8 +86,9 @@ PerfDecision decide_paired(const std::vector<double> &current, const std::vector
 
 /// The run-wide pass: Benjamini-Hochberg over the p-values of every decision that has one
 /// (both directions separately), sets p_adjusted / p_adjusted_faster, and turns a
-/// Regression or Improvement whose adjusted p exceeds alpha into Ok ("not significant
-/// after correction").
+/// Regression or Improvement whose adjusted p exceeds alpha into an inconclusive result:
+/// Ok ("not significant after correction") when it has the repetitions its noise needs,
+/// else TooNoisy.
 void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha);
 
 }  // namespace attngate

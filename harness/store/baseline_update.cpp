@@ -43,7 +43,7 @@ std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind
         bool golden_failed = false;
         for (const auto &c : r.checks) {
             if (c.check == kind.check) check = &c;
-            if (c.check == "golden" && c.verdict == Verdict::Fail) golden_failed = true;
+            if (c.check == "golden" && is_failing(c.verdict)) golden_failed = true;
         }
         if (!check) continue;  // a skipped check still has its numbers when only the baseline was missing
         const json::value *headline = check->metrics.if_contains(kind.headline);

@@ -32,6 +32,7 @@ json::value entry_to_json(const GoldenEntry &e) {
                         {"sha256", e.sha256},
                         {"inputs_sha256", e.inputs_sha256},
                         {"straightforward_max_abs_error", e.straightforward_max_abs_error},
+                        {"straightforward_rms_error", e.straightforward_rms_error},
                         {"output_max_abs", e.output_max_abs}};
 }
 
@@ -45,19 +46,31 @@ std::optional<Error> entry_from_json(const json::value &v, const std::string &fi
     e.sha256 = r.required_string("sha256");
     e.inputs_sha256 = r.required_string("inputs_sha256");
     e.straightforward_max_abs_error = r.number("straightforward_max_abs_error", 0.0);
+    e.straightforward_rms_error = r.number("straightforward_rms_error", -1.0);
     e.output_max_abs = r.number("output_max_abs", 0.0);
     if (r.ok() && e.file.find('/') != std::string::npos) r.fail_at("file", "expected a file name without '/'");
     return r.finish();
 }
 
-double max_abs_finite(const std::vector<double> &v) {
-    double m = 0.0;
-    for (double x : v)
-        if (std::isfinite(x)) m = std::max(m, std::fabs(x));
-    return m;
-}
-
 }  // namespace
+
+void calibrate_golden(GoldenEntry &e, std::span<const double> golden, std::span<const float> straightforward) {
+    ATTNGATE_CHECK(golden.size() == straightforward.size());
+    double max_err = 0.0, sum_sq = 0.0, max_out = 0.0;
+    int64_t finite = 0;
+    for (size_t i = 0; i < golden.size(); ++i) {
+        if (!std::isfinite(golden[i])) continue;
+        max_out = std::max(max_out, std::fabs(golden[i]));
+        if (!std::isfinite(straightforward[i])) continue;
+        const double d = std::fabs(static_cast<double>(straightforward[i]) - golden[i]);
+        max_err = std::max(max_err, d);
+        sum_sq += d * d;
+        ++finite;
+    }
+    e.output_max_abs = max_out;
+    e.straightforward_max_abs_error = max_err;
+    e.straightforward_rms_error = finite ? std::sqrt(sum_sq / static_cast<double>(finite)) : 0.0;
+}
 
 const GoldenEntry *GoldenManifest::find(std::string_view case_id) const {
     for (const auto &e : cases)
@@ -87,10 +100,6 @@ Result<GoldenManifest> generate_goldens(const Suite &suite, const std::filesyste
             return fail(ErrorKind::Infra, "case {}: reference kernel failed: {}", c.id, err);
         if (kernels::straightforward_forward(p, err, sizeof err) != 0)
             return fail(ErrorKind::Infra, "case {}: straightforward kernel failed: {}", c.id, err);
-        double sf_err = 0.0;
-        for (size_t i = 0; i < golden.size(); ++i)
-            if (std::isfinite(golden[i]) && std::isfinite(plain[i]))
-                sf_err = std::max(sf_err, std::fabs(static_cast<double>(plain[i]) - golden[i]));
 
         GoldenEntry e;
         e.case_id = c.id;
@@ -100,8 +109,7 @@ Result<GoldenManifest> generate_goldens(const Suite &suite, const std::filesyste
         const std::string bytes = serialize_npy(make_npy(std::span<const double>(golden), e.shape));
         e.sha256 = sha256_hex(bytes);
         e.inputs_sha256 = in.sha256();
-        e.straightforward_max_abs_error = sf_err;
-        e.output_max_abs = max_abs_finite(golden);
+        calibrate_golden(e, golden, plain);
         if (auto w = write_file_atomic(dir / e.file, bytes); !w) return std::unexpected(w.error());
         if (progress) progress(e);
         m.cases.push_back(std::move(e));

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct GoldenEntry {
     std::string inputs_sha256;
     /// Max abs error of the straightforward implementation at the case's precision.
     double straightforward_max_abs_error = 0.0;
+    /// Its RMS error over the finite elements; negative when the manifest predates it.
+    double straightforward_rms_error = -1.0;
     double output_max_abs = 0.0;  ///< max |golden| over finite elements
 };
 
@@ -34,6 +37,10 @@ struct GoldenManifest {
 
     const GoldenEntry *find(std::string_view case_id) const;
 };
+
+/// Fills output_max_abs and the straightforward implementation's max abs and RMS errors
+/// (over the elements where both are finite) from the golden and that implementation's output.
+void calibrate_golden(GoldenEntry &e, std::span<const double> golden, std::span<const float> straightforward);
 
 /// baselines/goldens/<suite>
 std::filesystem::path golden_dir(const std::filesystem::path &baselines, const Suite &suite);

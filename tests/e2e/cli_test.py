@@ -56,7 +56,7 @@ class RunTest(TempWorkspace):
         self.assertIn("GATE PASSED", r.stdout)
         with open(self.results) as f:
             results = json.load(f)
-        self.assertEqual(results["schema_version"], 1)
+        self.assertEqual(results["schema_version"], 2)
         self.assertEqual(results["suite"], "tiny")
         self.assertTrue(results["complete"])
         self.assertEqual(len(results["results"]), 4 * 4)

@@ -65,17 +65,20 @@ class MemoryGateTest(unittest.TestCase):
             leak = [c for c in v[(case, "leaky-slow")]["checks"] if c["check"] == "memory"][0]["metrics"]
             self.assertGreaterEqual(leak["leak_bytes_per_call"], 64)
         crash = v[("crash_shape", "crashy")]
+        self.assertEqual(crash["verdict"], "error")  # not drift: it never answered
         self.assertIn("crashed with SIGSEGV", crash["reason"])
         self.assertIn("dereferencing a dangling pointer", crash["reason"])
         self.assertEqual(crash["checks"][0]["metrics"]["crash"]["signal"], "SIGSEGV")
         hang = v[("hang_shape", "hangy")]
+        self.assertEqual(hang["verdict"], "error")
         self.assertIn("hung: killed after 3.0 s", hang["reason"])
         self.assertIn("waiting forever", hang["reason"])
         for case in ("plain", "hang_shape"):
             self.assertEqual(v[(case, "crashy")]["verdict"], "pass")
         for case in ("plain", "crash_shape"):
             self.assertEqual(v[(case, "hangy")]["verdict"], "pass")
-        self.assertIn("FAIL crash_shape / crashy", r.stdout)
+        self.assertIn("ERROR crash_shape / crashy", r.stdout)
+        self.assertIn("FAIL plain / leaky", r.stdout)
 
     def test_clean_kernels_are_never_flagged_across_repeated_runs(self):
         write_json(self.suite, dict(MEM_SUITE, kernels=["reference", "native", "flash",
@@ -156,7 +159,7 @@ class MemoryGateTest(unittest.TestCase):
         if pid == 0:
             developer = {k: v for k, v in os.environ.items() if k != "CI"}
             os.execve(ARGS.attngate, [ARGS.attngate, "baseline", "update", "--results", self.results,
-                                      "--baselines", self.baselines, "--only", "plain/*"], developer)
+                                      "--baselines", self.baselines, "--only", "plain/*", "--checks", "memory"], developer)
         transcript = b""
         answers = [b"s\n", b"a\n"]
         deadline = time.monotonic() + 30

@@ -42,9 +42,12 @@ def load_case(directory):
     return desc, tensors
 
 
-def attention(desc, t):
+def attention(desc, t, drop_last_key=None, heads=None):
     """float64 attention with bottom-right causal/window alignment, segment ids, bias,
-    soft-capping; rows with no allowed key are zero; NaN propagates from allowed keys."""
+    soft-capping; rows with no allowed key are zero; NaN propagates from allowed keys.
+    drop_last_key=(b, i, h) leaves out that row's last allowed key: the exact output of the
+    test plugin's one-wrong-row kernel, to tell what its defect changes. heads, a list of
+    (b, h), computes only those (the rest stays zero)."""
     shape = desc["shape"]
     B, Sq, Sk = shape["batch"], shape["seq_q"], shape["seq_k"]
     Hq, Hkv, Dv = shape["heads_q"], shape["heads_kv"], shape["head_dim_v"]
@@ -68,6 +71,8 @@ def attention(desc, t):
         if "segment_ids_q" in t:
             mask_b &= t["segment_ids_q"][b][:, None] == t["segment_ids_kv"][b][None, :]
         for h in range(Hq):
+            if heads is not None and (b, h) not in heads:
+                continue
             hk = h // (Hq // Hkv)
             s = (q[b, :, h, :] @ k[b, :, hk, :].T) * scale
             if cap > 0:
@@ -76,6 +81,8 @@ def attention(desc, t):
                 s = s + np.broadcast_to(bias, (B, Hq, Sq, Sk))[b, h].astype(np.float64)
             for i in range(Sq):
                 idx = np.nonzero(mask_b[i])[0]
+                if drop_last_key == (b, i, h):
+                    idx = idx[:-1]
                 if idx.size == 0:
                     continue
                 row = s[i, idx]

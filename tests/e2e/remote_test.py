@@ -69,7 +69,7 @@ class RemoteTest(unittest.TestCase):
         self.assertEqual(v[("first", "np-raises")]["verdict"], "pass")
         # Dies: the adapter's exit and its last words; the adapter is restarted for the rest.
         died = v[("dies_here", "np-dies")]
-        self.assertEqual(died["verdict"], "fail")
+        self.assertEqual(died["verdict"], "error")  # a crash, not drift
         self.assertIn("exited with code 3", died["reason"])
         self.assertIn("np-dies: seq_q is 77", died["reason"])
         self.assertEqual(v[("hangs_here", "np-dies")]["verdict"], "pass")
@@ -81,6 +81,7 @@ class RemoteTest(unittest.TestCase):
         for kernel, words in (("np-garbage", "not a JSON object"), ("np-bad-npy", "data bytes for shape"), ("np-wrong-shape", "shape")):
             for case in ("first", "bf16_after"):
                 self.assertIn("adapter answered outside the protocol", v[(case, kernel)]["reason"], kernel)
+                self.assertEqual(v[(case, kernel)]["verdict"], "error", kernel)
                 self.assertIn(words, v[(case, kernel)]["reason"], kernel)
         # Leaks through live arrays: the memory check.
         self.assertIn("memory: live array leak: 1.0 arrays", v[("first", "np-leaks")]["reason"])

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attention_common.hpp"
+#include "numeric_faults.hpp"
 
 namespace {
 
@@ -179,6 +180,12 @@ const attngate_kernel kFaulty[] = {
 }  // namespace
 
 extern "C" const attngate_kernel *attngate_plugin_kernels(size_t *count) {
-    *count = sizeof(kFaulty) / sizeof(kFaulty[0]);
-    return kFaulty;
+    static const std::vector<attngate_kernel> all = [] {
+        std::vector<attngate_kernel> v(std::begin(kFaulty), std::end(kFaulty));
+        const auto numeric = numeric_fault_kernels();
+        v.insert(v.end(), numeric.begin(), numeric.end());
+        return v;
+    }();
+    *count = all.size();
+    return all.data();
 }

@@ -141,7 +141,7 @@ TEST_CASE("flash and native match the reference on every path, single- and multi
                 for (const std::string &path : {std::string("portable"), best}) {
                     const PathScope scope(path);
                     const auto single = run(k, c, in, nullptr);
-                    const CheckResult r = golden_check(single, ref, g, c.dtype);
+                    const CheckResult r = golden_check(single, ref, g);
                     INFO(name << " on " << c.id << ", path " << path << ": " << r.reason);
                     REQUIRE(r.verdict == Verdict::Pass);
                     // Tasks never depend on the thread that runs them: identical bits.
@@ -149,7 +149,7 @@ TEST_CASE("flash and native match the reference on every path, single- and multi
                     CHECK(same_bits(run(k, c, in, three.get()), single));
                     if (std::string(name) == "flash") {
                         const auto small_blocks = run(k, c, in, three.get(), 48);
-                        REQUIRE(golden_check(small_blocks, ref, g, c.dtype).verdict == Verdict::Pass);
+                        REQUIRE(golden_check(small_blocks, ref, g).verdict == Verdict::Pass);
                     }
                 }
             }
@@ -173,7 +173,7 @@ TEST_CASE("flash's vdpbf16ps path matches the reference (emulated lanes on any C
         const GoldenEntry g = test::calibrate(c, in, ref);
         for (int64_t block : {0, 48, 7}) {
             const auto single = run(k, c, in, nullptr, block);
-            const CheckResult r = golden_check(single, ref, g, c.dtype);
+            const CheckResult r = golden_check(single, ref, g);
             INFO(c.id << " block " << block << ": " << r.reason);
             REQUIRE(r.verdict == Verdict::Pass);
             CHECK(same_bits(run(k, c, in, three.get(), block), single));

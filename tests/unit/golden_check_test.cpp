@@ -9,10 +9,11 @@
 using namespace attngate;
 
 namespace {
-GoldenEntry entry(double sf_err, double max_abs) {
+GoldenEntry entry(double sf_err, double max_abs, double sf_rms = -1.0) {
     GoldenEntry g;
     g.shape = {1, 2, 1, 2};
     g.straightforward_max_abs_error = sf_err;
+    g.straightforward_rms_error = sf_rms;
     g.output_max_abs = max_abs;
     return g;
 }
@@ -30,20 +31,58 @@ TEST_CASE("error metrics of a known difference", "[golden]") {
     CHECK(index_coords(2, std::vector<int64_t>{1, 2, 1, 2}) == "[0, 1, 0, 0]");
 }
 
-TEST_CASE("tolerance is 2x the straightforward error plus 2 ulp at the output's scale", "[golden]") {
-    CHECK(golden_tolerance(entry(1e-7, 1.0), ATTNGATE_DTYPE_F32) == Approx(2e-7 + 2 * std::ldexp(1.0, -23)));
-    CHECK(golden_tolerance(entry(1e-3, 4.0), ATTNGATE_DTYPE_BF16) == Approx(2e-3 + 2 * 4 * std::ldexp(1.0, -7)));
+TEST_CASE("tolerance is 2x the straightforward error plus 2 f32 ulp at the output's scale, whatever the operands", "[golden]") {
+    CHECK(golden_tolerance(entry(1e-7, 1.0)) == Approx(2e-7 + 2 * std::ldexp(1.0, -23)));
+    // A bf16 case's output is f32 too: its floor is 2 f32 ulp, no longer 2 bf16 ulp (2^-6 x 4
+    // = 0.0625 here, 31 times the rest of the tolerance).
+    CHECK(golden_tolerance(entry(1e-3, 4.0)) == Approx(2e-3 + 2 * 4 * std::ldexp(1.0, -23)));
+    CHECK(golden_floor(entry(1e-3, 4.0)) == Approx(8 * std::ldexp(1.0, -23)));
+    CHECK(golden_rms_tolerance(entry(1e-3, 4.0, 2e-4)) == Approx(4e-4 + 8 * std::ldexp(1.0, -23)));
+    CHECK(golden_rms_tolerance(entry(1e-3, 4.0)) < 0);  // a manifest without the straightforward RMS
+}
+
+TEST_CASE("the margin is the error over the tolerance, reported on a pass", "[golden]") {
+    const std::vector<double> want = {1.0, -2.0, 0.5, 4.0};
+    const GoldenEntry g = entry(1e-3, 4.0, 1e-3);
+    const double tol = golden_tolerance(g);
+    std::vector<float> got = {1.0f, -2.0f, 0.5f, static_cast<float>(4.0 + tol * 0.5)};
+    const CheckResult r = golden_check(got, want, g);
+    CHECK(r.verdict == Verdict::Pass);
+    CHECK(r.metrics.at("margin").as_double() == Approx(0.5).epsilon(1e-3));
+    CHECK(r.metrics.at("rms_margin").as_double() == Approx(tol * 0.5 / 2 / golden_rms_tolerance(g)).epsilon(1e-3));
+    CHECK_THAT(r.reason, Catch::Contains("(margin 0.50)"));
+}
+
+TEST_CASE("a shift spread over every element fails on the RMS error while each element is within tolerance", "[golden]") {
+    // Each element 0.8 x the max-abs tolerance off: max abs passes, but the RMS error is 0.8 x
+    // that tolerance too, 2 x the straightforward RMS error (a quarter of its max, as for
+    // Gaussian rounding errors over many elements) is far less.
+    const std::vector<double> want = {1.0, -2.0, 0.5, 4.0};
+    const GoldenEntry g = entry(1e-3, 4.0, 2.5e-4);
+    const double tol = golden_tolerance(g);
+    std::vector<float> got;
+    for (double w : want) got.push_back(static_cast<float>(w + 0.8 * tol));
+    const CheckResult r = golden_check(got, want, g);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK(r.metrics.at("margin").as_double() < 1.0);
+    CHECK(r.metrics.at("rms_margin").as_double() > 1.0);
+    CHECK_THAT(r.reason, Catch::StartsWith("RMS error") && Catch::Contains("shift spread over many elements"));
+    // Without the straightforward RMS in the manifest only max abs is gated, and a note says so.
+    const CheckResult old = golden_check(got, want, entry(1e-3, 4.0));
+    CHECK(old.verdict == Verdict::Pass);
+    REQUIRE(old.notes.size() == 1);
+    CHECK_THAT(old.notes[0], Catch::Contains("regenerate the goldens"));
 }
 
 TEST_CASE("golden check passes within tolerance and fails beyond it, naming the place", "[golden]") {
     const std::vector<double> want = {1.0, -2.0, 0.5, 4.0};
     const GoldenEntry g = entry(1e-3, 4.0);
-    const double tol = golden_tolerance(g, ATTNGATE_DTYPE_F32);
+    const double tol = golden_tolerance(g);
     std::vector<float> got = {1.0f, -2.0f, 0.5f, 4.0f};
     got[3] = static_cast<float>(4.0 + tol * 0.5);
-    CHECK(golden_check(got, want, g, ATTNGATE_DTYPE_F32).verdict == Verdict::Pass);
+    CHECK(golden_check(got, want, g).verdict == Verdict::Pass);
     got[3] = static_cast<float>(4.0 + tol * 2);
-    const CheckResult r = golden_check(got, want, g, ATTNGATE_DTYPE_F32);
+    const CheckResult r = golden_check(got, want, g);
     CHECK(r.verdict == Verdict::Fail);
     CHECK_THAT(r.reason, Catch::Contains("[0, 1, 0, 1]") && Catch::Contains("tolerance"));
 }
@@ -52,7 +91,7 @@ TEST_CASE("NaN or inf where the golden is finite fails at once, whatever the err
     const std::vector<double> want = {1.0, 2.0, 3.0, 4.0};
     const GoldenEntry g = entry(100.0, 4.0);  // a huge tolerance must not hide it
     std::vector<float> got = {1.0f, 2.0f, std::numeric_limits<float>::infinity(), 4.0f};
-    const CheckResult r = golden_check(got, want, g, ATTNGATE_DTYPE_F32);
+    const CheckResult r = golden_check(got, want, g);
     CHECK(r.verdict == Verdict::Fail);
     CHECK_THAT(r.reason, Catch::Contains("NaN/inf") && Catch::Contains("[0, 1, 0, 0]"));
 }
@@ -61,9 +100,9 @@ TEST_CASE("a kernel that turns a propagated NaN into a number is drift", "[golde
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const std::vector<double> want = {1.0, nan, 3.0, 4.0};
     std::vector<float> got = {1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f, 4.0f};
-    CHECK(golden_check(got, want, entry(0, 4), ATTNGATE_DTYPE_F32).verdict == Verdict::Pass);
+    CHECK(golden_check(got, want, entry(0, 4)).verdict == Verdict::Pass);
     got[1] = 0.0f;
-    const CheckResult r = golden_check(got, want, entry(0, 4), ATTNGATE_DTYPE_F32);
+    const CheckResult r = golden_check(got, want, entry(0, 4));
     CHECK(r.verdict == Verdict::Fail);
     CHECK_THAT(r.reason, Catch::Contains("golden is NaN"));
 }

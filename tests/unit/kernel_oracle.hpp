@@ -2,13 +2,13 @@
 // the reference, and calibrate the golden entry exactly as golden generation does.
 #pragma once
 
-#include <cmath>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "attngate/builtin_kernels.hpp"
 #include "checks/golden_check.hpp"
+#include "store/golden.hpp"
 #include "plan/inputs.hpp"
 #include "backend/memory.hpp"
 
@@ -40,12 +40,7 @@ inline GoldenEntry calibrate(const CaseSpec &c, const CaseInputs &in, const std:
     REQUIRE(kernels::straightforward_forward(p, err, sizeof err) == 0);
     GoldenEntry g;
     g.shape = output_shape(c);
-    for (size_t i = 0; i < ref.size(); ++i) {
-        if (std::isfinite(ref[i])) {
-            g.output_max_abs = std::max(g.output_max_abs, std::fabs(ref[i]));
-            if (std::isfinite(sf[i])) g.straightforward_max_abs_error = std::max(g.straightforward_max_abs_error, std::fabs(sf[i] - ref[i]));
-        }
-    }
+    calibrate_golden(g, ref, sf);
     return g;
 }
 

@@ -52,7 +52,7 @@ std::vector<double> require_all_kernels_match(const CaseSpec &c) {
     const GoldenEntry g = calibrate(c, in, ref);
     for (const auto &k : kAllKernels) {
         const auto out = run_kernel(k, c, in);
-        const CheckResult r = golden_check(out, ref, g, c.dtype);
+        const CheckResult r = golden_check(out, ref, g);
         INFO(c.id << " on " << k.name << " bq=" << k.block_q << " bk=" << k.block_k << ": " << r.reason);
         REQUIRE(r.verdict == Verdict::Pass);
     }
@@ -273,7 +273,7 @@ TEST_CASE("flash's block sizes change its output by no more than the tolerance",
             for (int64_t bk : {1, 16, 100, 128, 512}) {
                 const auto out = run_kernel({"flash", bq, bk}, cs, in);
                 INFO("block_q " << bq << " block_k " << bk);
-                REQUIRE(golden_check(out, ref, g, cs.dtype).verdict == Verdict::Pass);
+                REQUIRE(golden_check(out, ref, g).verdict == Verdict::Pass);
             }
     }
 }

@@ -1,6 +1,7 @@
 // The perf decision rule: regressions need significance and a CI beyond the threshold,
 // noise and too few repetitions are reported as such, and the run-wide Benjamini-Hochberg
 // pass takes back regressions that do not survive correction.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -71,21 +72,118 @@ TEST_CASE("too few repetitions are insufficient with the count needed", "[perf]"
     CHECK_THAT(d.reason, Catch::Contains("5 current, 20 baseline; need at least 9"));
 }
 
-TEST_CASE("a baseline noisier than the threshold is too noisy until enough repetitions", "[perf]") {
+TEST_CASE("an inconclusive result on a noisy baseline is too noisy until enough repetitions", "[perf]") {
     // Uniform +-15% has a scaled MAD of about 11% of the median (1.4826 x 7.5%): about
     // 60 repetitions per side to resolve 5% (fewer or more as the estimate from 12
-    // samples varies; noise equal to the threshold would need 13). 12 are not enough,
-    // 100 are.
+    // samples varies; noise equal to the threshold would need 13). 4% slower is inside
+    // the threshold: not a regression, and with 12 repetitions not a pass either.
     DecisionPolicy policy;
-    const auto noisy = decide(times(1.3, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
+    const auto noisy = decide(times(1.04, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
     CHECK(noisy.status == PerfStatus::TooNoisy);
     CHECK(noisy.relative_noise > policy.threshold);
     CHECK(noisy.required_repetitions > 13);
     CHECK(noisy.required_repetitions < 100);
-    CHECK_THAT(noisy.reason, Catch::StartsWith("too noisy to gate"));
-    const auto enough = decide(times(1.3, 0.01, 100, "c"), times(1.0, 0.15, 100, "b"), policy);
-    CHECK(enough.required_repetitions <= 100);
-    CHECK(enough.status == PerfStatus::Regression);
+    CHECK_THAT(noisy.reason, Catch::StartsWith("too noisy to gate") && Catch::Contains("inconclusive"));
+    const auto enough = decide(times(1.04, 0.01, 200, "c"), times(1.0, 0.15, 200, "b"), policy);
+    CHECK(enough.required_repetitions <= 200);
+    CHECK(enough.status == PerfStatus::Ok);
+}
+
+TEST_CASE("a conclusive regression is never downgraded to too noisy", "[perf]") {
+    // 30% slower against the same noisy baseline, 12 repetitions: fewer than the noise would
+    // need to resolve 5%, yet the test reached alpha and the whole CI clears the threshold.
+    DecisionPolicy policy;
+    const auto d = decide(times(1.3, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
+    CHECK(d.repetitions < d.required_repetitions);
+    CHECK(d.p_value <= policy.alpha);
+    CHECK(d.ci_low > 1.0 + policy.threshold);
+    CHECK(d.status == PerfStatus::Regression);
+    CHECK_THAT(d.reason, Catch::StartsWith("regression"));
+    // Mirrored: a conclusive improvement on the same noise stays an improvement.
+    const auto faster = decide(times(0.7, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
+    CHECK(faster.repetitions < faster.required_repetitions);
+    CHECK(faster.status == PerfStatus::Improvement);
+}
+
+TEST_CASE("A/B at 21 rounds: a 15 to 25 percent paired slowdown is a regression however noisy", "[perf]") {
+    // The case from the field: x1.237, CI 1.19 to 1.32, p far below alpha, yet reported as
+    // too noisy. Per-pair ratios 1.237 x (1 +- 20%) need about 50 pairs to resolve 5% when
+    // inconclusive; 21 pairs that clear the threshold are conclusive.
+    const auto jitter = times(1.0, 0.20, 21, "pairs");
+    std::vector<double> a, b, b_small;
+    for (size_t i = 0; i < 21; ++i) {
+        a.push_back(1e-3 * (1.0 + 0.3 * static_cast<double>(i % 7) / 7.0));  // machine drift, shared
+        b.push_back(a.back() * 1.237 * jitter[i]);
+        b_small.push_back(a.back() * 1.03 * jitter[i]);  // same noise, 3%: inconclusive
+    }
+    DecisionPolicy policy;
+    const auto d = decide_paired(b, a, policy);
+    CHECK(d.repetitions == 21);
+    CHECK(d.required_repetitions > 21);
+    CHECK(d.ratio == Approx(1.237).epsilon(0.06));
+    CHECK(d.ci_low > 1.05);
+    CHECK(d.status == PerfStatus::Regression);
+    const auto small = decide_paired(b_small, a, policy);
+    CHECK(small.required_repetitions > 21);
+    CHECK(small.ci_low < 1.05);
+    CHECK(small.status == PerfStatus::TooNoisy);
+}
+
+TEST_CASE("the repetition boundary: one repetition short of the noise's need is too noisy, enough is ok", "[perf]") {
+    // Identical distributions, 15 per side: inconclusive. The threshold is set from the
+    // measured noise so that exactly 15 (gated: ok) or 16 (too noisy) repetitions are needed.
+    const auto cur = times(1.0, 0.04, 15, "c"), base = times(1.0, 0.04, 15, "b");
+    const double noise = std::max(relative_noise(cur), relative_noise(base));
+    const double k = std::pow(1.959963984540054 * std::sqrt(std::acos(-1.0) / 2) * std::sqrt(2.0), 2);  // 12.0686
+    DecisionPolicy policy;
+    policy.threshold = noise * std::sqrt(k / 15.0) * 1.001;  // needs ceil(14.97) = 15
+    const auto gated = decide(cur, base, policy);
+    CHECK(gated.required_repetitions == 15);
+    CHECK(gated.status == PerfStatus::Ok);
+    policy.threshold = noise * std::sqrt(k / 15.0) * 0.999;  // needs ceil(15.03) = 16
+    const auto short_one = decide(cur, base, policy);
+    CHECK(short_one.required_repetitions == 16);
+    CHECK(short_one.status == PerfStatus::TooNoisy);
+    // At that same noise and threshold, a clear slowdown is still a regression.
+    std::vector<double> slow;
+    for (double x : cur) slow.push_back(1.5 * x);
+    CHECK(decide(slow, base, policy).status == PerfStatus::Regression);
+}
+
+TEST_CASE("the CI boundary: a significant slowdown whose CI touches the threshold is not a regression", "[perf]") {
+    // Quiet samples, 30 per side: a 9% slowdown clears a 5% threshold, not an 8.5% one.
+    const auto base = times(1.0, 0.005, 30, "b"), cur = times(1.09, 0.005, 30, "c");
+    DecisionPolicy policy;
+    const auto beyond = decide(cur, base, policy);
+    CHECK(beyond.status == PerfStatus::Regression);
+    policy.threshold = beyond.ci_low - 1.0 + 0.001;  // the CI's lower end just inside the threshold
+    const auto inside = decide(cur, base, policy);
+    CHECK(inside.p_value <= policy.alpha);
+    CHECK(inside.ci_low <= 1.0 + policy.threshold);
+    CHECK(inside.status == PerfStatus::Ok);
+}
+
+TEST_CASE("the alpha boundary: a slowdown beyond the threshold but not significant is not a regression", "[perf]") {
+    // 20 per side; a quarter of the current samples are fast outliers: the medians (and their
+    // CI) stay 20% apart and the robust noise stays small, but the rank test's p is moderate.
+    const auto base = times(1.0, 0.005, 20, "b");
+    auto cur = times(1.2, 0.005, 20, "c");
+    for (size_t i = 0; i < 5; ++i) cur[i] = 0.9 * base[i];
+    const auto probe = decide(cur, base, DecisionPolicy{});
+    REQUIRE(probe.p_value > 1e-4);
+    REQUIRE(probe.ci_low > 1.05);
+    DecisionPolicy policy;
+    policy.alpha = probe.p_value * 1.5;
+    CHECK(decide(cur, base, policy).status == PerfStatus::Regression);
+    policy.alpha = probe.p_value / 1.5;
+    const auto d = decide(cur, base, policy);
+    CHECK(d.repetitions >= d.required_repetitions);
+    CHECK(d.status == PerfStatus::Ok);
+}
+
+TEST_CASE("the minimum repetitions boundary: eight per side are insufficient, nine are gated", "[perf]") {
+    CHECK(decide(times(1.2, 0.01, 8, "c"), times(1.0, 0.01, 9, "b"), DecisionPolicy{}).status == PerfStatus::Insufficient);
+    CHECK(decide(times(1.2, 0.01, 9, "c"), times(1.0, 0.01, 9, "b"), DecisionPolicy{}).status == PerfStatus::Regression);
 }
 
 TEST_CASE("unusable samples cannot be gated", "[perf]") {
@@ -133,6 +231,25 @@ TEST_CASE("benjamini hochberg takes back a regression not significant after corr
     CHECK_THAT(run[9].reason, Catch::StartsWith("not significant after correction for 10 comparisons"));
     CHECK(run[0].p_adjusted == Approx(0.5));
     CHECK(run[10].status == PerfStatus::Insufficient);
+}
+
+TEST_CASE("a regression lost to the correction is too noisy when its noise needs more repetitions, else ok", "[perf]") {
+    PerfDecision quiet;
+    quiet.status = PerfStatus::Ok;
+    quiet.ratio = 1.0, quiet.p_value = 0.5, quiet.p_value_faster = 0.5;
+    std::vector<PerfDecision> run(9, quiet);
+    PerfDecision noisy = quiet;  // a conclusive regression alone, with 12 of the 40 repetitions its noise needs
+    noisy.status = PerfStatus::Regression;
+    noisy.ratio = 1.3, noisy.ci_low = 1.1, noisy.ci_high = 1.5, noisy.p_value = 0.0076, noisy.p_value_faster = 0.99;
+    noisy.repetitions = 12, noisy.required_repetitions = 40;
+    PerfDecision enough = noisy;
+    enough.repetitions = 40;
+    run.push_back(noisy);
+    run.push_back(enough);
+    apply_benjamini_hochberg(run, 0.01);
+    CHECK(run[9].status == PerfStatus::TooNoisy);
+    CHECK_THAT(run[9].reason, Catch::StartsWith("too noisy to gate") && Catch::Contains("not significant after correction"));
+    CHECK(run[10].status == PerfStatus::Ok);
 }
 
 TEST_CASE("paired decisions use per pair ratios and survive shared drift", "[perf]") {

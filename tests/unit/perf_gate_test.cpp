@@ -60,6 +60,22 @@ TEST_CASE("too few repetitions are reported as too noisy with what is needed, ne
     CHECK_THAT(r.reason, Catch::Contains("need"));
 }
 
+TEST_CASE("strict mode fails a case the rule cannot gate and leaves verdicts alone", "[perf]") {
+    const auto base = around(1e-3, 5), now = around(1.3e-3, 5);
+    const PerfDecision d = decide(now, base, DecisionPolicy{});
+    REQUIRE(d.status == PerfStatus::Insufficient);
+    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK(r.metrics.at("status").as_string() == "too_noisy");
+    CHECK_THAT(r.reason, Catch::StartsWith("ungated in strict mode: too few repetitions"));
+    r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::Missing, "no perf baseline", kShape, 1e6, 5, "m", true);
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK(r.metrics.at("status").as_string() == "no_baseline");
+    const auto quiet = around(1e-3, 15);
+    const PerfDecision ok = decide(quiet, quiet, DecisionPolicy{});
+    CHECK(perf_check(quiet, quiet, &ok, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true).verdict == Verdict::Pass);
+}
+
 TEST_CASE("a baseline from another machine class is named and not compared", "[perf]") {
     const CheckResult r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::OtherMachine,
                                      "perf baseline was recorded on machine class \"big\", this is \"small\"", kShape, 1e6, 5, "small");
@@ -93,6 +109,16 @@ TEST_CASE("a workload fails only on a cost rise its confidence bound supports", 
     r = workload_result(workload(), now, base, {{"a", 1.15}}, nullptr, price());
     CHECK(r.at("verdict").as_string() == "skip");
     CHECK_THAT(std::string(r.at("reason").as_string()), Catch::Contains("too noisy") && Catch::Contains("b"));
+    // ... unless the runner is strict: then an ungated workload fails.
+    r = workload_result(workload(), now, base, {{"a", 1.15}}, nullptr, price(), true);
+    CHECK(r.at("verdict").as_string() == "fail");
+    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::StartsWith("ungated in strict mode"));
+    // A kernel that was not timed in the run says so, naming the kernel.
+    Workload other = workload();
+    other.kernel = "mine";
+    r = workload_result(other, {}, base, {}, nullptr, price());
+    CHECK(r.at("verdict").as_string() == "skip");
+    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::Contains("kernel \"mine\" was not timed"));
 }
 
 TEST_CASE("a leak that outlives the headroom before the restart fails the workload", "[cost]") {

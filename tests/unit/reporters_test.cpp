@@ -1,5 +1,5 @@
 // Unit tests of the reporters: escaping, the heatmap's colours, the Markdown size cap,
-// JUnit structure, and failures first everywhere.
+// JUnit structure, errors apart from failures, and failures first everywhere.
 #include <catch2/catch.hpp>
 
 #include "report/escape.hpp"
@@ -101,4 +101,25 @@ TEST_CASE("JUnit has one test case per case kernel and check with counts per sui
     CHECK(xml.find("<failure message=\"max abs error 3 vs 1\"") != std::string::npos);
     CHECK(xml.find("max_abs_error=3 tolerance=1") != std::string::npos);
     CHECK(xml.find("<skipped message=\"not measured\"/>") != std::string::npos);
+}
+
+TEST_CASE("a crash is a JUnit error and drift a failure, counted apart in every format", "[report]") {
+    RunResults r = results_with({golden_result("drift", "flash", 3.0, 1.0)});
+    CaseResult crashed;
+    crashed.case_id = "crash";
+    crashed.kernel = "crashy";
+    crashed.checks.push_back(CheckResult{"golden", Verdict::Error, "crashed with SIGSEGV after 0.1 s",
+                                         json::object{{"crash", json::object{{"kind", "crash"}, {"signal", "SIGSEGV"}}}}, {}});
+    r.results.push_back(crashed);
+    CHECK(r.verdict() == Verdict::Fail);  // both fail the gate
+    CHECK(r.results[1].verdict() == Verdict::Error);
+    const std::string xml = junit_serialize(r);
+    CHECK(xml.find("<testsuite name=\"attngate.unit.golden\" tests=\"2\" failures=\"1\" errors=\"1\" skipped=\"0\">") != std::string::npos);
+    CHECK(xml.find("<error message=\"crashed with SIGSEGV after 0.1 s\" type=\"crash\">") != std::string::npos);
+    CHECK(xml.find("<failure message=\"max abs error 3 vs 1\" type=\"drift\">") != std::string::npos);
+    const std::string md = markdown_serialize(r, {});
+    CHECK(md.find("| golden | 0 | 1 | 1 | 0 |") != std::string::npos);
+    CHECK(md.find("Errors and failures (1 errors, 1 failures)") != std::string::npos);
+    const std::string html = html_serialize(r, {});
+    CHECK(html.find("<tr class=\"error\" data-verdict=\"error\">") < html.find("<tr class=\"fail\" data-verdict=\"fail\">"));
 }

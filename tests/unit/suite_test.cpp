@@ -72,6 +72,12 @@ TEST_CASE("suite defaults fill in seq_k, heads_kv and head_dim_v", "[suite]") {
     CHECK(c.heads_kv == 4);
     CHECK(c.head_dim_v == 8);
     CHECK(c.effective_scale() == Approx(1.0 / std::sqrt(8.0)));
+    CHECK(c.timed);
+    CHECK_FALSE(s->perf.require_verdict);
+    test::write_text(dir / "t.json", one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "timed": false)"));
+    auto t = load_suite(dir / "t.json");
+    REQUIRE(t);
+    CHECK_FALSE(t->cases[1].timed);  // kept for coverage only: the perf phase does not time it
 }
 
 TEST_CASE("bad suites name the file, the JSON path and what was expected", "[suite]") {

@@ -66,6 +66,14 @@ TEST_CASE("segments keep only same segment keys counted by hand", "[throughput]"
     CHECK(kept_scores(shape(4, 4), std::vector<int32_t>{0, 1, 2, 3}, std::vector<int32_t>{0, 1, 2, 3}) == 4);
 }
 
+TEST_CASE("a case's flops count its segment ids, the one count of the perf phase and A/B", "[throughput]") {
+    CaseSpec c;
+    c.seq_q = c.seq_k = 4, c.heads_q = c.heads_kv = 1, c.head_dim = c.head_dim_v = 8, c.causal = true;
+    const std::vector<int32_t> ids = {0, 0, 1, 1};
+    CHECK(case_flops(c, {}, {}) == attention_flops(attention_shape(c)));  // 10 kept
+    CHECK(case_flops(c, ids, ids) == 2.0 * 16 * 6);                          // 6 kept: segments mask 4 more
+}
+
 TEST_CASE("kept scores agree with a brute force count over many masks", "[throughput]") {
     const CounterRng rng(5, "shapes");
     uint64_t n = 0;

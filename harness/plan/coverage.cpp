@@ -1,0 +1,127 @@
+// Feature detection per case and the pair table of a suite.
+#include "plan/coverage.hpp"
+
+#include <algorithm>
+
+#include "plan/inputs.hpp"
+
+namespace attngate {
+
+namespace {
+
+/// The default key block of the flash kernel and of the Pallas TPU kernel it reproduces.
+constexpr int64_t kDefaultBlockK = 128;
+
+/// The key position row i is aligned to (kernel_abi.h: bottom-right unless top-left).
+int64_t position(const CaseSpec &c, int64_t i) { return c.top_left ? i : i + c.seq_k - c.seq_q; }
+
+/// True when the causal mask removes a key from some row: the lowest row sits before the last key.
+bool causal_masks(const CaseSpec &c) { return c.causal && position(c, 0) < c.seq_k - 1; }
+
+/// True when the window removes a key from some row.
+bool window_masks(const CaseSpec &c) {
+    const int64_t first = position(c, 0), last = position(c, c.seq_q - 1);
+    return (c.window_left >= 0 && last - c.window_left > 0) || (c.window_right >= 0 && first + c.window_right < c.seq_k - 1);
+}
+
+/// True when some row of some batch has no key that the mask and the segment ids allow.
+bool has_empty_row(const Suite &suite, const CaseSpec &c) {
+    std::vector<int32_t> seg_q, seg_kv;
+    if (c.segments_per_token || c.segments > 1) {
+        CaseInputs in = generate_inputs(suite, c);
+        seg_q = std::move(in.segment_ids_q), seg_kv = std::move(in.segment_ids_kv);
+    }
+    for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t i = 0; i < c.seq_q; ++i) {
+            const int64_t p = position(c, i);
+            int64_t lo = 0, hi = c.seq_k - 1;
+            if (c.causal) hi = std::min(hi, p);
+            if (c.window_left >= 0) lo = std::max(lo, p - c.window_left);
+            if (c.window_right >= 0) hi = std::min(hi, p + c.window_right);
+            bool any = false;
+            for (int64_t j = std::max<int64_t>(lo, 0); j <= hi && !any; ++j)
+                any = seg_q.empty() || seg_q[static_cast<size_t>(b * c.seq_q + i)] == seg_kv[static_cast<size_t>(b * c.seq_k + j)];
+            if (!any) return true;
+        }
+    return false;
+}
+
+}  // namespace
+
+const char *feature_name(Feature f) {
+    switch (f) {
+    case Feature::Causal: return "causal";
+    case Feature::Window: return "window";
+    case Feature::Segments: return "segments";
+    case Feature::Bias: return "bias";
+    case Feature::Softcap: return "softcap";
+    case Feature::Gqa: return "gqa/mqa";
+    case Feature::HeadDimV: return "dv!=d";
+    case Feature::CrossLength: return "sq!=sk";
+    case Feature::PartialBlock: return "sk%128";
+    case Feature::Batch: return "batch>1";
+    case Feature::F32: return "f32";
+    case Feature::Bf16: return "bf16";
+    case Feature::Nan: return "nan";
+    case Feature::EmptyRows: return "empty_rows";
+    }
+    return "?";
+}
+
+const std::array<Feature, kFeatureCount> &all_features() {
+    static const std::array<Feature, kFeatureCount> all = [] {
+        std::array<Feature, kFeatureCount> a{};
+        for (size_t i = 0; i < kFeatureCount; ++i) a[i] = static_cast<Feature>(i);
+        return a;
+    }();
+    return all;
+}
+
+std::vector<Feature> case_features(const Suite &suite, const CaseSpec &c) {
+    std::vector<Feature> f;
+    if (causal_masks(c)) f.push_back(Feature::Causal);
+    if (window_masks(c)) f.push_back(Feature::Window);
+    if (c.segments_per_token ? c.seq_q > 1 : c.segments > 1) f.push_back(Feature::Segments);
+    if (!c.bias_shape.empty()) f.push_back(Feature::Bias);
+    if (c.softcap > 0) f.push_back(Feature::Softcap);
+    if (c.heads_kv < c.heads_q) f.push_back(Feature::Gqa);
+    if (c.head_dim_v != c.head_dim) f.push_back(Feature::HeadDimV);
+    if (c.seq_q != c.seq_k) f.push_back(Feature::CrossLength);
+    if (c.seq_k % kDefaultBlockK != 0) f.push_back(Feature::PartialBlock);
+    if (c.batch > 1) f.push_back(Feature::Batch);
+    f.push_back(c.dtype == ATTNGATE_DTYPE_BF16 ? Feature::Bf16 : Feature::F32);
+    if (c.nan) f.push_back(Feature::Nan);
+    if (has_empty_row(suite, c)) f.push_back(Feature::EmptyRows);
+    return f;
+}
+
+const char *meaningless_pair(Feature a, Feature b) {
+    if ((a == Feature::F32 && b == Feature::Bf16) || (a == Feature::Bf16 && b == Feature::F32))
+        return "a case has one operand dtype";
+    return nullptr;
+}
+
+int Coverage::meaningful_pairs() const {
+    int n = 0;
+    for (size_t a = 0; a < kFeatureCount; ++a)
+        for (size_t b = a + 1; b < kFeatureCount; ++b) n += meaningless_pair(static_cast<Feature>(a), static_cast<Feature>(b)) == nullptr;
+    return n;
+}
+
+Coverage suite_coverage(const Suite &suite) {
+    Coverage cov;
+    for (const auto &c : suite.cases) {
+        auto features = case_features(suite, c);
+        for (Feature a : features)
+            for (Feature b : features) ++cov.together[static_cast<size_t>(a)][static_cast<size_t>(b)];
+        cov.cases.emplace_back(c.id, std::move(features));
+    }
+    for (size_t a = 0; a < kFeatureCount; ++a)
+        for (size_t b = a + 1; b < kFeatureCount; ++b) {
+            const auto fa = static_cast<Feature>(a), fb = static_cast<Feature>(b);
+            if (!meaningless_pair(fa, fb) && cov.together[a][b] == 0) cov.missing.emplace_back(fa, fb);
+        }
+    return cov;
+}
+
+}  // namespace attngate
