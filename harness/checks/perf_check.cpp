@@ -22,24 +22,7 @@ json::object timing_metrics(const std::vector<double> &samples_s, const Attentio
                         {"gflops", number_or_null(gflops_per_second(flops, med))}};
 }
 
-CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
-                       const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
-                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class) {
-    CheckResult r;
-    r.check = "perf";
-    r.metrics = timing_metrics(samples_s, shape, flops);
-    r.metrics["machine_class"] = machine_class;
-    r.metrics["threshold_pct"] = threshold_pct;
-    if (state != PerfBaselineState::Present || !decision) {
-        r.verdict = Verdict::Skip;
-        r.metrics["status"] = state == PerfBaselineState::OtherMachine ? "other_machine" : "no_baseline";
-        r.reason = baseline_note;
-        return r;
-    }
-    const PerfDecision &d = *decision;
-    const double base_median = median(baseline_s);
-    r.metrics["baseline_samples_s"] = json::array(baseline_s.begin(), baseline_s.end());
-    r.metrics["baseline_median_s"] = number_or_null(base_median);
+void apply_perf_decision(CheckResult &r, const PerfDecision &d) {
     r.metrics["ratio"] = number_or_null(d.ratio);
     r.metrics["ci_low"] = number_or_null(d.ci_low);
     r.metrics["ci_high"] = number_or_null(d.ci_high);
@@ -57,6 +40,26 @@ CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<d
     case PerfStatus::TooNoisy:
     case PerfStatus::Insufficient: r.verdict = Verdict::Skip; break;  // reported, never a silent pass
     }
+}
+
+CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
+                       const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
+                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class) {
+    CheckResult r;
+    r.check = "perf";
+    r.metrics = timing_metrics(samples_s, shape, flops);
+    r.metrics["machine_class"] = machine_class;
+    r.metrics["threshold_pct"] = threshold_pct;
+    if (state != PerfBaselineState::Present || !decision) {
+        r.verdict = Verdict::Skip;
+        r.metrics["status"] = state == PerfBaselineState::OtherMachine ? "other_machine" : "no_baseline";
+        r.reason = baseline_note;
+        return r;
+    }
+    const double base_median = median(baseline_s);
+    r.metrics["baseline_samples_s"] = json::array(baseline_s.begin(), baseline_s.end());
+    r.metrics["baseline_median_s"] = number_or_null(base_median);
+    apply_perf_decision(r, *decision);
     return r;
 }
 

@@ -15,9 +15,11 @@
 #include "plan/inputs.hpp"
 #include "results/fingerprint.hpp"
 #include "run/perf_phase.hpp"
+#include "run/sharding.hpp"
 #include "store/baseline_store.hpp"
 #include "store/baseline_update.hpp"
 #include "store/golden.hpp"
+#include "store/keys.hpp"
 
 namespace attngate {
 
@@ -204,22 +206,34 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
 
+    Store &store = *options.store;
+    const std::string machine = machine_class(options.machine);
+    json::object shard;
+    if (options.shard) {
+        auto s = shard_plan(*plan, suite, *options.shard, ShardUnit::Run, store, machine, options.checks, suite.perf.alpha);
+        if (!s) return std::unexpected(s.error());
+        shard = std::move(*s);
+    }
     RunContext ctx{suite, options, backends, nullptr, {}, {}, {}, {}};
     if (auto s = decide_support(ctx, *plan); !s) return std::unexpected(s.error());
     // Every golden is verified before anything runs or is written: a corrupt or stale
     // golden is bad input (exit 2), never drift.
     if (wants(options, "golden")) {
-        auto m = load_golden_manifest(suite, options.baselines);
+        auto m = load_golden_manifest(suite, store);
         if (!m) return std::unexpected(m.error());
         for (const auto &pc : plan->cases)
-            if (auto g = load_golden(suite, options.baselines, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
+            if (auto g = load_golden(suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
         ctx.manifest = std::move(*m);
-        auto nb = load_baseline_file(baseline_path(options.baselines, "numerics", suite.name, machine_class(options.machine)));
+        auto key = baseline_key("numerics", suite.name, machine);
+        if (!key) return std::unexpected(key.error());
+        auto nb = load_baseline_file(store, *key);
         if (!nb) return std::unexpected(nb.error());
         ctx.numerics_baselines = std::move(*nb);
     }
     if (wants(options, "memory")) {
-        auto mb = load_baseline_file(baseline_path(options.baselines, "memory", suite.name));
+        auto key = baseline_key("memory", suite.name);
+        if (!key) return std::unexpected(key.error());
+        auto mb = load_baseline_file(store, *key);
         if (!mb) return std::unexpected(mb.error());
         ctx.memory_baselines = std::move(*mb);
     }
@@ -235,10 +249,12 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     results.started_at = utc_now();
     results.checks = options.checks;
     results.fingerprint = std::move(*fingerprint);
-    if (const auto fp = baseline_fingerprint_path(golden_dir(options.baselines, suite)); std::filesystem::exists(fp)) {
-        auto base = load_fingerprint(fp);
+    results.machine_class = machine;
+    results.shard = std::move(shard);
+    {
+        auto base = load_golden_fingerprint(suite, store);
         if (!base) return std::unexpected(base.error());
-        results.baseline_fingerprint = std::move(*base);
+        if (*base) results.baseline_fingerprint = std::move(**base);
     }
     const size_t total = plan->runs();
     size_t done = 0;
@@ -248,7 +264,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         const GoldenEntry *entry = ctx.manifest ? ctx.manifest->find(c.id) : nullptr;
         std::optional<std::vector<double>> want;
         if (entry) {
-            auto w = load_golden(suite, options.baselines, *entry);
+            auto w = load_golden(suite, store, *entry);
             if (!w) return std::unexpected(w.error());
             want = std::move(*w);
         }
@@ -265,8 +281,8 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (wants(options, "perf")) {
         PerfPhaseOptions po;
         po.isolation = options.isolation;
-        po.machine_class = machine_class(options.machine);
-        po.baselines = options.baselines;
+        po.machine_class = machine;
+        po.store = &store;
         po.cost = wants(options, "cost");
         po.device_class = options.device_class;
         if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());

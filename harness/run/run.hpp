@@ -11,13 +11,15 @@
 
 #include "backend/backend.hpp"
 #include "plan/plan.hpp"
+#include "plan/shard.hpp"
 #include "plan/suite.hpp"
 #include "results/results.hpp"
+#include "store/store.hpp"
 
 namespace attngate {
 
 struct RunOptions {
-    std::filesystem::path baselines = "baselines";
+    Store *store = nullptr;  ///< goldens, baselines, pricing and workloads (required)
     std::filesystem::path results_path = "reports/results.json";
     std::vector<std::string> checks = {"golden"};
     PlanFilter filter;
@@ -29,6 +31,7 @@ struct RunOptions {
     std::string machine;              ///< a user-given name for this machine class (perf baselines)
     std::string device_class = "gcp-e2-standard-2";  ///< the price list entry for this machine's time
     std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
+    std::optional<ShardSpec> shard;      ///< run only this shard of the plan (see sharding.hpp)
 };
 
 /// Called after each case x kernel with its result, how many are done and the total.
