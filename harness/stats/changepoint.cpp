@@ -54,15 +54,28 @@ double permutation_p(const std::vector<double> &x, size_t begin, size_t end, con
     return (1.0 + larger) / (1.0 + o.permutations);
 }
 
-double segment_mean(const std::vector<double> &x, size_t begin, size_t end) {
-    return end > begin ? std::accumulate(x.begin() + static_cast<std::ptrdiff_t>(begin), x.begin() + static_cast<std::ptrdiff_t>(end), 0.0) /
-                             static_cast<double>(end - begin)
-                       : NAN;
+double segment_median(const std::vector<double> &x, size_t begin, size_t end) {
+    return median(std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(begin), x.begin() + static_cast<std::ptrdiff_t>(end)));
 }
 
 }  // namespace
 
-std::vector<ChangePoint> e_divisive(const std::vector<double> &x, const ChangePointOptions &o) {
+std::vector<double> mid_ranks(const std::vector<double> &x) {
+    std::vector<size_t> order(x.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+    std::vector<double> r(x.size());
+    for (size_t i = 0; i < order.size();) {
+        size_t j = i;
+        while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]]) ++j;
+        for (size_t k = i; k <= j; ++k) r[order[k]] = (static_cast<double>(i + j) + 2.0) / 2.0;
+        i = j + 1;
+    }
+    return r;
+}
+
+std::vector<ChangePoint> e_divisive(const std::vector<double> &values, const ChangePointOptions &o) {
+    const std::vector<double> x = o.ranks ? mid_ranks(values) : values;
     std::vector<ChangePoint> found;
     std::vector<size_t> bounds = {0, x.size()};  // sorted segment boundaries
     while (found.size() < o.max_change_points) {
@@ -81,8 +94,8 @@ std::vector<ChangePoint> e_divisive(const std::vector<double> &x, const ChangePo
     std::sort(found.begin(), found.end(), [](const ChangePoint &a, const ChangePoint &b) { return a.index < b.index; });
     for (size_t i = 0; i < found.size(); ++i) {
         const size_t lo = i == 0 ? 0 : found[i - 1].index, hi = i + 1 == found.size() ? x.size() : found[i + 1].index;
-        found[i].mean_before = segment_mean(x, lo, found[i].index);
-        found[i].mean_after = segment_mean(x, found[i].index, hi);
+        found[i].median_before = segment_median(values, lo, found[i].index);
+        found[i].median_after = segment_median(values, found[i].index, hi);
     }
     return found;
 }

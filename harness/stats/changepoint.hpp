@@ -33,22 +33,29 @@ struct ChangePointOptions {
     double alpha = 0.01;        ///< a split is kept when its permutation p-value is at most this
     size_t max_change_points = 8;
     uint64_t seed = kDefaultBootstrapSeed;  ///< the shuffles come from CounterRng: same series, same answer
+    /// Split the series' ranks rather than its values: timings on shared machines have
+    /// heavy tails (a run that shared its cores is 20% slow), which dominate the distances
+    /// of raw values; ranks keep a shift of the bulk visible and make the test distribution-free.
+    bool ranks = true;
 };
 
 struct ChangePoint {
     size_t index = 0;           ///< the first run after the change
     double q = 0.0;             ///< divergence of the split
     double p_value = 1.0;       ///< (1 + #shuffles with a larger best q) / (1 + permutations)
-    double mean_before = 0.0;   ///< mean of the segment before (bounded by neighbouring change points)
-    double mean_after = 0.0;    ///< and after
-    /// mean_after / mean_before - 1: +0.03 is 3% higher (slower, for times).
-    double relative_change() const { return mean_before != 0.0 ? mean_after / mean_before - 1.0 : 0.0; }
+    double median_before = 0.0;  ///< median of the segment before (bounded by neighbouring change points)
+    double median_after = 0.0;   ///< and after
+    /// median_after / median_before - 1: +0.03 is 3% higher (slower, for times).
+    double relative_change() const { return median_before != 0.0 ? median_after / median_before - 1.0 : 0.0; }
 };
 
 /// Repeatedly splits the segment whose best split has the largest q, while that split's
 /// permutation p-value (the segment's values shuffled, best q recomputed) is at most
-/// alpha. Change points come back sorted by index. Non-finite values are not allowed
+/// alpha (on the ranks of x unless options.ranks is off). Change points come back sorted by index. Non-finite values are not allowed
 /// (checked by the caller); fewer than 2 * min_segment values give none.
 std::vector<ChangePoint> e_divisive(const std::vector<double> &x, const ChangePointOptions &options = {});
+
+/// Mid-ranks (1-based, ties share their mean rank).
+std::vector<double> mid_ranks(const std::vector<double> &x);
 
 }  // namespace attngate
