@@ -1,6 +1,7 @@
 // time, compare and ab.
 #include "perf_cmds.hpp"
 
+#include <ctime>
 #include <memory>
 
 #include <unistd.h>
@@ -189,12 +190,18 @@ int cmd_ab(const PerfArgs &args) {
     auto side_b = make_side("b", a.b, a.b_adapter, *suite, a);
     if (!side_b) return report_error(side_b.error());
     const bool tty = ::isatty(STDERR_FILENO);
+    const std::time_t started = std::time(nullptr);
     auto results = run_ab(*suite, **side_a, **side_b, o, [tty](int round, int rounds) {
         if (tty) fmt::print(stderr, "\rA/B round {} of {}", round, rounds);
     });
     if (tty) fmt::print(stderr, "\n");
     if (!results) return report_error(results.error());
     results->shard = std::move(shard);
+    if (results->started_at.empty()) {  // merge and the history order runs by it
+        char when[32];
+        std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
+        results->started_at = when;
+    }
     std::vector<Row> rows;
     for (const auto &r : results->results)
         for (const auto &c : r.checks) {
