@@ -12,7 +12,7 @@
 
 using namespace attngate;
 
-TEST_CASE("--shard parses I/N", "[shard]") {
+TEST_CASE("shard option parses I/N", "[shard]") {
     CHECK(parse_shard("2/4")->index == 2);
     CHECK(parse_shard("2/4")->count == 4);
     for (const char *bad : {"0/4", "5/4", "1", "a/b", "1/0", "1/4x"}) CHECK_FALSE(parse_shard(bad));
