@@ -19,6 +19,8 @@ packages=(
   python3-venv                # the JAX adapter's pinned venvs (below)
   chromium chromium-driver    # the browser test opens the HTML report headless
   python3-selenium            # ... and drives it
+  apache2-bin                 # the HTTP store tests start their own WebDAV server (mod_dav_fs); no service
+  python3-yaml                # the CI templates' test parses them
 )
 
 missing=()

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "store/baseline_update.hpp"
+#include "store/keys.hpp"
 
 namespace attngate::cli {
 
@@ -97,14 +98,15 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
         return 2;
     }
     const std::string machine = machine_class(a.machine);
+    auto store = open_store(a.store);
+    if (!store) return report_error(store.error());
     for (const BaselineKind *kind : kinds) {
-        const auto path = baseline_path(a.baselines, kind->check, results.suite, kind->per_machine ? machine : "");
-        auto existing = load_baseline_file(path);
-        if (!existing) {
-            fmt::print(stderr, "error: {}\n", existing.error().message);
-            return 2;
-        }
-        const BaselineFile file = existing->value_or(BaselineFile{kind->check, results.suite, kind->per_machine ? machine : "", {}});
+        auto key = baseline_key(kind->check, results.suite, kind->per_machine ? machine : "");
+        if (!key) return report_error(key.error());
+        const std::string path = (*store)->where(*key);
+        auto existing = load_baseline_file(**store, *key);
+        if (!existing) return report_error(existing.error());
+        const BaselineFile file = existing->value_or(BaselineFile{kind->check, results.suite, kind->per_machine ? machine : "", {}, ""});
         const auto rows = plan_update(results, *kind, *existing ? &**existing : nullptr, a.only);
         print_table(kind->check, rows);
         const auto accepted = choose(rows, a.yes, a.force);
@@ -116,12 +118,19 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
             fmt::print("nothing accepted for {}\n", kind->check);
             continue;
         }
-        if (auto w = apply_update(path, file, *accepted, make_provenance(a.reason, machine, results.fingerprint.empty() ? json::object{{"tool", results.tool_version}} : results.fingerprint));
+        if (auto w = apply_update(**store, *key, file, *accepted, make_provenance(a.reason, machine, results.fingerprint.empty() ? json::object{{"tool", results.tool_version}} : results.fingerprint));
             !w) {
-            fmt::print(stderr, "error: {}\n", w.error().message);
-            return 3;
+            if (w.error().kind != ErrorKind::Conflict) return report_error(w.error());
+            // Someone else wrote these baselines while this update was reviewed: say what
+            // they changed and write nothing, so neither update is lost.
+            auto now = load_baseline_file(**store, *key);
+            fmt::print(stderr, "error: {}\nerror: nothing was written for {}; what the other update changed:\n", w.error().message, kind->check);
+            if (now)
+                for (const auto &line : describe_baseline_changes(*existing, *now)) fmt::print(stderr, "  {}\n", line);
+            fmt::print(stderr, "re-run `attngate baseline update` to review your rows against the new baselines\n");
+            return kExitInfra;
         }
-        fmt::print("wrote {} {} baseline(s) to {}\n", accepted->size(), kind->check, path.string());
+        fmt::print("wrote {} {} baseline(s) to {}\n", accepted->size(), kind->check, path);
     }
     return 0;
 }

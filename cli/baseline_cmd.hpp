@@ -5,13 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "common.hpp"
 #include "results/results.hpp"
 
 namespace attngate::cli {
 
 struct BaselineUpdateArgs {
     std::string results_path = "reports/results.json";
-    std::string baselines = "baselines";
+    StoreArgs store;
     std::vector<std::string> checks;  ///< empty: every check with baselines found in the results
     std::string only;
     std::string reason;

@@ -1,6 +1,7 @@
 // Shared CLI helpers.
 #include "common.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -50,6 +51,20 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
         if (auto r = backends.add(std::move(*b)); !r) return std::unexpected(r.error());
     }
     return backends;
+}
+
+void add_store_options(CLI::App *cmd, StoreArgs &args) {
+    cmd->add_option("--store", args.store,
+                    "where goldens, baselines, pricing, workloads and history live: an http(s):// URL of a WebDAV server "
+                    "(token from $ATTNGATE_STORE_TOKEN) or a directory; default $ATTNGATE_STORE, else --baselines");
+    args.baselines_option = cmd->add_option("--baselines", args.baselines, "baselines directory (a directory store)")->capture_default_str();
+}
+
+Result<std::unique_ptr<Store>> open_store(const StoreArgs &args) {
+    if (!args.store.empty()) return attngate::open_store(args.store);
+    if (args.baselines_option && args.baselines_option->count() > 0) return attngate::open_store(args.baselines);
+    if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return attngate::open_store(env);
+    return attngate::open_store(args.baselines);
 }
 
 int report_error(const Error &e) {

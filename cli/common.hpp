@@ -9,6 +9,7 @@
 
 #include "backend/backend.hpp"
 #include "plan/suite.hpp"
+#include "store/store.hpp"
 
 namespace attngate::cli {
 
@@ -29,6 +30,19 @@ void add_kernel_source_options(CLI::App *cmd, KernelSources &sources);
 /// The backends of a run: the built-in kernels and plugins in this process, then each
 /// adapter and remote. `origins` gets every plugin path and adapter URL, in order.
 Result<Backends> open_backends(const KernelSources &sources, std::vector<std::string> *origins = nullptr);
+
+/// Where goldens, baselines, pricing, workloads and history are kept.
+struct StoreArgs {
+    std::string store;                 ///< --store URL or directory
+    std::string baselines = "baselines";  ///< --baselines DIR (a directory store)
+    CLI::Option *baselines_option = nullptr;
+};
+
+/// Adds --store and --baselines to a subcommand.
+void add_store_options(CLI::App *cmd, StoreArgs &args);
+
+/// --store, else an explicit --baselines, else $ATTNGATE_STORE, else the baselines/ directory.
+Result<std::unique_ptr<Store>> open_store(const StoreArgs &args);
 
 /// Prints "error: ..." to stderr and returns the exit code for the error's kind.
 int report_error(const Error &e);

@@ -1,6 +1,7 @@
 // time, compare and ab.
 #include "perf_cmds.hpp"
 
+#include <ctime>
 #include <memory>
 
 #include <unistd.h>
@@ -15,6 +16,9 @@
 #include "io/files.hpp"
 #include "run/perf_phase.hpp"
 #include "report/report_files.hpp"
+#include "run/run.hpp"
+#include "run/sharding.hpp"
+#include "store/baseline_update.hpp"
 
 namespace attngate::cli {
 
@@ -31,12 +35,14 @@ struct PerfArgs {
     // compare
     std::string a_file, b_file;
     // ab
-    std::string a, b, a_adapter, b_adapter, ab_out = "reports/ab.json", baselines = "baselines", outputs;
+    std::string a, b, a_adapter, b_adapter, ab_out = "reports/ab.json", outputs;
+    StoreArgs store;
     bool bitwise = false;
     int rounds = 21;
     double threshold_pct = 5.0, alpha = 0.01;
     bool strict = false;
     ReportPaths reports;
+    std::string shard;
 };
 
 int cmd_time(const PerfArgs &a) {
@@ -130,15 +136,54 @@ Result<std::unique_ptr<AbSide>> make_side(const char *which, const std::string &
     return build_side(build, std::move(time_args));
 }
 
-int cmd_ab(const PerfArgs &a) {
-    auto suite = resolve_suite(a.suite);
+/// For `ab --shard I/N`: this shard's cases (whole cases, so both builds' `time` take them
+/// as --case) and the shard's description for the results.
+Result<std::pair<std::vector<std::string>, json::object>> ab_shard(const Suite &suite, const PerfArgs &a, Store &store) {
+    auto spec = parse_shard(a.shard);
+    if (!spec) return std::unexpected(spec.error());
+    auto backends = open_backends(KernelSources{a.sources.plugins, {}, {}, true});
+    if (!backends) return std::unexpected(backends.error());
+    auto plan = make_plan(suite, backends->kernels(), a.sources.plugins, {a.kernels, a.cases});
+    if (!plan) return std::unexpected(plan.error());
+    auto shard = shard_plan(*plan, suite, *spec, ShardUnit::Case, store, machine_class(""), {"perf"}, a.alpha);
+    if (!shard) return std::unexpected(shard.error());
+    std::vector<std::string> cases;
+    for (const auto &pc : plan->cases) cases.push_back(pc.spec->id);
+    return std::pair(std::move(cases), std::move(*shard));
+}
+
+int cmd_ab(const PerfArgs &args) {
+    auto suite = resolve_suite(args.suite);
     if (!suite) return report_error(suite.error());
+    PerfArgs a = args;
+    json::object shard;
+    if (!a.shard.empty()) {
+        auto store = open_store(a.store);
+        if (!store) return report_error(store.error());
+        auto mine = ab_shard(*suite, a, **store);
+        if (!mine) return report_error(mine.error());
+        shard = std::move(mine->second);
+        if (mine->first.empty()) {  // more shards than cases: this one has nothing to time
+            RunResults empty;
+            empty.tool_version = tool_version();
+            empty.suite = suite->name;
+            empty.suite_file = suite->file.string();
+            empty.complete = true;
+            empty.shard = std::move(shard);
+            if (auto w = save_results(empty, a.ab_out); !w) return report_error(w.error());
+            fmt::print("shard {}: no case to time; results in {}\n", a.shard, a.ab_out);
+            return 0;
+        }
+        a.cases = std::move(mine->first);
+    }
     AbOptions o;
     o.rounds = a.rounds;
     o.round.min_time_s = a.min_time_s;
     o.policy.alpha = a.alpha;
     o.policy.threshold = a.threshold_pct / 100.0;
-    o.baselines = a.baselines;
+    auto store = open_store(a.store);
+    if (!store) return report_error(store.error());
+    o.store = store->get();
     o.bitwise = a.bitwise;
     o.compile_threshold_pct = suite->perf.compile_threshold_pct;
     o.profiles_dir = std::filesystem::absolute(a.ab_out).parent_path() / "profiles";
@@ -148,11 +193,18 @@ int cmd_ab(const PerfArgs &a) {
     if (!side_b) return report_error(side_b.error());
     o.strict = a.strict || suite->perf.require_verdict;
     const bool tty = ::isatty(STDERR_FILENO);
+    const std::time_t started = std::time(nullptr);
     auto results = run_ab(*suite, **side_a, **side_b, o, [tty](int round, int rounds) {
         if (tty) fmt::print(stderr, "\rA/B round {} of {}", round, rounds);
     });
     if (tty) fmt::print(stderr, "\n");
     if (!results) return report_error(results.error());
+    results->shard = std::move(shard);
+    if (results->started_at.empty()) {  // merge and the history order runs by it
+        char when[32];
+        std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
+        results->started_at = when;
+    }
     std::vector<Row> rows;
     for (const auto &r : results->results)
         for (const auto &c : r.checks) {
@@ -201,7 +253,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_option("--b", args->b, "build B, likewise");
     ab->add_option("--a-adapter", args->a_adapter, "side A is this adapter command (kept up for the whole run), e.g. an older jax venv");
     ab->add_option("--b-adapter", args->b_adapter, "side B is this adapter command");
-    ab->add_option("--baselines", args->baselines, "baselines directory (goldens)")->capture_default_str();
+    add_store_options(ab, args->store);
     ab->add_flag("--bitwise", args->bitwise, "fail any case x kernel whose output bits differ between the sides");
     ab->add_option("--suite", args->suite, "suite file or name in suites/")->required();
     ab->add_option("--rounds", args->rounds, "paired rounds (each times every case once per side)")->check(CLI::Range(2, 100000))->capture_default_str();
@@ -210,6 +262,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_option("--kernel", args->kernels, "only these kernels (repeatable)");
     ab->add_option("--case", args->cases, "only these cases (repeatable)");
     ab->add_option("--out", args->ab_out, "where the A/B results.json goes")->capture_default_str();
+    ab->add_option("--shard", args->shard, "time only shard I of N (1-based) of the suite's cases, balanced by expected time; merge with `attngate merge`");
     ab->add_option("--html", args->reports.html, "write the HTML report here");
     ab->add_option("--markdown", args->reports.markdown, "write the Markdown summary here");
     ab->add_option("--junit", args->reports.junit, "write JUnit XML here");

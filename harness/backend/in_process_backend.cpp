@@ -24,7 +24,7 @@ InProcessBackend::InProcessBackend(KernelRegistry registry) : registry_(std::mov
     for (size_t i = 0; i < registry_.all().size(); ++i) {
         const attngate_kernel *k = registry_.all()[i];
         infos_.push_back(KernelInfo{k->name, k->version ? k->version : "", k->description ? k->description : "", k->features,
-                                    k->workspace_growth, registry_.origins()[i], {}});
+                                    k->workspace_growth, registry_.origins()[i], {}, {}});
     }
 }
 

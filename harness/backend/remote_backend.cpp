@@ -221,6 +221,13 @@ Result<void> RemoteBackend::handshake() {
                 if (x.is_string()) names.emplace_back(x.get_string());
         k.features = feature_bits(names, unknown);
         if (const auto *c = o.if_contains("conventions"); c && c->is_object()) k.conventions = c->get_object();
+        if (const auto *r = o.if_contains("rounds_to_case_dtype"); r && r->is_array())
+            for (const auto &x : r->get_array()) {
+                if (x == "output") k.rounding.output = true;
+                else if (x == "probabilities") k.rounding.probabilities = true;
+                else return fail(ErrorKind::Infra, "adapter {}: GET /v1/kernels: {}: rounds_to_case_dtype: expected \"output\" or "
+                                 "\"probabilities\", got {}", origin_, k.name, json::serialize(x));
+            }
         if (k.name.empty()) return fail(ErrorKind::Infra, "adapter {}: GET /v1/kernels: a kernel without a name", origin_);
         kernels.push_back(std::move(k));
     }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "io/json_io.hpp"
+#include "store/keys.hpp"
 
 namespace attngate {
 
@@ -80,12 +81,11 @@ const DevicePrice *Pricing::find(std::string_view device_class) const {
     return nullptr;
 }
 
-Result<Pricing> load_pricing(const std::filesystem::path &path) {
-    auto doc = load_json_file(path);
+Result<Pricing> parse_pricing(std::string_view text, const std::string &file) {
+    auto doc = parse_json(text, file);
     if (!doc) return std::unexpected(doc.error());
-    const std::string file = path.string();
     Pricing p;
-    p.file = path;
+    p.file = file;
     ObjectReader r(*doc, file, "$");
     p.schema_version = r.integer("schema_version", 1, 1, 1);
     p.currency = r.required_string("currency");
@@ -104,12 +104,11 @@ Result<Pricing> load_pricing(const std::filesystem::path &path) {
     return p;
 }
 
-Result<Workload> load_workload(const std::filesystem::path &path) {
-    auto doc = load_json_file(path);
+Result<Workload> parse_workload(std::string_view text, const std::string &file) {
+    auto doc = parse_json(text, file);
     if (!doc) return std::unexpected(doc.error());
-    const std::string file = path.string();
     Workload w;
-    w.file = path;
+    w.file = file;
     ObjectReader r(*doc, file, "$");
     w.name = r.required_string("name");
     w.description = r.string("description", "");
@@ -129,20 +128,31 @@ Result<Workload> load_workload(const std::filesystem::path &path) {
     return w;
 }
 
-Result<std::vector<Workload>> load_workloads(const std::filesystem::path &dir) {
-    std::error_code ec;
-    std::vector<std::filesystem::path> files;
-    for (const auto &entry : std::filesystem::directory_iterator(dir, ec))
-        if (entry.path().extension() == ".json") files.push_back(entry.path());
-    if (ec) return fail(ErrorKind::BadInput, "{}: cannot list workload profiles: {}", dir.string(), ec.message());
-    std::sort(files.begin(), files.end());
+Result<std::optional<Pricing>> load_pricing(Store &store) {
+    auto obj = store.get(kPricingKey);
+    if (!obj) return std::unexpected(obj.error());
+    if (!*obj) return std::optional<Pricing>();
+    auto p = parse_pricing((*obj)->bytes, store.where(kPricingKey));
+    if (!p) return std::unexpected(p.error());
+    return std::optional<Pricing>(std::move(*p));
+}
+
+Result<std::vector<Workload>> load_workloads(Store &store) {
+    auto keys = store.list(kWorkloadsPrefix);
+    if (!keys) return std::unexpected(keys.error());
     std::vector<Workload> out;
-    std::map<std::string, std::string> seen;  // name -> file
-    for (const auto &f : files) {
-        auto w = load_workload(f);
+    std::map<std::string, std::string> seen;  // name -> where
+    for (const auto &key : *keys) {
+        // Profiles sit directly in workloads/, one *.json each.
+        if (!key.ends_with(".json") || key.find('/', kWorkloadsPrefix.size()) != std::string::npos) continue;
+        auto obj = store.get(key);
+        if (!obj) return std::unexpected(obj.error());
+        if (!*obj) continue;  // removed while listing
+        const std::string where = store.where(key);
+        auto w = parse_workload((*obj)->bytes, where);
         if (!w) return std::unexpected(w.error());
-        if (auto [it, fresh] = seen.emplace(w->name, f.string()); !fresh)
-            return fail(ErrorKind::BadInput, "{}: $.name: workload \"{}\" is also defined in {}", f.string(), w->name, it->second);
+        if (auto [it, fresh] = seen.emplace(w->name, where); !fresh)
+            return fail(ErrorKind::BadInput, "{}: $.name: workload \"{}\" is also defined in {}", where, w->name, it->second);
         out.push_back(std::move(*w));
     }
     return out;

@@ -11,6 +11,7 @@
 
 #include "io/error.hpp"
 #include "plan/suite.hpp"
+#include "store/store.hpp"
 
 namespace attngate {
 
@@ -60,10 +61,13 @@ struct Workload {
     double cost_budget_pct = 5.0;         ///< allowed monthly cost rise, percent
 };
 
-Result<Pricing> load_pricing(const std::filesystem::path &path);
-Result<Workload> load_workload(const std::filesystem::path &path);
-/// Every *.json in dir, by file name; duplicate workload names are an error.
-Result<std::vector<Workload>> load_workloads(const std::filesystem::path &dir);
+/// Parses pricing.json / one workload profile; `where` (a path or URL) names it in errors.
+Result<Pricing> parse_pricing(std::string_view text, const std::string &where);
+Result<Workload> parse_workload(std::string_view text, const std::string &where);
+/// pricing.json from the store; nullopt when there is none.
+Result<std::optional<Pricing>> load_pricing(Store &store);
+/// Every workloads/*.json in the store, by name; duplicate workload names are an error.
+Result<std::vector<Workload>> load_workloads(Store &store);
 
 /// Checks that the workload's device class is priced and its cases exist in the suite;
 /// the error names the workload file and the JSON path.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attngate/kernel_abi.h"
+#include "plan/kernel_info.hpp"
 #include "store/golden.hpp"
 #include "results/results.hpp"
 
@@ -49,7 +50,14 @@ double golden_rms_tolerance(const GoldenEntry &golden);
 /// NaN/inf where the golden is finite, a number where it is NaN, a max abs error over its
 /// tolerance, or an RMS error over its tolerance; the metrics carry both margins (error ÷
 /// tolerance).
-CheckResult golden_check(std::span<const float> got, std::span<const double> want, const GoldenEntry &golden);
+/// allowance (>= 0) widens both tolerances by what the kernel's declared rounding can cost.
+CheckResult golden_check(std::span<const float> got, std::span<const double> want, const GoldenEntry &golden,
+                         double allowance = 0.0);
+
+/// What rounding to bf16 costs at most on a bf16 case (0 otherwise): the unit roundoff
+/// u = 2^-8 times max |out| for a rounded output, plus u times max |V| for probabilities
+/// rounded before P·V (each p moves by at most u·p, and the p sum to 1).
+double rounding_allowance(const DeclaredRounding &r, attngate_dtype dtype, double max_abs_out, std::span<const float> v);
 
 /// "[b, s, h, d]" of a flat index.
 std::string index_coords(int64_t index, std::span<const int64_t> shape);

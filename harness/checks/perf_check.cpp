@@ -29,25 +29,7 @@ json::object timing_metrics(const std::vector<double> &samples_s, const Attentio
                         {"gflops", number_or_null(gflops_per_second(flops, med))}};
 }
 
-CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
-                       const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
-                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
-                       bool strict) {
-    CheckResult r;
-    r.check = "perf";
-    r.metrics = timing_metrics(samples_s, shape, flops);
-    r.metrics["machine_class"] = machine_class;
-    r.metrics["threshold_pct"] = threshold_pct;
-    if (strict) r.metrics["strict"] = true;
-    if (state != PerfBaselineState::Present || !decision) {
-        r.metrics["status"] = state == PerfBaselineState::OtherMachine ? "other_machine" : "no_baseline";
-        r.reason = baseline_note;
-        return ungated(std::move(r), strict);
-    }
-    const PerfDecision &d = *decision;
-    const double base_median = median(baseline_s);
-    r.metrics["baseline_samples_s"] = json::array(baseline_s.begin(), baseline_s.end());
-    r.metrics["baseline_median_s"] = number_or_null(base_median);
+void apply_perf_decision(CheckResult &r, const PerfDecision &d) {
     r.metrics["ratio"] = number_or_null(d.ratio);
     r.metrics["ci_low"] = number_or_null(d.ci_low);
     r.metrics["ci_high"] = number_or_null(d.ci_high);
@@ -63,8 +45,29 @@ CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<d
     case PerfStatus::Ok:
     case PerfStatus::Improvement: r.verdict = Verdict::Pass; break;
     case PerfStatus::TooNoisy:
-    case PerfStatus::Insufficient: return ungated(std::move(r), strict);  // reported, never a silent pass
+    case PerfStatus::Insufficient: r = ungated(std::move(r), r.metrics.contains("strict"));  // reported, never a silent pass
     }
+}
+
+CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
+                       const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
+                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
+                       bool strict) {
+    CheckResult r;
+    r.check = "perf";
+    r.metrics = timing_metrics(samples_s, shape, flops);
+    r.metrics["machine_class"] = machine_class;
+    r.metrics["threshold_pct"] = threshold_pct;
+    if (strict) r.metrics["strict"] = true;
+    if (state != PerfBaselineState::Present || !decision) {
+        r.metrics["status"] = state == PerfBaselineState::OtherMachine ? "other_machine" : "no_baseline";
+        r.reason = baseline_note;
+        return ungated(std::move(r), strict);
+    }
+    const double base_median = median(baseline_s);
+    r.metrics["baseline_samples_s"] = json::array(baseline_s.begin(), baseline_s.end());
+    r.metrics["baseline_median_s"] = number_or_null(base_median);
+    apply_perf_decision(r, *decision);
     return r;
 }
 

@@ -27,4 +27,9 @@ CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<d
                        const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
                        bool strict = false);
 
+/// Sets a decision's figures, status, reason and verdict on a perf check that compared
+/// against a baseline: what perf_check does, and what `merge` redoes after the
+/// Benjamini-Hochberg pass over every shard's comparisons.
+void apply_perf_decision(CheckResult &check, const PerfDecision &decision);
+
 }  // namespace attngate

@@ -15,6 +15,7 @@ enum class ErrorKind {
     BadInput,  ///< bad suite, golden or other input file (exit 2)
     Corrupt,   ///< a checked-in file does not match its recorded hash (exit 2)
     Infra,     ///< the machine or a service failed us (exit 3)
+    Conflict,  ///< a conditional write found the stored object changed since it was read (exit 3)
 };
 
 struct Error {
@@ -35,7 +36,7 @@ std::unexpected<Error> fail(ErrorKind kind, fmt::format_string<Args...> f, Args 
 enum ExitCode { kExitPass = 0, kExitDrift = 1, kExitBadInput = 2, kExitInfra = 3 };
 
 inline int exit_code_for(ErrorKind kind) {
-    return kind == ErrorKind::Infra ? kExitInfra : kExitBadInput;
+    return kind == ErrorKind::Infra || kind == ErrorKind::Conflict ? kExitInfra : kExitBadInput;
 }
 
 /// Aborts with file:line when an internal invariant breaks (kept in release builds).

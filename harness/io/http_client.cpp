@@ -73,7 +73,7 @@ struct HttpClient::Handle {
 };
 
 bool http_idempotent(const std::string &method) {
-    return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE";
+    return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" || method == "PROPFIND" || method == "MKCOL";
 }
 
 HttpClient::HttpClient(HttpOptions options) : handle_(std::make_unique<Handle>()), options_(std::move(options)) {}

@@ -57,7 +57,7 @@ public:
     HttpClient(HttpClient &&) noexcept;
     HttpClient &operator=(HttpClient &&) noexcept;
 
-    /// Sends the request; GET, HEAD, PUT and DELETE are retried on a connection failure,
+    /// Sends the request; GET, HEAD, PUT, DELETE, PROPFIND and MKCOL are retried on a connection failure,
     /// a timeout or a 5xx answer (a PUT with If-Match is retried too: it cannot apply twice).
     /// POST never is: a kernel call may have effects, and a hang is a result.
     std::expected<HttpResponse, HttpFailure> send(const HttpRequest &request);

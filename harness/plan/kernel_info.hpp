@@ -11,6 +11,15 @@
 
 namespace attngate {
 
+/// What a kernel declares it rounds to the case's dtype on a bf16 case (protocol key
+/// "rounds_to_case_dtype"): its output, and the softmax probabilities before P·V (XLA's
+/// and Pallas flash's convention). The golden check allows for exactly that rounding.
+struct DeclaredRounding {
+    bool output = false;
+    bool probabilities = false;
+    bool any() const { return output || probabilities; }
+};
+
 struct KernelInfo {
     std::string name;  ///< unique across every backend of a run
     std::string version;
@@ -19,6 +28,7 @@ struct KernelInfo {
     uint32_t workspace_growth = ATTNGATE_WORKSPACE_UNSPECIFIED;
     std::string origin;  ///< "built-in", a plugin's path or an adapter's URL
     boost::json::object conventions;  ///< what a remote kernel reports of its conventions
+    DeclaredRounding rounding;
 };
 
 /// Why a kernel's declared features rule the case out, or empty when they do not.

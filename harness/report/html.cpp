@@ -60,6 +60,30 @@ std::string workloads_section(const RunResults &r) {
     return s + "</table>\n";
 }
 
+/// Every change point of the history, and the runs where the fingerprint changed.
+std::string trends_section(const ReportContext &ctx) {
+    const TrendReport &t = ctx.trends;
+    if (t.run_ids.size() < 2) return "";
+    std::string s = fmt::format("<h2 id=\"trends\">Trends over {} runs</h2>", t.run_ids.size());
+    if (t.change_count() == 0) s += "<p>No change point: no series moved by more than the noise over these runs.</p>";
+    else {
+        s += "<table class=\"trends\"><tr><th>case</th><th>kernel</th><th>metric</th><th>change</th><th>what</th></tr>";
+        for (const auto &series : t.series)
+            for (const auto &c : series.changes)
+                s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"drift\">{:+.1f}%</td><td>{}</td></tr>", markup_escape(series.case_id),
+                                 markup_escape(series.kernel), markup_escape(series.metric), 100.0 * c.point.relative_change(),
+                                 markup_escape(describe_change(t, series, c)));
+        s += "</table>";
+    }
+    for (const auto &f : t.shifts) {
+        std::string what;
+        for (const auto &c : f.changes) what += (what.empty() ? "" : "; ") + c;
+        s += fmt::format("<p class=\"note fp-shift\">fingerprint changed at run {} ({}): {}</p>", f.run + 1, markup_escape(t.run_times[f.run]),
+                         markup_escape(what.empty() ? "fingerprint not stored" : what));
+    }
+    return s + "\n";
+}
+
 /// The anchor of a case x kernel's details: its index in the results.
 std::string anchor(const RunResults &r, const CaseResult *c) { return fmt::format("r-{}", c - r.results.data()); }
 
@@ -88,10 +112,11 @@ std::string html_serialize(const RunResults &r, const ReportContext &ctx) {
                      markup_escape(r.tool_version), markup_escape(r.started_at), markup_escape(r.suite_file));
     s += verdict_header(r);
     s += fingerprint_section(r, ctx);
+    s += trends_section(ctx);
     s += workloads_section(r);
     s += results_table(r);
     s += "<h2 id=\"cases\">Per case × kernel</h2>\n";
-    if (ctx.history.empty())
+    if (ctx.trends.run_ids.size() < 2)
         s += "<p class=\"note\" id=\"no-history\">No history given: pass --history with earlier results.json files (or their directory) to draw trends.</p>\n";
     std::vector<const CaseResult *> order;
     for (const auto &c : r.results) order.push_back(&c);

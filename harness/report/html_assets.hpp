@@ -24,6 +24,9 @@ details.case summary{cursor:pointer;font-weight:600} .check{margin:10px 0 4px 0}
 svg .ax{font-size:10px;fill:#444} svg .line{fill:none;stroke:#3060c0;stroke-width:1.5} svg circle{fill:#3060c0}
 svg .ref{stroke:#b3261e;stroke-dasharray:4 3} svg circle.s1{fill:#999} svg .med{stroke:#111;stroke-width:2}
 svg .bar{fill:#3060c0} svg .bar.b1{fill:#999}
+svg .cp{stroke:#b3261e;stroke-width:1.5;stroke-dasharray:5 3} svg .cp-label{font-size:11px;font-weight:700;fill:#b3261e}
+svg line.fp{stroke:#7a4b00;stroke-dasharray:2 2} svg path.fp{fill:#e0a030}
+table.trends td.drift{color:#b3261e;font-weight:700}
 .changes li.changed{color:#7a4b00} .changes li.added{color:#1e5d3a} .changes li.removed{color:#8a1c1c}
 .note{color:#666;font-style:italic}
 )CSS";

@@ -76,30 +76,30 @@ std::string check_block(const CheckResult &k) {
                        verdict_name(k.verdict), markup_escape(k.check), markup_escape(k.reason), notes, metrics_table(k), figs);
 }
 
-/// A metric's values over the history and this run (missing runs skipped).
-std::vector<double> series(const CaseResult &c, const ReportContext &ctx, const char *check, const char *name) {
-    std::vector<double> ys;
-    const auto add = [&](const CaseResult *r) {
-        if (!r) return;
-        for (const auto &k : r->checks)
-            if (k.check == check)
-                if (const auto *v = k.metrics.if_contains(name); v && v->is_number()) ys.push_back(v->to_number<double>());
-    };
-    for (const auto &h : ctx.history) add(h.find(c.case_id, c.kernel));
-    add(&c);
-    return ys;
+/// One series' chart, its change points labelled and the fingerprint changes marked.
+std::string trend_figure(const TrendReport &t, const SeriesTrend &series, const std::string &title, const double *reference) {
+    std::vector<std::pair<size_t, std::string>> cps;
+    for (const auto &c : series.changes) cps.emplace_back(c.point.index, fmt::format("{:+.1f}%", 100.0 * c.point.relative_change()));
+    std::vector<size_t> fps;
+    for (const auto &f : t.shifts)
+        for (size_t i = 0; i < series.runs.size(); ++i)
+            if (series.runs[i] == f.run && i > 0) fps.push_back(i);
+    std::string s = "<div><div class=\"note\">" + markup_escape(title) + " (red: change point; amber: fingerprint changed)</div>" +
+                    svg_trend_chart(series.values, series.metric, cps, fps, reference);
+    for (const auto &c : series.changes) s += "<div class=\"cp-note\">" + markup_escape(describe_change(t, series, c)) + "</div>";
+    return s + "</div>";
 }
 
 std::string trends(const CaseResult &c, const ReportContext &ctx) {
-    if (ctx.history.empty()) return "";
-    std::string s = fmt::format("<div class=\"trend\"><b>trend over {} earlier run(s) and this one</b><div class=\"figs\">", ctx.history.size());
-    const auto err = series(c, ctx, "golden", "max_abs_error");
+    const TrendReport &t = ctx.trends;
+    if (t.run_ids.size() < 2) return "";
+    std::string s = fmt::format("<div class=\"trend\"><b>trend over {} run(s)</b><div class=\"figs\">", t.run_ids.size());
     double tol = 0;
     for (const auto &k : c.checks)
         if (k.check == "golden") tol = number_or(metric(k, "tolerance"), 0.0);
-    if (!err.empty()) s += "<div><div class=\"note\">max abs error (dashed: tolerance)</div>" + svg_line_chart(err, "max abs error", tol > 0 ? &tol : nullptr) + "</div>";
-    if (const auto med = series(c, ctx, "perf", "median_s"); !med.empty())
-        s += "<div><div class=\"note\">median time</div>" + svg_line_chart(med, "seconds") + "</div>";
+    if (const auto *err = t.find(c.case_id, c.kernel, "max_abs_error")) s += trend_figure(t, *err, "max abs error (dashed: tolerance)", tol > 0 ? &tol : nullptr);
+    if (const auto *med = t.find(c.case_id, c.kernel, "median_s")) s += trend_figure(t, *med, "median time per call", nullptr);
+    if (const auto *peak = t.find(c.case_id, c.kernel, "peak_bytes"); peak && !peak->changes.empty()) s += trend_figure(t, *peak, "peak bytes", nullptr);
     return s + "</div></div>";
 }
 

@@ -7,6 +7,7 @@
 
 #include "results/fingerprint.hpp"
 #include "results/results.hpp"
+#include "results/trends.hpp"
 
 namespace attngate {
 
@@ -51,6 +52,9 @@ FingerprintComparison compare_fingerprints(const RunResults &r, const std::vecto
 struct ReportContext {
     std::vector<RunResults> history;  ///< earlier runs of the same suite, oldest first
     std::string html_name;            ///< how the markdown refers to the HTML artifact
+    /// Trends over the history (the store's records or --history files) and this run, with
+    /// change points; empty when no history was given.
+    TrendReport trends;
 };
 
 }  // namespace attngate

@@ -98,6 +98,37 @@ std::string svg_line_chart(const std::vector<double> &ys, const std::string &y_l
     return s;
 }
 
+std::string svg_trend_chart(const std::vector<double> &ys, const std::string &y_label,
+                            const std::vector<std::pair<size_t, std::string>> &change_points,
+                            const std::vector<size_t> &fingerprint_changes, const double *reference) {
+    if (ys.empty()) return "";
+    constexpr double w = 420, h = 120, pad = 10, top = 14;
+    double lo = *std::min_element(ys.begin(), ys.end()), hi = *std::max_element(ys.begin(), ys.end());
+    if (reference) lo = std::min(lo, *reference), hi = std::max(hi, *reference);
+    if (hi <= lo) hi = lo + (lo == 0 ? 1.0 : std::fabs(lo) * 0.1);
+    const auto X = [&](double i) { return ys.size() == 1 ? w / 2 : pad + (w - 2 * pad) * i / static_cast<double>(ys.size() - 1); };
+    const auto Y = [&](double y) { return top + h - pad - (h - 2 * pad) * (y - lo) / (hi - lo); };
+    std::string s = fmt::format("<svg class=\"chart trend-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">", w, top + h + 14);
+    for (size_t f : fingerprint_changes) {
+        const double x = X(static_cast<double>(f) - 0.5);
+        s += fmt::format("<line class=\"fp\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/><path class=\"fp\" d=\"M{0:.1f} {1}l4 4l-4 4l-4 -4z\"/>",
+                         x, top - 2, top + h);
+    }
+    if (reference) s += fmt::format("<line class=\"ref\" x1=\"0\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>", w, Y(*reference), Y(*reference));
+    std::string pts;
+    for (size_t i = 0; i < ys.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", X(static_cast<double>(i)), Y(ys[i]));
+    s += fmt::format("<polyline class=\"line\" points=\"{}\"/>", pts);
+    for (size_t i = 0; i < ys.size(); ++i) s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2\"/>", X(static_cast<double>(i)), Y(ys[i]));
+    for (const auto &[index, label] : change_points) {
+        const double x = X(static_cast<double>(index) - 0.5);
+        s += fmt::format("<line class=\"cp\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/><text class=\"cp-label\" x=\"{3:.1f}\" y=\"{4}\">{5}</text>",
+                         x, top, top + h, x + 3, top + 8, markup_escape(label));
+    }
+    s += fmt::format("<text x=\"2\" y=\"{}\" class=\"ax\">{}: {:.3g} .. {:.3g} over {} runs</text></svg>", top + h + 12, markup_escape(y_label), lo, hi,
+                     ys.size());
+    return s;
+}
+
 std::string svg_distribution(const std::vector<double> &current, const std::vector<double> &baseline, const std::string &x_label) {
     if (current.empty() && baseline.empty()) return "";
     std::vector<double> all(current);

@@ -17,6 +17,13 @@ std::string svg_heatmap(const json::object &error_map, double tolerance);
 /// A small line chart of ys over x = 0..n-1, with an optional horizontal reference line.
 std::string svg_line_chart(const std::vector<double> &ys, const std::string &y_label, const double *reference = nullptr);
 
+/// A trend over runs: the values as a line, a red dashed vertical line and its label
+/// ("+3.0%") before each change point's first value, and a grey dotted line with a
+/// diamond where the fingerprint changed (value positions).
+std::string svg_trend_chart(const std::vector<double> &ys, const std::string &y_label,
+                            const std::vector<std::pair<size_t, std::string>> &change_points,
+                            const std::vector<size_t> &fingerprint_changes, const double *reference = nullptr);
+
 /// Two rows of dots on a shared axis (e.g. this run's timing samples and the baseline's),
 /// each with its median marked.
 std::string svg_distribution(const std::vector<double> &current, const std::vector<double> &baseline, const std::string &x_label);

@@ -202,24 +202,28 @@ std::vector<std::pair<std::string, std::string>> flatten_fingerprint(const json:
 }
 
 Result<json::object> load_fingerprint(const std::filesystem::path &path) {
-    auto doc = load_json_file(path);
+    auto text = read_file(path);
+    if (!text) return std::unexpected(text.error());
+    return parse_fingerprint(*text, path.string());
+}
+
+Result<json::object> parse_fingerprint(std::string_view text, const std::string &where) {
+    auto doc = parse_json(text, where);
     if (!doc) return std::unexpected(doc.error());
-    if (!doc->is_object()) return fail(ErrorKind::BadInput, "{}: at $: expected an object", path.string());
+    if (!doc->is_object()) return fail(ErrorKind::BadInput, "{}: at $: expected an object", where);
     const json::object &o = doc->get_object();
     if (o.contains("schema_version")) {  // a results.json
         const auto *fp = o.if_contains("fingerprint");
-        if (!fp || !fp->is_object()) return fail(ErrorKind::BadInput, "{}: at $.fingerprint: expected an object (results written before fingerprints?)", path.string());
+        if (!fp || !fp->is_object()) return fail(ErrorKind::BadInput, "{}: at $.fingerprint: expected an object (results written before fingerprints?)", where);
         return fp->get_object();
     }
     return o;
 }
 
-std::filesystem::path baseline_fingerprint_path(const std::filesystem::path &baseline_dir) {
-    return baseline_dir / "fingerprint.json";
-}
-
-Result<void> save_baseline_fingerprint(const std::filesystem::path &baseline_dir, const json::object &fp) {
-    return write_file_atomic(baseline_fingerprint_path(baseline_dir), pretty_json(fp));
+std::string fingerprint_id(const json::object &fp) {
+    std::string canonical;
+    for (const auto &[k, v] : flatten_fingerprint(fp)) canonical += k + "=" + v + "\n";
+    return sha256_hex(canonical).substr(0, 16);
 }
 
 }  // namespace attngate

@@ -41,10 +41,11 @@ std::vector<std::pair<std::string, std::string>> flatten_fingerprint(const json:
 /// The fingerprint in a results.json or a fingerprint JSON file.
 Result<json::object> load_fingerprint(const std::filesystem::path &path);
 
-/// Where a baseline directory keeps the fingerprint it was made with.
-std::filesystem::path baseline_fingerprint_path(const std::filesystem::path &baseline_dir);
+/// The same from text; `where` names it in errors.
+Result<json::object> parse_fingerprint(std::string_view text, const std::string &where);
 
-/// Records the fingerprint a baseline directory was made with (atomic write).
-Result<void> save_baseline_fingerprint(const std::filesystem::path &baseline_dir, const json::object &fp);
+/// A short stable id of a fingerprint: the first 16 hex digits of the SHA-256 of its
+/// compact JSON with keys sorted.
+std::string fingerprint_id(const json::object &fp);
 
 }  // namespace attngate

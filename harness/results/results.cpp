@@ -76,7 +76,7 @@ json::value to_json(const RunResults &r) {
                                        {"compile_s", c.compile_s ? json::value(*c.compile_s) : json::value(nullptr)},
                                        {"checks", checks}});
     }
-    return json::object{{"schema_version", r.schema_version},
+    json::object out{{"schema_version", r.schema_version},
                         {"tool", r.tool_version},
                         {"suite", r.suite},
                         {"suite_file", r.suite_file},
@@ -89,6 +89,9 @@ json::value to_json(const RunResults &r) {
                         {"baseline_fingerprint", r.baseline_fingerprint},
                         {"workloads", r.workloads},
                         {"results", results}};
+    if (!r.machine_class.empty()) out["machine_class"] = r.machine_class;
+    if (!r.shard.empty()) out["shard"] = r.shard;
+    return out;
 }
 
 namespace {
@@ -166,6 +169,8 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     if (const auto *f = r.raw("fingerprint"); f && f->is_object()) out.fingerprint = f->get_object();
     if (const auto *f = r.raw("baseline_fingerprint"); f && f->is_object()) out.baseline_fingerprint = f->get_object();
     if (const auto *w = r.raw("workloads"); w && w->is_array()) out.workloads = w->get_array();
+    out.machine_class = r.string("machine_class", "");
+    if (const auto *s = r.raw("shard"); s && s->is_object()) out.shard = s->get_object();
     const json::value *results = r.raw("results");
     if (r.ok() && (!results || !results->is_array())) r.fail_at("results", "expected an array");
     if (auto e = r.finish()) return std::unexpected(*e);

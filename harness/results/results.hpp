@@ -64,6 +64,8 @@ struct RunResults {
     json::object fingerprint;           ///< this run's dependency/environment fingerprint
     json::object baseline_fingerprint;  ///< the one the baselines were made with; empty when unknown
     json::array workloads;              ///< cost projections per workload profile, when the cost check ran
+    std::string machine_class;          ///< the class perf baselines and history are kept per; empty when unknown
+    json::object shard;                 ///< for one shard of a sharded run: which, and the whole plan (see merge.hpp)
 
     /// Fail when any case x kernel failed or errored, or a workload failed; else Pass.
     Verdict verdict() const;

@@ -23,9 +23,14 @@ std::optional<CheckResult> golden_of(const std::optional<GoldenManifest> &manife
     if (!manifest || !out.error.empty()) return std::nullopt;
     const GoldenEntry *e = manifest->find(c.id);
     if (!e) return std::nullopt;
-    auto want = load_golden(suite, o.baselines, *e);
+    auto want = load_golden(suite, *o.store, *e);
     if (!want || want->size() != out.values.size()) return std::nullopt;
-    return golden_check(out.values, *want, *e);
+    double allowance = 0.0;
+    if (out.rounding.any()) {
+        const CaseInputs in = generate_inputs(suite, c);
+        allowance = rounding_allowance(out.rounding, c.dtype, e->output_max_abs, in.v);
+    }
+    return golden_check(out.values, *want, *e, allowance);
 }
 
 CheckResult failed(const std::string &check, const std::string &why) { return CheckResult{check, Verdict::Fail, why, {}, {}}; }
@@ -35,8 +40,10 @@ CheckResult failed(const std::string &check, const std::string &why) { return Ch
 Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
                           const std::function<void(int, int)> &progress) {
     std::optional<GoldenManifest> manifest;
-    if (std::filesystem::exists(golden_dir(o.baselines, suite) / "manifest.json")) {
-        auto m = load_golden_manifest(suite, o.baselines);
+    auto has = has_golden_manifest(suite, *o.store);
+    if (!has) return std::unexpected(has.error());
+    if (*has) {
+        auto m = load_golden_manifest(suite, *o.store);
         if (!m) return std::unexpected(m.error());
         manifest = std::move(*m);
     }

@@ -15,6 +15,7 @@
 #include "results/results.hpp"
 #include "run/ab_sides.hpp"
 #include "stats/perf_decision.hpp"
+#include "store/store.hpp"
 
 namespace attngate {
 
@@ -22,7 +23,7 @@ struct AbOptions {
     int rounds = 21;
     AbRoundOptions round;
     DecisionPolicy policy;
-    std::filesystem::path baselines = "baselines";  ///< goldens, when the suite has them
+    Store *store = nullptr;  ///< goldens, when the suite has them (required)
     double compile_threshold_pct = 50.0;
     bool bitwise = false;  ///< any bit that moves between the sides fails
     std::filesystem::path profiles_dir;  ///< both sides' traces of a slower case go here; empty: none

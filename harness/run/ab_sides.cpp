@@ -167,6 +167,8 @@ public:
             const std::string file = r.string("file", ""), error = r.string("error", "");
             AbOutput o;
             if (const json::value *v = r.raw("compile_s"); v && v->is_number()) o.compile_s = v->to_number<double>();
+            o.rounding.output = r.boolean("rounds_output", false);
+            o.rounding.probabilities = r.boolean("rounds_probabilities", false);
             if (auto e = r.finish()) return std::unexpected(*e);
             o.error = error;
             if (error.empty()) {
@@ -251,6 +253,7 @@ public:
             else if (obs.kernel_rc != 0) a.error = fmt::format("kernel returned error {}: {}", obs.kernel_rc, obs.kernel_error);
             else a.values = std::move(obs.output);
             a.compile_s = obs.compile_s;
+            a.rounding = backends_->find(inv.kernel->kernel)->rounding;
             out[label] = std::move(a);
         }
         return out;

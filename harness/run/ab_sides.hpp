@@ -26,6 +26,7 @@ using AbLabel = std::pair<std::string, std::string>;
 struct AbOutput {
     std::vector<float> values;
     std::optional<double> compile_s;
+    DeclaredRounding rounding;  ///< what the kernel declares it rounds (the golden check allows for it)
     std::string error;  ///< non-empty: no output, and why
 };
 

@@ -13,6 +13,7 @@
 #include "plan/inputs.hpp"
 #include "stats/stats.hpp"
 #include "store/baseline_store.hpp"
+#include "store/keys.hpp"
 
 namespace attngate {
 
@@ -45,15 +46,18 @@ std::vector<TimingOutcome> time_targets(const std::vector<Target> &targets, Back
 
 /// The baseline file for this machine class, and why there is none when there is none.
 Result<std::optional<BaselineFile>> perf_baselines(const Suite &suite, const PerfPhaseOptions &o, std::string &note) {
-    const auto path = baseline_path(o.baselines, "perf", suite.name, o.machine_class);
-    auto file = load_baseline_file(path);
+    auto key = baseline_key("perf", suite.name, o.machine_class);
+    if (!key) return std::unexpected(key.error());
+    auto file = load_baseline_file(*o.store, *key);
     if (!file || *file) return file;
     note = fmt::format("no perf baseline for machine class \"{}\" (record one: attngate baseline update --checks perf)", o.machine_class);
-    std::error_code ec;
-    for (const auto &dir : std::filesystem::directory_iterator(o.baselines / "perf", ec))
-        if (auto other = load_baseline_file(dir.path() / (suite.name + ".json")); other && *other)
-            note = fmt::format("perf baseline was recorded on machine class \"{}\", this is \"{}\": timings not compared",
-                               (*other)->machine_class, o.machine_class);
+    auto keys = o.store->list(baseline_prefix("perf"));
+    if (!keys) return std::unexpected(keys.error());
+    for (const auto &other_key : *keys)
+        if (other_key.ends_with("/" + suite.name + ".json"))
+            if (auto other = load_baseline_file(*o.store, other_key); other && *other)
+                note = fmt::format("perf baseline was recorded on machine class \"{}\", this is \"{}\": timings not compared",
+                                   (*other)->machine_class, o.machine_class);
     return file;
 }
 
@@ -72,13 +76,13 @@ bool perf_selected(const Suite &suite, const CaseSpec &c, const std::string &lab
                        std::find(suite.perf.kernels.begin(), suite.perf.kernels.end(), label) != suite.perf.kernels.end());
 }
 
-Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const Pricing &pricing, const BaselineFile *base);
-
 }  // namespace
 
 /// A compile check for every case x kernel whose host reported a first-call time.
 Result<void> add_compile_checks(const Suite &suite, RunResults &results, const PerfPhaseOptions &options) {
-    auto file = load_baseline_file(baseline_path(options.baselines, "compile", suite.name, options.machine_class));
+    auto key = baseline_key("compile", suite.name, options.machine_class);
+    if (!key) return std::unexpected(key.error());
+    auto file = load_baseline_file(*options.store, *key);
     if (!file) return std::unexpected(file.error());
     for (auto &r : results.results) {
         if (!r.compile_s) continue;
@@ -142,15 +146,14 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     std::optional<Pricing> pricing;
     std::string no_pricing;
     if (options.cost) {
-        const auto path = options.baselines / "pricing.json";
-        if (!std::filesystem::exists(path)) {
-            no_pricing = fmt::format("not priced: {} does not exist", path.string());
+        auto p = load_pricing(*options.store);
+        if (!p) return std::unexpected(p.error());
+        if (!*p) {
+            no_pricing = fmt::format("not priced: {} does not exist", options.store->where(kPricingKey));
         } else {
-            auto p = load_pricing(path);
-            if (!p) return std::unexpected(p.error());
-            if (!p->find(options.device_class))
-                return fail(ErrorKind::Usage, "--device-class {}: not a device class of {}", options.device_class, p->file.string());
-            pricing = std::move(*p);
+            if (!(*p)->find(options.device_class))
+                return fail(ErrorKind::Usage, "--device-class {}: not a device class of {}", options.device_class, (*p)->file.string());
+            pricing = std::move(**p);
         }
     }
     for (size_t i = 0; i < targets.size(); ++i) {
@@ -192,7 +195,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
                 else c.notes.push_back("no profiler trace: " + trace.error().message);
             }
         }
-    if (pricing) return add_workloads(results, options, *pricing, base_file);
+    if (pricing) return add_workloads(results, *options.store, *pricing, options.workload_kernel, options.strict);
     return {};
 }
 
@@ -227,6 +230,8 @@ Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &
                 entry["file"] = file;
             }
             if (o.compile_s) entry["compile_s"] = *o.compile_s;
+            if (k->info->rounding.output) entry["rounds_output"] = true;
+            if (k->info->rounding.probabilities) entry["rounds_probabilities"] = true;
             index.push_back(std::move(entry));
         }
         for (const auto &b : backends.all()) b->release_case(*pc.spec);
@@ -257,16 +262,13 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
     return out;
 }
 
-namespace {
-
-Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const Pricing &pricing, const BaselineFile *base) {
-    const auto dir = o.baselines / "workloads";
-    if (!std::filesystem::exists(dir)) return {};
-    auto workloads = load_workloads(dir);
+Result<void> add_workloads(RunResults &results, Store &store, const Pricing &pricing, const std::string &workload_kernel,
+                           bool strict) {
+    auto workloads = load_workloads(store);
     if (!workloads) return std::unexpected(workloads.error());
     for (Workload w : *workloads) {
         // Any kernel can be projected: the one the workload names, or the run's choice.
-        if (!o.workload_kernel.empty()) w.kernel = o.workload_kernel;
+        if (!workload_kernel.empty()) w.kernel = workload_kernel;
         std::map<std::string, double> now, then, leaks, ratio_low;
         bool memory = false;
         for (const auto &r : results.results) {
@@ -274,6 +276,8 @@ Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const
             for (const auto &c : r.checks) {
                 if (c.check == "perf") {
                     if (const auto *m = c.metrics.if_contains("median_s"); m && m->is_number()) now[r.case_id] = m->to_number<double>();
+                    // The baseline's median as the perf check compared it: the same in a run and a merge.
+                    if (const auto *b = c.metrics.if_contains("baseline_median_s"); b && b->is_number()) then[r.case_id] = b->to_number<double>();
                     const auto *status = c.metrics.if_contains("status");
                     const auto *low = c.metrics.if_contains("ci_low");
                     if (status && status->is_string() && status->get_string() != "too_noisy" && low && low->is_number())
@@ -285,16 +289,12 @@ Result<void> add_workloads(RunResults &results, const PerfPhaseOptions &o, const
                         memory = true;
                     }
             }
-            const auto base_s = baseline_samples(base, r.case_id, r.kernel);
-            if (!base_s.empty()) then[r.case_id] = median(base_s);
         }
         const DevicePrice *price = pricing.find(w.device_class);
         if (!price) return fail(ErrorKind::BadInput, "{}: $.device_class: \"{}\" is not priced in {}", w.file.string(), w.device_class, pricing.file.string());
-        results.workloads.push_back(workload_result(w, now, then, ratio_low, memory ? &leaks : nullptr, *price, o.strict));
+        results.workloads.push_back(workload_result(w, now, then, ratio_low, memory ? &leaks : nullptr, *price, strict));
     }
     return {};
 }
-
-}  // namespace
 
 }  // namespace attngate

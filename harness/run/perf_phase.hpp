@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "checks/cost.hpp"
 #include "plan/plan.hpp"
 #include "plan/suite.hpp"
 #include "results/results.hpp"
+#include "store/store.hpp"
 
 namespace attngate {
 
@@ -22,7 +24,7 @@ struct PerfPhaseOptions {
     bool isolation = true;
     double timeout_s = 3600.0;  ///< for the whole timing child
     std::string machine_class;
-    std::filesystem::path baselines = "baselines";
+    Store *store = nullptr;  ///< perf and compile baselines, pricing, workloads (required)
     bool cost = false;
     std::string device_class = "gcp-e2-standard-2";  ///< what this machine's time is priced as
     /// Where a slower kernel's profiler trace goes (its host's, when it has one); the perf
@@ -50,6 +52,12 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
 /// dir/index.json listing case, kernel, file (or error) and compile_s: what `ab` diffs.
 Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &backends, const std::filesystem::path &dir,
                                 bool isolation);
+
+/// Projects every workload profile in the store over `results` (its perf medians, the
+/// baselines' medians and ci_low from each perf check, the memory check's leak rates):
+/// fills results.workloads. A run and a merge of shards both decide this over all cases.
+Result<void> add_workloads(RunResults &results, Store &store, const Pricing &pricing, const std::string &workload_kernel = "",
+                           bool strict = false);
 
 /// Appends perf (and cost) checks to `results` (in plan order) and fills results.workloads.
 Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &backends, const PerfInputs &inputs,

@@ -16,9 +16,11 @@
 #include "plan/inputs.hpp"
 #include "results/fingerprint.hpp"
 #include "run/perf_phase.hpp"
+#include "run/sharding.hpp"
 #include "store/baseline_store.hpp"
 #include "store/baseline_update.hpp"
 #include "store/golden.hpp"
+#include "store/keys.hpp"
 
 namespace attngate {
 
@@ -180,7 +182,8 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     }
     r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
     if (golden) {
-        r.checks.push_back(golden_check(o.output, *want, *golden));
+        r.checks.push_back(golden_check(o.output, *want, *golden,
+                                        rounding_allowance(k.info->rounding, c.dtype, golden->output_max_abs, inv.inputs->v)));
         const auto *tol = r.checks.back().metrics.if_contains("tolerance");
         r.checks.push_back(numerics_with_reference(ctx, r, o, c, tol && tol->is_number() ? tol->to_number<double>() : 0.0));
         add_determinism(r.checks.back(), o, c.deterministic.value_or(ctx.suite.deterministic));
@@ -234,22 +237,34 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
 
+    Store &store = *options.store;
+    const std::string machine = machine_class(options.machine);
+    json::object shard;
+    if (options.shard) {
+        auto s = shard_plan(*plan, suite, *options.shard, ShardUnit::Run, store, machine, options.checks, suite.perf.alpha);
+        if (!s) return std::unexpected(s.error());
+        shard = std::move(*s);
+    }
     RunContext ctx{suite, options, backends, nullptr, {}, {}, {}, {}};
     if (auto s = decide_support(ctx, *plan); !s) return std::unexpected(s.error());
     // Every golden is verified before anything runs or is written: a corrupt or stale
     // golden is bad input (exit 2), never drift.
     if (wants(options, "golden")) {
-        auto m = load_golden_manifest(suite, options.baselines);
+        auto m = load_golden_manifest(suite, store);
         if (!m) return std::unexpected(m.error());
         for (const auto &pc : plan->cases)
-            if (auto g = load_golden(suite, options.baselines, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
+            if (auto g = load_golden(suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
         ctx.manifest = std::move(*m);
-        auto nb = load_baseline_file(baseline_path(options.baselines, "numerics", suite.name, machine_class(options.machine)));
+        auto key = baseline_key("numerics", suite.name, machine);
+        if (!key) return std::unexpected(key.error());
+        auto nb = load_baseline_file(store, *key);
         if (!nb) return std::unexpected(nb.error());
         ctx.numerics_baselines = std::move(*nb);
     }
     if (wants(options, "memory")) {
-        auto mb = load_baseline_file(baseline_path(options.baselines, "memory", suite.name));
+        auto key = baseline_key("memory", suite.name);
+        if (!key) return std::unexpected(key.error());
+        auto mb = load_baseline_file(store, *key);
         if (!mb) return std::unexpected(mb.error());
         ctx.memory_baselines = std::move(*mb);
     }
@@ -265,10 +280,12 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     results.started_at = utc_now();
     results.checks = options.checks;
     results.fingerprint = std::move(*fingerprint);
-    if (const auto fp = baseline_fingerprint_path(golden_dir(options.baselines, suite)); std::filesystem::exists(fp)) {
-        auto base = load_fingerprint(fp);
+    results.machine_class = machine;
+    results.shard = std::move(shard);
+    {
+        auto base = load_golden_fingerprint(suite, store);
         if (!base) return std::unexpected(base.error());
-        results.baseline_fingerprint = std::move(*base);
+        if (*base) results.baseline_fingerprint = std::move(**base);
     }
     const size_t total = plan->runs();
     size_t done = 0;
@@ -278,7 +295,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         const GoldenEntry *entry = ctx.manifest ? ctx.manifest->find(c.id) : nullptr;
         std::optional<std::vector<double>> want;
         if (entry) {
-            auto w = load_golden(suite, options.baselines, *entry);
+            auto w = load_golden(suite, store, *entry);
             if (!w) return std::unexpected(w.error());
             want = std::move(*w);
         }
@@ -295,8 +312,8 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (wants(options, "perf")) {
         PerfPhaseOptions po;
         po.isolation = options.isolation;
-        po.machine_class = machine_class(options.machine);
-        po.baselines = options.baselines;
+        po.machine_class = machine;
+        po.store = &store;
         po.cost = wants(options, "cost");
         po.device_class = options.device_class;
         po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";

@@ -11,13 +11,15 @@
 
 #include "backend/backend.hpp"
 #include "plan/plan.hpp"
+#include "plan/shard.hpp"
 #include "plan/suite.hpp"
 #include "results/results.hpp"
+#include "store/store.hpp"
 
 namespace attngate {
 
 struct RunOptions {
-    std::filesystem::path baselines = "baselines";
+    Store *store = nullptr;  ///< goldens, baselines, pricing and workloads (required)
     std::filesystem::path results_path = "reports/results.json";
     std::vector<std::string> checks = {"golden"};
     PlanFilter filter;
@@ -31,6 +33,7 @@ struct RunOptions {
     std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
     bool strict = false;  ///< a timed case the perf rule cannot gate fails (also the suite's perf.require_verdict)
     std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
+    std::optional<ShardSpec> shard;      ///< run only this shard of the plan (see sharding.hpp)
 };
 
 /// Called after each case x kernel with its result, how many are done and the total.

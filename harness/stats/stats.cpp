@@ -133,4 +133,22 @@ std::vector<double> benjamini_hochberg(const std::vector<double> &p_values) {
     return adjusted;
 }
 
+ConfidenceInterval median_ci(const std::vector<double> &v, double level) {
+    const size_t n = v.size();
+    const double tail = (1.0 - level) / 2.0;
+    // P(B < k) for B ~ Binomial(n, 1/2), accumulated term by term in log space.
+    double below = 0.0;
+    size_t k = 0;
+    for (size_t j = 0; j < n; ++j) {
+        const double term = std::exp(std::lgamma(n + 1.0) - std::lgamma(j + 1.0) - std::lgamma(static_cast<double>(n - j) + 1.0) - n * std::log(2.0));
+        if (below + term > tail) break;
+        below += term;
+        k = j + 1;  // P(B < j + 1) <= tail
+    }
+    if (k == 0 || 2 * k > n) return {NAN, NAN};
+    std::vector<double> s(v);
+    std::sort(s.begin(), s.end());
+    return {s[k - 1], s[n - k]};
+}
+
 }  // namespace attngate

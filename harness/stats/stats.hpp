@@ -62,4 +62,11 @@ ConfidenceInterval bootstrap_paired_ratio_ci(const std::vector<double> &current,
 /// and does not count in m.
 std::vector<double> benjamini_hochberg(const std::vector<double> &p_values);
 
+/// Distribution-free confidence interval of the median from order statistics: the
+/// largest k with P(Binomial(n, 1/2) < k) <= (1 - level) / 2 gives [x_(k), x_(n+1-k)]
+/// (1-based, sorted), covering the median with probability >= level for any continuous
+/// distribution (n = 10: ranks 2 and 9; n = 20: 6 and 15). NaN bounds when n is too small
+/// for the level (n < 6 at 95%).
+ConfidenceInterval median_ci(const std::vector<double> &v, double level = 0.95);
+
 }  // namespace attngate

@@ -1,4 +1,4 @@
-// Directory baseline store.
+// Baseline files: parsing, serialising and conditional saving through the store.
 #include "store/baseline_store.hpp"
 
 #include "io/files.hpp"
@@ -7,13 +7,6 @@ namespace attngate {
 
 namespace {
 constexpr int kBaselineSchema = 1;
-
-/// Machine class names become directory names: keep them to a safe alphabet.
-std::string safe_component(const std::string &s) {
-    std::string out;
-    for (char c : s) out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_');
-    return out;
-}
 }  // namespace
 
 const BaselineEntry *BaselineFile::find(std::string_view case_id, std::string_view kernel) const {
@@ -31,18 +24,19 @@ void BaselineFile::upsert(BaselineEntry e) {
     entries.push_back(std::move(e));
 }
 
-std::filesystem::path baseline_path(const std::filesystem::path &baselines, const std::string &check, const std::string &suite,
-                                    const std::string &machine_class) {
-    auto dir = baselines / check;
-    if (!machine_class.empty()) dir /= safe_component(machine_class);
-    return dir / (suite + ".json");
+Result<std::optional<BaselineFile>> load_baseline_file(Store &store, const std::string &key) {
+    auto obj = store.get(key);
+    if (!obj) return std::unexpected(obj.error());
+    if (!*obj) return std::optional<BaselineFile>();
+    auto f = parse_baseline_file((*obj)->bytes, store.where(key));
+    if (!f) return std::unexpected(f.error());
+    f->version = (*obj)->version;
+    return std::optional<BaselineFile>(std::move(*f));
 }
 
-Result<std::optional<BaselineFile>> load_baseline_file(const std::filesystem::path &path) {
-    if (!std::filesystem::exists(path)) return std::optional<BaselineFile>();
-    auto doc = load_json_file(path);
+Result<BaselineFile> parse_baseline_file(std::string_view bytes, const std::string &file) {
+    auto doc = parse_json(bytes, file);
     if (!doc) return std::unexpected(doc.error());
-    const std::string file = path.string();
     BaselineFile f;
     ObjectReader r(*doc, file, "$");
     r.integer("schema_version", kBaselineSchema, kBaselineSchema, kBaselineSchema);
@@ -65,17 +59,21 @@ Result<std::optional<BaselineFile>> load_baseline_file(const std::filesystem::pa
         if (auto err = er.finish()) return std::unexpected(*err);
         f.entries.push_back(std::move(e));
     }
-    return std::optional<BaselineFile>(std::move(f));
+    return f;
 }
 
-Result<void> save_baseline_file(const std::filesystem::path &path, const BaselineFile &f) {
+Result<std::string> save_baseline_file(Store &store, const std::string &key, const BaselineFile &f) {
+    return store.put(key, serialize_baseline_file(f), Precondition::matches(f.version));
+}
+
+std::string serialize_baseline_file(const BaselineFile &f) {
     json::array entries;
     for (const auto &e : f.entries)
         entries.push_back(json::object{{"case", e.case_id}, {"kernel", e.kernel}, {"values", e.values}, {"provenance", e.provenance}});
     json::object doc{{"schema_version", kBaselineSchema}, {"check", f.check}, {"suite", f.suite}};
     if (!f.machine_class.empty()) doc["machine_class"] = f.machine_class;
     doc["entries"] = std::move(entries);
-    return write_file_atomic(path, pretty_json(doc));
+    return pretty_json(doc);
 }
 
 }  // namespace attngate

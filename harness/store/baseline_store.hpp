@@ -1,6 +1,6 @@
-// The baselines store (directory implementation): one JSON file per check and suite,
-// baselines/<check>/[<machine class>/]<suite>.json, each entry a case x kernel with the
-// values its check compares against and the provenance of the decision to accept them.
+// Baseline files: one JSON object per check and suite in the store
+// (<check>/[<machine class>/]<suite>.json, see keys.hpp), each entry a case x kernel with
+// the values its check compares against and the provenance of the decision to accept them.
 #pragma once
 
 #include <filesystem>
@@ -10,6 +10,7 @@
 
 #include "io/error.hpp"
 #include "io/json_io.hpp"
+#include "store/store.hpp"
 
 namespace attngate {
 
@@ -25,19 +26,23 @@ struct BaselineFile {
     std::string suite;
     std::string machine_class;  ///< empty for machine-independent checks
     std::vector<BaselineEntry> entries;
+    std::string version;  ///< the store version it was read at; empty for a new file
 
     const BaselineEntry *find(std::string_view case_id, std::string_view kernel) const;
     /// Replaces the entry for the same case x kernel, or appends.
     void upsert(BaselineEntry e);
 };
 
-std::filesystem::path baseline_path(const std::filesystem::path &baselines, const std::string &check,
-                                    const std::string &suite, const std::string &machine_class = "");
+/// The file at `key`, or nullopt when none exists yet; a malformed file is an error naming it.
+Result<std::optional<BaselineFile>> load_baseline_file(Store &store, const std::string &key);
 
-/// The file, or nullopt when none exists yet; a malformed file is an error naming it.
-Result<std::optional<BaselineFile>> load_baseline_file(const std::filesystem::path &path);
+/// The same from bytes; `where` names it in errors.
+Result<BaselineFile> parse_baseline_file(std::string_view bytes, const std::string &where);
+std::string serialize_baseline_file(const BaselineFile &file);
 
-/// Written atomically: an interrupted update leaves the old baseline whole.
-Result<void> save_baseline_file(const std::filesystem::path &path, const BaselineFile &file);
+/// Written only if the stored file is still at file.version (absent when the version is
+/// empty): a concurrent update is an ErrorKind::Conflict, never overwritten. Returns the
+/// new version.
+Result<std::string> save_baseline_file(Store &store, const std::string &key, const BaselineFile &file);
 
 }  // namespace attngate

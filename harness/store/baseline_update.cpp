@@ -112,10 +112,39 @@ json::object make_provenance(const std::string &reason, const std::string &machi
                         {"fingerprint", fingerprint}};
 }
 
-Result<void> apply_update(const std::filesystem::path &path, BaselineFile file, const std::vector<UpdateRow> &accepted,
+Result<void> apply_update(Store &store, const std::string &key, BaselineFile file, const std::vector<UpdateRow> &accepted,
                           const json::object &provenance) {
     for (const auto &row : accepted) file.upsert(BaselineEntry{row.case_id, row.kernel, row.values, provenance});
-    return save_baseline_file(path, file);
+    if (auto w = save_baseline_file(store, key, file); !w) return std::unexpected(w.error());
+    return {};
+}
+
+namespace {
+std::string provenance_text(const BaselineEntry &e) {
+    const auto field = [&](const char *k) {
+        const auto *v = e.provenance.if_contains(k);
+        return v && v->is_string() ? std::string(v->get_string()) : std::string("?");
+    };
+    return fmt::format("by {} at {}, reason \"{}\"", field("user"), field("date"), field("reason"));
+}
+}  // namespace
+
+std::vector<std::string> describe_baseline_changes(const std::optional<BaselineFile> &read, const std::optional<BaselineFile> &now) {
+    std::vector<std::string> out;
+    if (!now) {
+        out.push_back("the file was removed");
+        return out;
+    }
+    for (const auto &e : now->entries) {
+        const BaselineEntry *old = read ? read->find(e.case_id, e.kernel) : nullptr;
+        if (!old) out.push_back(fmt::format("{}/{}: added {}", e.case_id, e.kernel, provenance_text(e)));
+        else if (json::value(old->values) != json::value(e.values) || json::value(old->provenance) != json::value(e.provenance))
+            out.push_back(fmt::format("{}/{}: changed {}", e.case_id, e.kernel, provenance_text(e)));
+    }
+    if (read)
+        for (const auto &e : read->entries)
+            if (!now->find(e.case_id, e.kernel)) out.push_back(fmt::format("{}/{}: removed", e.case_id, e.kernel));
+    return out;
 }
 
 }  // namespace attngate

@@ -48,8 +48,14 @@ json::object make_provenance(const std::string &reason, const std::string &machi
 /// The machine class baselines are kept per: CPU model, core count and an optional name.
 std::string machine_class(const std::string &name);
 
-/// Stores accepted rows into file (created when absent) and writes it atomically.
-Result<void> apply_update(const std::filesystem::path &path, BaselineFile file, const std::vector<UpdateRow> &accepted,
+/// Stores accepted rows into file (created when absent) and writes it only if the stored
+/// file is still the one that was read (file.version): a concurrent update is a Conflict.
+Result<void> apply_update(Store &store, const std::string &key, BaselineFile file, const std::vector<UpdateRow> &accepted,
                           const json::object &provenance);
+
+/// What another writer changed between `read` (what this update started from; nullopt
+/// when there was no file) and `now`: one line per case x kernel added, changed or
+/// removed, with who accepted it, when and why.
+std::vector<std::string> describe_baseline_changes(const std::optional<BaselineFile> &read, const std::optional<BaselineFile> &now);
 
 }  // namespace attngate

@@ -10,6 +10,8 @@
 #include "backend/memory.hpp"
 #include "io/npy.hpp"
 #include "plan/rng.hpp"
+#include "results/fingerprint.hpp"
+#include "store/keys.hpp"
 
 namespace attngate {
 
@@ -78,13 +80,8 @@ const GoldenEntry *GoldenManifest::find(std::string_view case_id) const {
     return nullptr;
 }
 
-std::filesystem::path golden_dir(const std::filesystem::path &baselines, const Suite &suite) {
-    return baselines / "goldens" / suite.name;
-}
-
-Result<GoldenManifest> generate_goldens(const Suite &suite, const std::filesystem::path &baselines,
+Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store,
                                         const std::function<void(const GoldenEntry &)> &progress) {
-    const auto dir = golden_dir(baselines, suite);
     GoldenManifest m;
     m.suite = suite.name;
     m.generator_version = kGeneratorVersion;
@@ -110,7 +107,9 @@ Result<GoldenManifest> generate_goldens(const Suite &suite, const std::filesyste
         e.sha256 = sha256_hex(bytes);
         e.inputs_sha256 = in.sha256();
         calibrate_golden(e, golden, plain);
-        if (auto w = write_file_atomic(dir / e.file, bytes); !w) return std::unexpected(w.error());
+        auto key = golden_key(suite.name, e.file);
+        if (!key) return std::unexpected(key.error());
+        if (auto w = store.put(*key, bytes, Precondition::none()); !w) return std::unexpected(w.error());
         if (progress) progress(e);
         m.cases.push_back(std::move(e));
     }
@@ -121,18 +120,31 @@ Result<GoldenManifest> generate_goldens(const Suite &suite, const std::filesyste
                      {"generator_version", m.generator_version},
                      {"reference", m.reference_version},
                      {"cases", cases}};
-    if (auto w = write_file_atomic(dir / kManifestName, pretty_json(doc)); !w) return std::unexpected(w.error());
+    auto key = golden_key(suite.name, kManifestName);
+    if (!key) return std::unexpected(key.error());
+    if (auto w = store.put(*key, pretty_json(doc), Precondition::none()); !w) return std::unexpected(w.error());
     return m;
 }
 
-Result<GoldenManifest> load_golden_manifest(const Suite &suite, const std::filesystem::path &baselines) {
-    const auto path = golden_dir(baselines, suite) / kManifestName;
-    if (!std::filesystem::exists(path))
-        return fail(ErrorKind::BadInput, "{}: missing golden manifest for suite \"{}\"; make it with: {}", path.string(), suite.name,
+Result<bool> has_golden_manifest(const Suite &suite, Store &store) {
+    auto key = golden_key(suite.name, kManifestName);
+    if (!key) return std::unexpected(key.error());
+    auto obj = store.get(*key);
+    if (!obj) return std::unexpected(obj.error());
+    return obj->has_value();
+}
+
+Result<GoldenManifest> load_golden_manifest(const Suite &suite, Store &store) {
+    auto key = golden_key(suite.name, kManifestName);
+    if (!key) return std::unexpected(key.error());
+    const std::string file = store.where(*key);
+    auto obj = store.get(*key);
+    if (!obj) return std::unexpected(obj.error());
+    if (!*obj)
+        return fail(ErrorKind::BadInput, "{}: missing golden manifest for suite \"{}\"; make it with: {}", file, suite.name,
                     regenerate_hint(suite));
-    auto doc = load_json_file(path);
+    auto doc = parse_json((*obj)->bytes, file);
     if (!doc) return std::unexpected(doc.error());
-    const std::string file = path.string();
     GoldenManifest m;
     ObjectReader r(*doc, file, "$");
     r.integer("schema_version", kManifestSchema, kManifestSchema, kManifestSchema);
@@ -160,22 +172,43 @@ Result<GoldenManifest> load_golden_manifest(const Suite &suite, const std::files
     return m;
 }
 
-Result<std::vector<double>> load_golden(const Suite &suite, const std::filesystem::path &baselines, const GoldenEntry &entry) {
-    const auto path = golden_dir(baselines, suite) / entry.file;
-    if (!std::filesystem::exists(path))
-        return fail(ErrorKind::BadInput, "{}: missing golden for case \"{}\"; make it with: {}", path.string(), entry.case_id, regenerate_hint(suite));
-    auto bytes = read_file(path);
-    if (!bytes) return std::unexpected(bytes.error());
-    const std::string got = sha256_hex(*bytes);
+Result<std::vector<double>> load_golden(const Suite &suite, Store &store, const GoldenEntry &entry) {
+    auto key = golden_key(suite.name, entry.file);
+    if (!key) return std::unexpected(key.error());
+    const std::string path = store.where(*key);
+    auto obj = store.get(*key);
+    if (!obj) return std::unexpected(obj.error());
+    if (!*obj)
+        return fail(ErrorKind::BadInput, "{}: missing golden for case \"{}\"; make it with: {}", path, entry.case_id, regenerate_hint(suite));
+    const std::string &bytes = (*obj)->bytes;
+    const std::string got = sha256_hex(bytes);
     if (got != entry.sha256)
         return fail(ErrorKind::Corrupt, "{}: corrupt golden: SHA-256 {} does not match the manifest's {}; restore it from git or regenerate with: {}",
-                    path.string(), got, entry.sha256, regenerate_hint(suite));
-    auto arr = parse_npy(*bytes, path.string());
+                    path, got, entry.sha256, regenerate_hint(suite));
+    auto arr = parse_npy(bytes, path);
     if (!arr) return std::unexpected(arr.error());
     if (arr->descr != "<f8" || arr->shape != entry.shape)
-        return fail(ErrorKind::BadInput, "{}: expected float64 of the manifest's shape", path.string());
+        return fail(ErrorKind::BadInput, "{}: expected float64 of the manifest's shape", path);
     auto s = arr->as<double>();
     return std::vector<double>(s.begin(), s.end());
+}
+
+Result<std::optional<json::object>> load_golden_fingerprint(const Suite &suite, Store &store) {
+    auto key = golden_key(suite.name, "fingerprint.json");
+    if (!key) return std::unexpected(key.error());
+    auto obj = store.get(*key);
+    if (!obj) return std::unexpected(obj.error());
+    if (!*obj) return std::optional<json::object>();
+    auto fp = parse_fingerprint((*obj)->bytes, store.where(*key));
+    if (!fp) return std::unexpected(fp.error());
+    return std::optional<json::object>(std::move(*fp));
+}
+
+Result<void> save_golden_fingerprint(const Suite &suite, Store &store, const json::object &fp) {
+    auto key = golden_key(suite.name, "fingerprint.json");
+    if (!key) return std::unexpected(key.error());
+    if (auto w = store.put(*key, pretty_json(fp), Precondition::none()); !w) return std::unexpected(w.error());
+    return {};
 }
 
 }  // namespace attngate

@@ -1,6 +1,6 @@
-// Goldens: each case's fp64 reference output as .npy under baselines/goldens/<suite>/,
+// Goldens: each case's fp64 reference output as .npy under goldens/<suite>/ in the store,
 // with a manifest recording hashes and the straightforward-implementation error that
-// calibrates the tolerance.
+// calibrates the tolerance, and the fingerprint they were made with.
 #pragma once
 
 #include <filesystem>
@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "io/error.hpp"
+#include "io/json_io.hpp"
 #include "plan/suite.hpp"
+#include "store/store.hpp"
 
 namespace attngate {
 
@@ -42,20 +44,23 @@ struct GoldenManifest {
 /// (over the elements where both are finite) from the golden and that implementation's output.
 void calibrate_golden(GoldenEntry &e, std::span<const double> golden, std::span<const float> straightforward);
 
-/// baselines/goldens/<suite>
-std::filesystem::path golden_dir(const std::filesystem::path &baselines, const Suite &suite);
-
 /// Computes every case's golden and writes the .npy files and the manifest.
 /// `progress` is told each case id as it is done.
-Result<GoldenManifest> generate_goldens(const Suite &suite, const std::filesystem::path &baselines,
+Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store,
                                         const std::function<void(const GoldenEntry &)> &progress);
+
+/// True when the store holds a manifest for the suite.
+Result<bool> has_golden_manifest(const Suite &suite, Store &store);
 
 /// Reads the manifest and checks that it covers the suite's cases and that its inputs
 /// hashes still match the generator: a stale golden is bad input, not drift.
-Result<GoldenManifest> load_golden_manifest(const Suite &suite, const std::filesystem::path &baselines);
+Result<GoldenManifest> load_golden_manifest(const Suite &suite, Store &store);
 
 /// Loads one golden and verifies its SHA-256 against the manifest (ErrorKind::Corrupt).
-Result<std::vector<double>> load_golden(const Suite &suite, const std::filesystem::path &baselines,
-                                        const GoldenEntry &entry);
+Result<std::vector<double>> load_golden(const Suite &suite, Store &store, const GoldenEntry &entry);
+
+/// The fingerprint the suite's goldens were made with; nullopt when none was recorded.
+Result<std::optional<json::object>> load_golden_fingerprint(const Suite &suite, Store &store);
+Result<void> save_golden_fingerprint(const Suite &suite, Store &store, const json::object &fp);
 
 }  // namespace attngate

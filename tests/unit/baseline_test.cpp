@@ -3,6 +3,8 @@
 
 #include "store/baseline_update.hpp"
 #include "io/files.hpp"
+#include "store/directory_store.hpp"
+#include "store/keys.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -27,7 +29,7 @@ RunResults results_with_memory() {
 }  // namespace
 
 TEST_CASE("update rows show old and new with the change and mark failed goldens", "[baseline]") {
-    BaselineFile existing{"memory", "s", "", {BaselineEntry{"a", "flash", json::object{{"abi_peak_bytes", 1000}}, {}}}};
+    BaselineFile existing{"memory", "s", "", {BaselineEntry{"a", "flash", json::object{{"abi_peak_bytes", 1000}}, {}}}, ""};
     const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), &existing, "");
     REQUIRE(rows.size() == 2);
     CHECK(rows[0].label() == "a/flash");
@@ -42,10 +44,11 @@ TEST_CASE("update rows show old and new with the change and mark failed goldens"
 
 TEST_CASE("accepted rows are written with provenance and read back", "[baseline]") {
     test::TempDir dir;
-    const auto path = baseline_path(dir.path(), "memory", "s");
+    DirectoryStore store(dir.path());
+    const std::string key = *baseline_key("memory", "s");
     const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), nullptr, "a/flash");
-    REQUIRE(apply_update(path, BaselineFile{"memory", "s", "", {}}, rows, make_provenance("because", machine_class("ci-box"), {})));
-    auto back = load_baseline_file(path);
+    REQUIRE(apply_update(store, key, BaselineFile{"memory", "s", "", {}, ""}, rows, make_provenance("because", machine_class("ci-box"), {})));
+    auto back = load_baseline_file(store, key);
     REQUIRE(back);
     REQUIRE(*back);
     const BaselineEntry *e = (*back)->find("a", "flash");
@@ -59,7 +62,8 @@ TEST_CASE("accepted rows are written with provenance and read back", "[baseline]
 TEST_CASE("a malformed baseline file names the file and the place", "[baseline]") {
     test::TempDir dir;
     test::write_text(dir / "b.json", R"({"schema_version": 1, "check": "memory", "suite": "s", "entries": [{"case": "a", "kernel": 3}]})");
-    auto f = load_baseline_file(dir / "b.json");
+    DirectoryStore store(dir.path());
+    auto f = load_baseline_file(store, "b.json");
     REQUIRE_FALSE(f);
     CHECK_THAT(f.error().message, Catch::Contains("b.json: $.entries[0].kernel: expected a string"));
 }

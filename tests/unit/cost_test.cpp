@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "checks/cost.hpp"
+#include "store/directory_store.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -27,13 +28,19 @@ Workload two_shapes() {
 }
 
 template <typename T>
-std::string error_of(const std::string &text, T (*load)(const std::filesystem::path &)) {
-    test::TempDir dir;
-    test::write_text(dir / "f.json", text);
-    auto r = load(dir / "f.json");
+std::string error_of(const std::string &text, T (*parse)(std::string_view, const std::string &)) {
+    auto r = parse(text, "dir/f.json");
     REQUIRE_FALSE(r);
-    CHECK_THAT(r.error().message, Catch::StartsWith((dir / "f.json").string() + ": "));
+    CHECK_THAT(r.error().message, Catch::StartsWith("dir/f.json: "));
     return r.error().message;
+}
+
+Pricing shipped_pricing() {
+    DirectoryStore store(kSource / "baselines");
+    auto p = load_pricing(store);
+    REQUIRE(p);
+    REQUIRE(*p);
+    return **p;
 }
 }  // namespace
 
@@ -108,8 +115,7 @@ TEST_CASE("a leak that exhausts the headroom before the restart fails", "[cost]"
 }
 
 TEST_CASE("the shipped pricing names a source and date for every device", "[cost]") {
-    auto p = load_pricing(kSource / "baselines" / "pricing.json");
-    REQUIRE(p);
+    const auto p = std::optional<Pricing>(shipped_pricing());
     CHECK(p->currency == "USD");
     for (const char *c : {"gcp-e2-standard-2", "gcp-tpu-v5e", "gcp-tpu-v5p", "gcp-tpu-v6e", "aws-a100-40gb", "aws-h100-80gb"}) {
         const DevicePrice *d = p->find(c);
@@ -123,9 +129,10 @@ TEST_CASE("the shipped pricing names a source and date for every device", "[cost
 }
 
 TEST_CASE("the shipped workloads load and reference only smoke cases and priced devices", "[cost]") {
-    auto pricing = load_pricing(kSource / "baselines" / "pricing.json");
+    const auto pricing = std::optional<Pricing>(shipped_pricing());
     auto suite = load_suite(kSource / "suites" / "smoke.json");
-    auto ws = load_workloads(kSource / "baselines" / "workloads");
+    DirectoryStore store(kSource / "baselines");
+    auto ws = load_workloads(store);
     REQUIRE(pricing);
     REQUIRE(suite);
     REQUIRE(ws);
@@ -139,7 +146,7 @@ TEST_CASE("the shipped workloads load and reference only smoke cases and priced 
 }
 
 TEST_CASE("workload references to unknown cases and devices name the place", "[cost]") {
-    auto pricing = load_pricing(kSource / "baselines" / "pricing.json");
+    const auto pricing = std::optional<Pricing>(shipped_pricing());
     auto suite = load_suite(kSource / "suites" / "smoke.json");
     REQUIRE(pricing);
     REQUIRE(suite);
@@ -159,33 +166,31 @@ TEST_CASE("workload references to unknown cases and devices name the place", "[c
 TEST_CASE("bad pricing files name the file and the JSON path", "[cost]") {
     const std::string head = R"({"schema_version": 1, "currency": "USD", "devices": [)";
     const std::string good = R"({"class": "a", "price_per_hour": 1, "source": "s", "as_of": "2026-01-01"})";
-    CHECK_THAT(error_of(head + good + R"(, {"class": "b", "price_per_hour": 1, "source": "s", "as_of": "2026-01-01", "colour": 1}]})", load_pricing),
+    CHECK_THAT(error_of(head + good + R"(, {"class": "b", "price_per_hour": 1, "source": "s", "as_of": "2026-01-01", "colour": 1}]})", parse_pricing),
                Catch::Contains("$.devices[1].colour: unknown field"));
-    CHECK_THAT(error_of(head + R"({"class": "a", "source": "s", "as_of": "2026-01-01"}]})", load_pricing),
+    CHECK_THAT(error_of(head + R"({"class": "a", "source": "s", "as_of": "2026-01-01"}]})", parse_pricing),
                Catch::Contains("$.devices[0].price_per_hour: required field is missing"));
-    CHECK_THAT(error_of(head + R"({"class": "a", "price_per_hour": "1", "source": "s", "as_of": "2026-01-01"}]})", load_pricing),
+    CHECK_THAT(error_of(head + R"({"class": "a", "price_per_hour": "1", "source": "s", "as_of": "2026-01-01"}]})", parse_pricing),
                Catch::Contains("$.devices[0].price_per_hour: expected a number, got a string"));
-    CHECK_THAT(error_of(head + R"({"class": "a", "price_per_hour": 1, "source": "s", "as_of": "Jan 2026"}]})", load_pricing),
+    CHECK_THAT(error_of(head + R"({"class": "a", "price_per_hour": 1, "source": "s", "as_of": "Jan 2026"}]})", parse_pricing),
                Catch::Contains("$.devices[0].as_of: expected a date YYYY-MM-DD"));
-    CHECK_THAT(error_of(head + good + ", " + good + "]}", load_pricing), Catch::Contains("$.devices[1].class: duplicate device class \"a\""));
-    CHECK_THAT(error_of(R"({"currency": "USD", "devices": []})", load_pricing), Catch::Contains("$.devices: expected a non-empty array"));
-    CHECK_THAT(error_of(R"({"schema_version": 2, "currency": "USD", "devices": []})", load_pricing), Catch::Contains("$.schema_version"));
+    CHECK_THAT(error_of(head + good + ", " + good + "]}", parse_pricing), Catch::Contains("$.devices[1].class: duplicate device class \"a\""));
+    CHECK_THAT(error_of(R"({"currency": "USD", "devices": []})", parse_pricing), Catch::Contains("$.devices: expected a non-empty array"));
+    CHECK_THAT(error_of(R"({"schema_version": 2, "currency": "USD", "devices": []})", parse_pricing), Catch::Contains("$.schema_version"));
 }
 
 TEST_CASE("bad workload files name the file and the JSON path", "[cost]") {
     const std::string head = R"({"name": "w", "device_class": "d", "memory_headroom_bytes": 1, "restart_interval_hours": 24, "shapes": [)";
-    CHECK_THAT(error_of(head + R"({"case": "a", "requests_per_second": 1}, {"requests_per_second": 1}]})", load_workload),
+    CHECK_THAT(error_of(head + R"({"case": "a", "requests_per_second": 1}, {"requests_per_second": 1}]})", parse_workload),
                Catch::Contains("$.shapes[1].case: required field is missing"));
-    CHECK_THAT(error_of(head + R"({"case": "a", "requests_per_second": -1}]})", load_workload),
+    CHECK_THAT(error_of(head + R"({"case": "a", "requests_per_second": -1}]})", parse_workload),
                Catch::Contains("$.shapes[0].requests_per_second: expected a request rate >= 0, got -1"));
-    CHECK_THAT(error_of(R"({"name": "w", "device_class": "d", "memory_headroom_bytes": 1, "restart_interval_hours": 0, "shapes": [{"case": "a", "requests_per_second": 1}]})", load_workload),
+    CHECK_THAT(error_of(R"({"name": "w", "device_class": "d", "memory_headroom_bytes": 1, "restart_interval_hours": 0, "shapes": [{"case": "a", "requests_per_second": 1}]})", parse_workload),
                Catch::Contains("$.restart_interval_hours: expected a number of hours > 0"));
-    CHECK_THAT(error_of(R"({"name": "w", "device_class": "d", "restart_interval_hours": 1, "shapes": [{"case": "a", "requests_per_second": 1}]})", load_workload),
+    CHECK_THAT(error_of(R"({"name": "w", "device_class": "d", "restart_interval_hours": 1, "shapes": [{"case": "a", "requests_per_second": 1}]})", parse_workload),
                Catch::Contains("$.memory_headroom_bytes: required field is missing"));
     auto ok = [&] {
-        test::TempDir dir;
-        test::write_text(dir / "w.json", head + R"({"case": "a", "requests_per_second": 2, "calls_per_request": 3}]})");
-        return load_workload(dir / "w.json");
+        return parse_workload(head + R"({"case": "a", "requests_per_second": 2, "calls_per_request": 3}]})", "w.json");
     }();
     REQUIRE(ok);
     CHECK(ok->cost_budget_pct == 5.0);
@@ -195,11 +200,14 @@ TEST_CASE("bad workload files name the file and the JSON path", "[cost]") {
 TEST_CASE("two workload files with the same name are rejected", "[cost]") {
     test::TempDir dir;
     const std::string w = R"({"name": "same", "device_class": "d", "memory_headroom_bytes": 1, "restart_interval_hours": 1, "shapes": [{"case": "a", "requests_per_second": 1}]})";
-    test::write_text(dir / "a.json", w);
-    test::write_text(dir / "b.json", w);
-    test::write_text(dir / "notes.txt", "ignored");
-    auto ws = load_workloads(dir.path());
+    std::filesystem::create_directories(dir / "workloads");
+    test::write_text(dir / "workloads" / "a.json", w);
+    test::write_text(dir / "workloads" / "b.json", w);
+    test::write_text(dir / "workloads" / "notes.txt", "ignored");
+    DirectoryStore store(dir.path());
+    auto ws = load_workloads(store);
     REQUIRE_FALSE(ws);
     CHECK_THAT(ws.error().message, Catch::Contains("b.json: $.name: workload \"same\" is also defined in"));
-    CHECK_FALSE(load_workloads(dir / "missing"));
+    DirectoryStore empty(dir / "missing");
+    CHECK(load_workloads(empty)->empty());  // no profiles: nothing to project
 }

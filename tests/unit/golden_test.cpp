@@ -7,6 +7,8 @@
 #include "store/golden.hpp"
 #include "io/npy.hpp"
 #include "run/run.hpp"
+#include "store/directory_store.hpp"
+#include "store/keys.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -29,10 +31,11 @@ Suite tiny(const test::TempDir &dir, const std::string &text = kTinySuite) {
 TEST_CASE("golden generate writes numpy files and a manifest with hashes", "[golden]") {
     test::TempDir dir;
     const Suite s = tiny(dir);
-    auto m = generate_goldens(s, dir / "baselines", nullptr);
+    DirectoryStore store(dir / "baselines");
+    auto m = generate_goldens(s, store, nullptr);
     REQUIRE(m);
     REQUIRE(m->cases.size() == 2);
-    const auto gdir = golden_dir(dir / "baselines", s);
+    const auto gdir = dir / "baselines" / "goldens" / s.name;
     for (const auto &e : m->cases) {
         auto bytes = read_file(gdir / e.file);
         REQUIRE(bytes);
@@ -44,11 +47,12 @@ TEST_CASE("golden generate writes numpy files and a manifest with hashes", "[gol
         CHECK(e.inputs_sha256.size() == 64);
     }
     CHECK(m->find("causal_bf16")->straightforward_max_abs_error > m->find("plain")->straightforward_max_abs_error);
-    auto loaded = load_golden_manifest(s, dir / "baselines");
+    auto loaded = load_golden_manifest(s, store);
     REQUIRE(loaded);
     CHECK(loaded->cases.size() == 2);
     // Deterministic: a second generation gives the same bytes.
-    auto again = generate_goldens(s, dir / "baselines2", nullptr);
+    DirectoryStore store2(dir / "baselines2");
+    auto again = generate_goldens(s, store2, nullptr);
     REQUIRE(again);
     CHECK(again->cases[1].sha256 == m->cases[1].sha256);
 }
@@ -56,15 +60,16 @@ TEST_CASE("golden generate writes numpy files and a manifest with hashes", "[gol
 TEST_CASE("a flipped byte in a golden is reported as corrupt, not drift", "[golden]") {
     test::TempDir dir;
     const Suite s = tiny(dir);
-    auto m = generate_goldens(s, dir / "baselines", nullptr);
+    DirectoryStore store(dir / "baselines");
+    auto m = generate_goldens(s, store, nullptr);
     REQUIRE(m);
-    const auto path = golden_dir(dir / "baselines", s) / m->cases[0].file;
+    const auto path = dir / "baselines" / "goldens" / s.name / m->cases[0].file;
     {
         std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
         f.seekp(200);
         f.put('\x7f');
     }
-    auto g = load_golden(s, dir / "baselines", m->cases[0]);
+    auto g = load_golden(s, store, m->cases[0]);
     REQUIRE_FALSE(g);
     CHECK(g.error().kind == ErrorKind::Corrupt);
     CHECK_THAT(g.error().message, Catch::Contains("corrupt golden") && Catch::Contains(path.string()));
@@ -73,7 +78,8 @@ TEST_CASE("a flipped byte in a golden is reported as corrupt, not drift", "[gold
 TEST_CASE("a missing golden says which command makes it", "[golden]") {
     test::TempDir dir;
     const Suite s = tiny(dir);
-    auto m = load_golden_manifest(s, dir / "baselines");
+    DirectoryStore store(dir / "baselines");
+    auto m = load_golden_manifest(s, store);
     REQUIRE_FALSE(m);
     CHECK_THAT(m.error().message, Catch::Contains("attngate golden generate --suite"));
 }
@@ -81,11 +87,12 @@ TEST_CASE("a missing golden says which command makes it", "[golden]") {
 TEST_CASE("a suite edited after its goldens were made is stale, not drift", "[golden]") {
     test::TempDir dir;
     const Suite s = tiny(dir);
-    REQUIRE(generate_goldens(s, dir / "baselines", nullptr));
+    DirectoryStore store(dir / "baselines");
+    REQUIRE(generate_goldens(s, store, nullptr));
     std::string edited = kTinySuite;
     edited.replace(edited.find("\"seed\": 5"), 9, "\"seed\": 6");
     const Suite s2 = tiny(dir, edited);
-    auto m = load_golden_manifest(s2, dir / "baselines");
+    auto m = load_golden_manifest(s2, store);
     REQUIRE_FALSE(m);
     CHECK(m.error().kind == ErrorKind::BadInput);
     CHECK_THAT(m.error().message, Catch::Contains("inputs changed"));
@@ -94,9 +101,10 @@ TEST_CASE("a suite edited after its goldens were made is stale, not drift", "[go
 TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]") {
     test::TempDir dir;
     const Suite s = tiny(dir);
-    REQUIRE(generate_goldens(s, dir / "baselines", nullptr));
+    DirectoryStore store(dir / "baselines");
+    REQUIRE(generate_goldens(s, store, nullptr));
     RunOptions opt;
-    opt.baselines = dir / "baselines";
+    opt.store = &store;
     opt.results_path = dir / "out" / "results.json";
     size_t calls = 0;
     Backends backends = test::builtin_backends();

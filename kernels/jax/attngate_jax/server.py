@@ -40,6 +40,7 @@ class App:
             out.append({"name": k.name, "version": f"jax {self.fingerprint['jax']}",
                         "description": k.description(mode), "features": list(k.features),
                         "workspace_growth": k.workspace_growth,
+                        "rounds_to_case_dtype": list(k.rounds_to_case_dtype),
                         "conventions": dict(k.conventions, interpret_mode=mode.mode)})
         return {"kernels": out}
 

@@ -18,6 +18,9 @@ class KernelAdapter:
     features = ()
     workspace_growth = "unspecified"
     conventions = {}
+    # What the kernel rounds to the case's dtype on a bf16 case ("output", "probabilities"):
+    # the gate widens its golden tolerance by exactly what that rounding can cost.
+    rounds_to_case_dtype = ()
     # Inputs in which a NaN at a masked key still reaches the output (so attngate's
     # "a masked key changes nothing" does not hold and the case is declared unsupported).
     masked_nan_leaks = ("k", "v")

@@ -31,6 +31,7 @@ class PallasFlash(KernelAdapter):
     name = "pallas-flash"
     features = ("causal", "segment_ids", "bias", "f32", "bf16")
     masked_nan_leaks = ("k", "v")
+    rounds_to_case_dtype = ("output", "probabilities")  # a bf16 case's output is bf16
     conventions = {"layout": "[B, H, L, D]", "causal_alignment": ["top_left"],
                    "scale": "sm_scale (default 1.0) applied after the bias: ab = bias / scale",
                    "fully_masked_row": "mean of V", "probabilities": "rounded to the value dtype before P.V"}

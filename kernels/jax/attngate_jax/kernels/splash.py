@@ -37,6 +37,7 @@ class PallasSplash(KernelAdapter):
     name = "pallas-splash"
     features = ("causal", "window", "segment_ids", "softcap", "gqa", "head_dim_v", "f32", "bf16")
     masked_nan_leaks = ("v",)  # masked logits are replaced (jnp.where); 0 * NaN in V is NaN
+    rounds_to_case_dtype = ("output",)  # a bf16 case's output is bf16
     conventions = {"layout": "[H, L, D] per example", "causal_alignment": ["top_left", "bottom_right"],
                    "scale": "none: q is pre-scaled (exact for power-of-two scales)",
                    "fully_masked_row": "mean of V over the visited kv blocks (NaN when none is visited)",

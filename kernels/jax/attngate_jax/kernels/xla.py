@@ -22,6 +22,7 @@ class XlaDotProductAttention(KernelAdapter):
     features = ("causal", "window", "segment_ids", "bias", "gqa", "f32", "bf16")
     workspace_growth = "quadratic"  # materialises the [B, N, T, S] logits
     masked_nan_leaks = ("v",)  # masked logits are replaced (jnp.where); probs 0 * NaN in V is NaN
+    rounds_to_case_dtype = ("output", "probabilities")  # a bf16 case's output is bf16
     conventions = {"layout": "[B, T, N, H]", "causal_alignment": ["top_left"],
                    "bottom_right": "expressed exactly through local_window_size",
                    "scale": "scale * q.k, then + bias", "fully_masked_row": "mean of V",

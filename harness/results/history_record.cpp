@@ -1,0 +1,157 @@
+// History records: from results, to and from compact JSON.
+#include "results/history_record.hpp"
+
+#include <cmath>
+
+#include "results/fingerprint.hpp"
+#include "stats/stats.hpp"
+
+namespace attngate {
+
+namespace {
+
+/// 5 significant digits: enough for a 0.1% trend, and short.
+json::value compact(double x) {
+    if (!std::isfinite(x)) return nullptr;
+    return std::stod(fmt::format("{:.5g}", x));
+}
+
+std::optional<double> number(const json::object &o, std::string_view key) {
+    const auto *v = o.if_contains(key);
+    return v && v->is_number() ? std::optional(v->to_number<double>()) : std::nullopt;
+}
+
+const char *verdict_letter(Verdict v) { return v == Verdict::Pass ? "p" : v == Verdict::Fail ? "f" : "s"; }
+
+}  // namespace
+
+std::optional<double> HistoryRow::metric(std::string_view name) const {
+    if (name == "median_s") return median_s;
+    if (name == "max_abs_error") return max_abs_error;
+    if (name == "nmse") return nmse;
+    if (name == "peak_bytes") return peak_bytes;
+    if (name == "leak_bytes_per_call") return leak_bytes_per_call;
+    if (name == "usd_per_mtok") return usd_per_mtok;
+    return std::nullopt;
+}
+
+const std::vector<std::string> &history_metrics() {
+    static const std::vector<std::string> m = {"median_s", "max_abs_error", "nmse", "peak_bytes", "leak_bytes_per_call", "usd_per_mtok"};
+    return m;
+}
+
+const HistoryRow *HistoryRecord::find(std::string_view case_id, std::string_view kernel) const {
+    for (const auto &r : rows)
+        if (r.case_id == case_id && r.kernel == kernel) return &r;
+    return nullptr;
+}
+
+HistoryRecord history_record(const RunResults &results, std::string run_id) {
+    HistoryRecord rec;
+    rec.run_id = std::move(run_id);
+    rec.at = results.started_at;
+    rec.suite = results.suite;
+    rec.machine_class = results.machine_class;
+    rec.tool = results.tool_version;
+    rec.fingerprint_id = results.fingerprint.empty() ? "" : fingerprint_id(results.fingerprint);
+    rec.verdict = verdict_name(results.verdict());
+    for (const auto &c : results.results) {
+        HistoryRow row;
+        row.case_id = c.case_id;
+        row.kernel = c.kernel;
+        for (const auto &k : c.checks) {
+            row.verdicts[k.check] = verdict_letter(k.verdict);
+            if (k.check == "golden") {
+                row.max_abs_error = number(k.metrics, "max_abs_error");
+                row.nmse = number(k.metrics, "nmse");
+                row.tolerance = number(k.metrics, "tolerance");
+            } else if (k.check == "memory") {
+                row.peak_bytes = number(k.metrics, "abi_peak_bytes");
+                row.leak_bytes_per_call = number(k.metrics, "leak_bytes_per_call");
+            } else if (k.check == "perf") {
+                const auto *s = k.metrics.if_contains("samples_s");
+                std::vector<double> samples;
+                if (s && s->is_array())
+                    for (const auto &x : s->get_array())
+                        if (x.is_number()) samples.push_back(x.to_number<double>());
+                if (!samples.empty()) {
+                    row.median_s = median(samples);
+                    const ConfidenceInterval ci = median_ci(samples);
+                    if (std::isfinite(ci.low)) row.median_low_s = ci.low, row.median_high_s = ci.high;
+                }
+            } else if (k.check == "cost") {
+                row.usd_per_mtok = number(k.metrics, "usd_per_million_tokens");
+            }
+        }
+        rec.rows.push_back(std::move(row));
+    }
+    return rec;
+}
+
+std::string serialize_history_record(const HistoryRecord &r) {
+    json::array rows;
+    for (const auto &row : r.rows) {
+        json::object o{{"c", row.case_id}, {"k", row.kernel}};
+        if (row.median_s) {
+            json::array t{compact(*row.median_s)};
+            if (row.median_low_s && row.median_high_s) t.push_back(compact(*row.median_low_s)), t.push_back(compact(*row.median_high_s));
+            o["t"] = std::move(t);
+        }
+        const std::pair<const char *, const std::optional<double> *> fields[] = {
+            {"err", &row.max_abs_error}, {"nmse", &row.nmse}, {"tol", &row.tolerance},
+            {"peak", &row.peak_bytes},   {"leak", &row.leak_bytes_per_call}, {"usd", &row.usd_per_mtok}};
+        for (const auto &[key, value] : fields)
+            if (*value) o[key] = compact(**value);
+        json::object v;
+        for (const auto &[check, letter] : row.verdicts) v[check] = letter;
+        o["v"] = std::move(v);
+        rows.push_back(std::move(o));
+    }
+    return json::serialize(json::object{{"schema", kHistorySchemaVersion}, {"run", r.run_id},        {"at", r.at},
+                                        {"suite", r.suite},                {"machine", r.machine_class}, {"tool", r.tool},
+                                        {"fp", r.fingerprint_id},         {"verdict", r.verdict},      {"rows", std::move(rows)}});
+}
+
+Result<HistoryRecord> parse_history_record(std::string_view text, const std::string &where) {
+    auto doc = parse_json(text, where);
+    if (!doc) return std::unexpected(doc.error());
+    HistoryRecord rec;
+    ObjectReader r(*doc, where, "$");
+    r.integer("schema", kHistorySchemaVersion, 1, kHistorySchemaVersion);
+    rec.run_id = r.required_string("run");
+    rec.at = r.required_string("at");
+    rec.suite = r.required_string("suite");
+    rec.machine_class = r.string("machine", "");
+    rec.tool = r.string("tool", "");
+    rec.fingerprint_id = r.string("fp", "");
+    rec.verdict = r.string("verdict", "");
+    const json::value *rows = r.raw("rows");
+    if (r.ok() && (!rows || !rows->is_array())) r.fail_at("rows", "expected an array");
+    if (auto e = r.finish()) return std::unexpected(*e);
+    for (size_t i = 0; i < rows->get_array().size(); ++i) {
+        const json::value &v = rows->get_array()[i];
+        ObjectReader rr(v, where, fmt::format("$.rows[{}]", i));
+        HistoryRow row;
+        row.case_id = rr.required_string("c");
+        row.kernel = rr.required_string("k");
+        if (const auto *t = rr.raw("t"); t && t->is_array()) {
+            const auto &a = t->get_array();
+            const auto at = [&](size_t j) { return j < a.size() && a[j].is_number() ? std::optional(a[j].to_number<double>()) : std::nullopt; };
+            row.median_s = at(0), row.median_low_s = at(1), row.median_high_s = at(2);
+        }
+        const auto num = [&](const char *key) {
+            const auto *x = rr.raw(key);
+            return x && x->is_number() ? std::optional(x->to_number<double>()) : std::nullopt;
+        };
+        row.max_abs_error = num("err"), row.nmse = num("nmse"), row.tolerance = num("tol");
+        row.peak_bytes = num("peak"), row.leak_bytes_per_call = num("leak"), row.usd_per_mtok = num("usd");
+        if (const auto *vv = rr.raw("v"); vv && vv->is_object())
+            for (const auto &[check, letter] : vv->get_object())
+                if (letter.is_string()) row.verdicts[std::string(check)] = std::string(letter.get_string());
+        if (auto e = rr.finish()) return std::unexpected(*e);
+        rec.rows.push_back(std::move(row));
+    }
+    return rec;
+}
+
+}  // namespace attngate

@@ -1,0 +1,54 @@
+// One run in the history: a compact record per case x kernel (median time and its 95% CI,
+// error metrics, peak memory, leak rate, cost per token, each check's verdict) plus the
+// run's fingerprint id, small enough that years of nightly runs stay cheap to read.
+// Serialised as one line of JSON with short keys (docs/fleet.md lists them).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/error.hpp"
+#include "io/json_io.hpp"
+#include "results/results.hpp"
+
+namespace attngate {
+
+inline constexpr int kHistorySchemaVersion = 1;
+
+struct HistoryRow {
+    std::string case_id, kernel;
+    std::optional<double> median_s, median_low_s, median_high_s;  ///< "t": [median, low, high]
+    std::optional<double> max_abs_error, nmse, tolerance;         ///< "err", "nmse", "tol"
+    std::optional<double> peak_bytes, leak_bytes_per_call;        ///< "peak", "leak"
+    std::optional<double> usd_per_mtok;                           ///< "usd": cost per million tokens
+    std::map<std::string, std::string> verdicts;                  ///< "v": check -> "p"/"f"/"s"
+
+    /// The named figure: "median_s", "max_abs_error", "nmse", "peak_bytes",
+    /// "leak_bytes_per_call" or "usd_per_mtok".
+    std::optional<double> metric(std::string_view name) const;
+};
+
+struct HistoryRecord {
+    std::string run_id;          ///< unique per run, sorts by time
+    std::string at;              ///< the run's start, UTC ISO 8601
+    std::string suite, machine_class, tool;
+    std::string fingerprint_id;  ///< fingerprint_id() of the run's fingerprint
+    std::string verdict;         ///< the run's verdict
+    std::vector<HistoryRow> rows;
+
+    const HistoryRow *find(std::string_view case_id, std::string_view kernel) const;
+};
+
+/// The figures history keeps: the metrics HistoryRow::metric knows.
+const std::vector<std::string> &history_metrics();
+
+/// The record of a run (its rows in results order).
+HistoryRecord history_record(const RunResults &results, std::string run_id);
+
+/// One line of compact JSON (numbers to 5 significant digits), no trailing newline.
+std::string serialize_history_record(const HistoryRecord &r);
+Result<HistoryRecord> parse_history_record(std::string_view text, const std::string &where);
+
+}  // namespace attngate

@@ -1,0 +1,131 @@
+// Merging shards and redoing the run-wide perf correction.
+#include "run/merge.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "checks/perf_check.hpp"
+#include "results/fingerprint.hpp"
+#include "stats/perf_decision.hpp"
+
+namespace attngate {
+
+namespace {
+
+std::vector<std::string> strings(const json::object &o, std::string_view key) {
+    std::vector<std::string> out;
+    if (const auto *a = o.if_contains(key); a && a->is_array())
+        for (const auto &v : a->get_array())
+            if (v.is_string()) out.emplace_back(v.get_string());
+    return out;
+}
+
+std::string field(const json::object &o, std::string_view key) {
+    const auto *v = o.if_contains(key);
+    return v ? (v->is_string() ? std::string(v->get_string()) : json::serialize(*v)) : "";
+}
+
+std::vector<double> numbers(const json::object &m, std::string_view key) {
+    std::vector<double> out;
+    if (const auto *a = m.if_contains(key); a && a->is_array())
+        for (const auto &v : a->get_array())
+            if (v.is_number()) out.push_back(v.to_number<double>());
+    return out;
+}
+
+}  // namespace
+
+Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> shards, const MergeOptions &o) {
+    if (shards.empty()) return fail(ErrorKind::Usage, "merge: no shard results given");
+    for (const auto &[file, r] : shards)
+        if (r.shard.empty()) return fail(ErrorKind::BadInput, "{}: $.shard: not the results of a shard (run with --shard I/N)", file);
+    const auto &[first_file, first] = shards.front();
+    const std::string count = field(first.shard, "count"), unit = field(first.shard, "unit");
+    const std::vector<std::string> plan = strings(first.shard, "plan");
+    std::map<int, std::string> seen;  // shard index -> file
+    for (const auto &[file, r] : shards) {
+        if (r.suite != first.suite)
+            return fail(ErrorKind::BadInput, "{}: suite \"{}\", but {} is suite \"{}\": shards of different suites do not merge", file, r.suite,
+                        first_file, first.suite);
+        if (field(r.shard, "count") != count || field(r.shard, "unit") != unit)
+            return fail(ErrorKind::BadInput, "{}: $.shard: shard {} of {} ({}), but {} is of {} ({})", file, field(r.shard, "index"),
+                        field(r.shard, "count"), field(r.shard, "unit"), first_file, count, unit);
+        const int index = static_cast<int>(r.shard.at("index").to_number<int64_t>());
+        if (auto [it, fresh] = seen.emplace(index, file); !fresh)
+            return fail(ErrorKind::BadInput, "{} and {} are both shard {} of {}", it->second, file, index, count);
+        if (o.force) continue;
+        if (field(r.shard, "seed") != field(first.shard, "seed"))
+            return fail(ErrorKind::BadInput, "{}: suite seed {}, but {} has seed {} (pass --force to merge anyway)", file, field(r.shard, "seed"),
+                        first_file, field(first.shard, "seed"));
+        if (strings(r.shard, "plan") != plan)
+            return fail(ErrorKind::BadInput, "{}: planned other runs than {} (another suite version, filter or store?) (pass --force to merge anyway)",
+                        file, first_file);
+        if (const auto diff = diff_fingerprints(first.fingerprint, r.fingerprint); !diff.empty()) {
+            std::string what;
+            for (size_t i = 0; i < diff.size() && i < 3; ++i) what += (i ? "; " : "") + describe_change(diff[i]);
+            return fail(ErrorKind::BadInput, "{}: fingerprint differs from {}'s ({}{}) (pass --force to merge anyway)", file, first_file, what,
+                        diff.size() > 3 ? fmt::format("; and {} more", diff.size() - 3) : "");
+        }
+    }
+    const int n = std::stoi(count);
+    std::string missing;
+    for (int i = 1; i <= n; ++i)
+        if (!seen.contains(i)) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", i);
+    if (!missing.empty()) return fail(ErrorKind::BadInput, "merge: missing shard(s) {} of {} (have {} file(s))", missing, n, shards.size());
+
+    std::map<std::string, std::string> owner;  // unit -> file
+    for (const auto &[file, r] : shards)
+        for (const auto &u : strings(r.shard, "mine"))
+            if (auto [it, fresh] = owner.emplace(u, file); !fresh)
+                return fail(ErrorKind::BadInput, "{} and {} both ran {}", it->second, file, u);
+    if (!o.force) {
+        std::string never;
+        for (const auto &u : plan)
+            if (!owner.contains(u)) never += (never.empty() ? "" : ", ") + u;
+        if (!never.empty()) return fail(ErrorKind::BadInput, "merge: no shard ran {}", never);
+    }
+
+    RunResults merged = first;
+    merged.results.clear();
+    merged.workloads.clear();
+    merged.shard = {};
+    std::map<std::string, size_t> order;
+    for (size_t i = 0; i < plan.size(); ++i) order[plan[i]] = i;
+    for (auto &[file, r] : shards) {
+        merged.complete = merged.complete && r.complete;
+        merged.started_at = std::min(merged.started_at, r.started_at);
+        for (auto &c : r.results) merged.results.push_back(std::move(c));
+    }
+    const auto rank = [&](const CaseResult &c) {
+        const auto it = order.find(unit == "case" ? c.case_id : c.case_id + "/" + c.kernel);
+        return it == order.end() ? plan.size() : it->second;
+    };
+    std::stable_sort(merged.results.begin(), merged.results.end(), [&](const CaseResult &a, const CaseResult &b) { return rank(a) < rank(b); });
+    const auto *alpha = first.shard.if_contains("alpha");
+    redecide_perf(merged, alpha && alpha->is_number() ? alpha->to_number<double>() : DecisionPolicy{}.alpha);
+    return merged;
+}
+
+size_t redecide_perf(RunResults &results, double alpha) {
+    std::vector<CheckResult *> checks;
+    std::vector<PerfDecision> decisions;
+    for (auto &r : results.results)
+        for (auto &c : r.checks) {
+            if (c.check != "perf") continue;
+            const auto cur = numbers(c.metrics, "samples_s"), base = numbers(c.metrics, "baseline_samples_s");
+            if (cur.empty() || base.empty()) continue;  // not compared: no baseline, another machine, or not timed
+            DecisionPolicy policy;
+            policy.alpha = alpha;
+            if (const auto *t = c.metrics.if_contains("threshold_pct"); t && t->is_number()) policy.threshold = t->to_number<double>() / 100.0;
+            const auto *mode = c.metrics.if_contains("mode");
+            const bool paired = mode && mode->is_string() && mode->get_string() == "ab";
+            decisions.push_back(paired ? decide_paired(cur, base, policy) : decide(cur, base, policy));
+            checks.push_back(&c);
+        }
+    apply_benjamini_hochberg(decisions, alpha);
+    for (size_t i = 0; i < checks.size(); ++i) apply_perf_decision(*checks[i], decisions[i]);
+    return checks.size();
+}
+
+}  // namespace attngate

@@ -1,0 +1,84 @@
+// History records through the store.
+#include "store/history.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include "results/fingerprint.hpp"
+
+namespace attngate {
+
+namespace {
+
+Result<std::string> runs_prefix(const std::string &suite, const std::string &machine_class) {
+    auto k = make_key({"history", suite, key_component(machine_class.empty() ? "unknown" : machine_class)}, "history of suite " + suite);
+    if (!k) return std::unexpected(k.error());
+    return *k + "/";
+}
+
+}  // namespace
+
+std::string new_run_id(const std::string &started_at) {
+    std::string stamp;
+    for (char c : started_at)
+        if (std::isalnum(static_cast<unsigned char>(c))) stamp.push_back(c);
+    std::random_device rd;
+    return fmt::format("{}-{:08x}", stamp.empty() ? "unknown" : stamp, rd());
+}
+
+Result<std::string> append_history(Store &store, const RunResults &results) {
+    const HistoryRecord rec = history_record(results, new_run_id(results.started_at));
+    auto prefix = runs_prefix(results.suite, results.machine_class);
+    if (!prefix) return std::unexpected(prefix.error());
+    const std::string month = rec.at.size() >= 7 ? rec.at.substr(0, 7) : "unknown";
+    auto key = make_key({"history", results.suite, key_component(results.machine_class.empty() ? "unknown" : results.machine_class),
+                         key_component(month), rec.run_id + ".json"},
+                        "history of suite " + results.suite);
+    if (!key) return std::unexpected(key.error());
+    if (!rec.fingerprint_id.empty()) {
+        auto fp_key = make_key({"history", results.suite, "fingerprints", rec.fingerprint_id + ".json"}, "history of suite " + results.suite);
+        if (!fp_key) return std::unexpected(fp_key.error());
+        // Content-addressed: a Conflict means another run stored the same bytes' key first.
+        if (auto w = store.put(*fp_key, pretty_json(results.fingerprint), Precondition::must_not_exist());
+            !w && w.error().kind != ErrorKind::Conflict)
+            return std::unexpected(w.error());
+    }
+    if (auto w = store.put(*key, serialize_history_record(rec) + "\n", Precondition::must_not_exist()); !w)
+        return std::unexpected(w.error());
+    return *key;
+}
+
+Result<History> load_history(Store &store, const std::string &suite, const std::string &machine_class, size_t last) {
+    auto prefix = runs_prefix(suite, machine_class);
+    if (!prefix) return std::unexpected(prefix.error());
+    auto keys = store.list(*prefix);
+    if (!keys) return std::unexpected(keys.error());
+    std::vector<std::string> runs;
+    for (const auto &k : *keys)
+        if (k.ends_with(".json")) runs.push_back(k);
+    // Keys sort by month, then by run id, which starts with the time.
+    std::sort(runs.begin(), runs.end(), [](const std::string &a, const std::string &b) {
+        return a.substr(a.rfind('/') + 1) < b.substr(b.rfind('/') + 1);
+    });
+    if (last > 0 && runs.size() > last) runs.erase(runs.begin(), runs.end() - static_cast<std::ptrdiff_t>(last));
+    History h;
+    for (const auto &k : runs) {
+        auto obj = store.get(k);
+        if (!obj) return std::unexpected(obj.error());
+        if (!*obj) continue;
+        auto rec = parse_history_record((*obj)->bytes, store.where(k));
+        if (!rec) return std::unexpected(rec.error());
+        if (!rec->fingerprint_id.empty() && !h.fingerprints.contains(rec->fingerprint_id)) {
+            auto fp_key = make_key({"history", suite, "fingerprints", rec->fingerprint_id + ".json"}, "history of suite " + suite);
+            if (!fp_key) return std::unexpected(fp_key.error());
+            auto fp = store.get(*fp_key);
+            if (!fp) return std::unexpected(fp.error());
+            if (*fp)
+                if (auto parsed = parse_fingerprint((*fp)->bytes, store.where(*fp_key)); parsed) h.fingerprints[rec->fingerprint_id] = *parsed;
+        }
+        h.records.push_back(std::move(*rec));
+    }
+    return h;
+}
+
+}  // namespace attngate

@@ -1,0 +1,35 @@
+// The history in the store: one small object per run under
+// history/<suite>/<machine class>/<YYYY-MM>/<run id>.json, written "must not exist" under
+// a unique run id (so concurrent appends from a fleet can never overwrite each other), and
+// each distinct fingerprint once under history/<suite>/fingerprints/<id>.json so a trend
+// can name what changed where the fingerprint changed. Reading the last N runs costs a
+// listing and N small reads, however many years are stored.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "results/history_record.hpp"
+#include "results/results.hpp"
+#include "store/store.hpp"
+
+namespace attngate {
+
+/// A unique run id that sorts by time: the start time compacted plus 8 random hex digits.
+std::string new_run_id(const std::string &started_at);
+
+/// Appends a run's record (and its fingerprint, when new); returns the record's key.
+Result<std::string> append_history(Store &store, const RunResults &results);
+
+struct History {
+    std::vector<HistoryRecord> records;             ///< oldest first
+    std::map<std::string, json::object> fingerprints;  ///< by fingerprint id, those the records name
+};
+
+/// The last `last` runs (0: all) of a suite on a machine class, with their fingerprints.
+/// A missing fingerprint object is skipped (its runs still count); a malformed record is
+/// an error naming its key.
+Result<History> load_history(Store &store, const std::string &suite, const std::string &machine_class, size_t last);
+
+}  // namespace attngate

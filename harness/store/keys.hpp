@@ -1,0 +1,36 @@
+// The store's key layout, in one place (nothing else spells a key):
+//   goldens/<suite>/manifest.json, goldens/<suite>/<case>.npy, goldens/<suite>/fingerprint.json
+//   <check>/<suite>.json                      memory (machine-independent)
+//   <check>/<machine class>/<suite>.json      perf, compile, numerics
+//   pricing.json, workloads/<name>.json
+//   history/<suite>/<machine class>/<YYYY-MM>/<run id>.json, history/<suite>/fingerprints/<hash>.json
+// Components derived from input (suite names, machine classes, case ids) are checked to
+// stay inside their folder.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "store/store.hpp"
+
+namespace attngate {
+
+inline constexpr std::string_view kPricingKey = "pricing.json";
+inline constexpr std::string_view kWorkloadsPrefix = "workloads/";
+
+/// goldens/<suite>/<file>
+inline Result<std::string> golden_key(std::string_view suite, std::string_view file) {
+    return make_key({"goldens", suite, file}, "golden of suite " + std::string(suite));
+}
+
+/// <check>/[<machine class>/]<suite>.json
+inline Result<std::string> baseline_key(std::string_view check, std::string_view suite, std::string_view machine_class = "") {
+    const std::string file = std::string(suite) + ".json";
+    if (machine_class.empty()) return make_key({check, file}, "baseline of suite " + std::string(suite));
+    return make_key({check, key_component(machine_class), file}, "baseline of suite " + std::string(suite));
+}
+
+/// <check>/ : every machine class's baselines of a check.
+inline std::string baseline_prefix(std::string_view check) { return std::string(check) + "/"; }
+
+}  // namespace attngate

@@ -1,0 +1,179 @@
+// Sharding, merging and history: the balanced partition, merge's refusals and its
+// run-wide Benjamini-Hochberg pass, history records and trend attribution.
+#include <catch2/catch.hpp>
+
+#include "plan/shard.hpp"
+#include "results/history_record.hpp"
+#include "results/trends.hpp"
+#include "run/merge.hpp"
+#include "store/directory_store.hpp"
+#include "store/history.hpp"
+#include "test_support.hpp"
+
+using namespace attngate;
+
+TEST_CASE("shard option parses I/N", "[shard]") {
+    CHECK(parse_shard("2/4")->index == 2);
+    CHECK(parse_shard("2/4")->count == 4);
+    for (const char *bad : {"0/4", "5/4", "1", "a/b", "1/0", "1/4x"}) CHECK_FALSE(parse_shard(bad));
+}
+
+TEST_CASE("the partition is deterministic and balanced", "[shard]") {
+    const std::vector<double> costs = {5, 1, 1, 1, 1, 3, 2, 2, 4, 4};
+    const auto p = balanced_partition(costs, 3);
+    CHECK(p == balanced_partition(costs, 3));
+    std::vector<double> load(3, 0.0);
+    for (size_t i = 0; i < costs.size(); ++i) load[static_cast<size_t>(p[i])] += costs[i];
+    // 24 in all: LPT gives 8, 8, 8.
+    CHECK(load == std::vector<double>{8, 8, 8});
+    CHECK(balanced_partition({1, 1}, 4) == std::vector<int>{0, 1});
+}
+
+namespace {
+
+CheckResult perf_vs_baseline(double slowdown, const char *stream) {
+    CheckResult c{"perf", Verdict::Pass, "", {}, {}};
+    const auto cur = test::jittered_times(1.0 + slowdown, 0.01, 12, stream);
+    const auto base = test::jittered_times(1.0, 0.01, 12, (std::string(stream) + "b").c_str());
+    c.metrics["samples_s"] = json::array(cur.begin(), cur.end());
+    c.metrics["baseline_samples_s"] = json::array(base.begin(), base.end());
+    c.metrics["threshold_pct"] = 5.0;
+    return c;
+}
+
+RunResults shard(int index, int count, std::vector<std::string> mine, std::vector<std::string> plan) {
+    RunResults r;
+    r.suite = "s";
+    r.complete = true;
+    r.fingerprint = json::object{{"lib", "1.0"}};
+    json::array p, m;
+    for (const auto &u : plan) p.push_back(json::string(u));
+    for (const auto &u : mine) {
+        m.push_back(json::string(u));
+        CaseResult c;
+        c.case_id = u.substr(0, u.find('/'));
+        c.kernel = u.substr(u.find('/') + 1);
+        r.results.push_back(std::move(c));
+    }
+    r.shard = json::object{{"index", index}, {"count", count}, {"unit", "case/kernel"}, {"plan", p}, {"mine", m}, {"seed", 1}, {"alpha", 0.01}};
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("merge puts shards back in plan order and names what is missing", "[merge]") {
+    const std::vector<std::string> plan = {"a/k", "b/k", "c/k", "d/k"};
+    auto merged = merge_shards({{"s2.json", shard(2, 2, {"b/k", "d/k"}, plan)}, {"s1.json", shard(1, 2, {"a/k", "c/k"}, plan)}}, {});
+    REQUIRE(merged);
+    REQUIRE(merged->results.size() == 4);
+    CHECK(merged->results[0].case_id == "a");
+    CHECK(merged->results[3].case_id == "d");
+    CHECK(merged->shard.empty());
+
+    auto missing = merge_shards({{"s1.json", shard(1, 3, {"a/k"}, plan)}, {"s3.json", shard(3, 3, {"c/k"}, plan)}}, {});
+    REQUIRE_FALSE(missing);
+    CHECK_THAT(missing.error().message, Catch::Contains("missing shard(s) 2 of 3"));
+
+    auto twice = merge_shards({{"x.json", shard(1, 2, {"a/k", "b/k"}, plan)}, {"y.json", shard(2, 2, {"b/k", "c/k", "d/k"}, plan)}}, {});
+    REQUIRE_FALSE(twice);
+    CHECK_THAT(twice.error().message, Catch::Contains("x.json and y.json both ran b/k"));
+
+    RunResults other = shard(2, 2, {"b/k", "d/k"}, plan);
+    other.fingerprint["lib"] = "2.0";
+    auto fp = merge_shards({{"s1.json", shard(1, 2, {"a/k", "c/k"}, plan)}, {"s2.json", other}}, {});
+    REQUIRE_FALSE(fp);
+    CHECK_THAT(fp.error().message, Catch::Contains("fingerprint differs") && Catch::Contains("lib: 1.0 → 2.0") && Catch::Contains("--force"));
+    CHECK(merge_shards({{"s1.json", shard(1, 2, {"a/k", "c/k"}, plan)}, {"s2.json", other}}, {true}));
+
+    RunResults suite_b = shard(2, 2, {"b/k", "d/k"}, plan);
+    suite_b.suite = "t";
+    CHECK_FALSE(merge_shards({{"s1.json", shard(1, 2, {"a/k", "c/k"}, plan)}, {"s2.json", suite_b}}, {true}));
+    RunResults plain;
+    plain.suite = "s";
+    CHECK_THAT(merge_shards({{"p.json", plain}}, {}).error().message, Catch::Contains("not the results of a shard"));
+}
+
+TEST_CASE("merge applies Benjamini-Hochberg over every shard's comparisons together", "[merge]") {
+    // One clear 20% regression among many unchanged cases: alone in its shard it is one
+    // comparison; merged it is one of many, and BH raises its adjusted p accordingly.
+    RunResults r;
+    r.results.resize(30);
+    for (size_t i = 0; i < r.results.size(); ++i) {
+        r.results[i].case_id = "c" + std::to_string(i);
+        r.results[i].checks.push_back(perf_vs_baseline(i == 0 ? 0.2 : 0.0, ("s" + std::to_string(i)).c_str()));
+    }
+    RunResults alone;
+    alone.results = {r.results[0]};
+    REQUIRE(redecide_perf(alone, 0.01) == 1);
+    const double p_alone = alone.results[0].checks[0].metrics.at("p_adjusted").to_number<double>();
+    REQUIRE(redecide_perf(r, 0.01) == 30);
+    const auto &m = r.results[0].checks[0].metrics;
+    CHECK(m.at("status").as_string() == "regression");
+    CHECK(m.at("p_adjusted").to_number<double>() > p_alone);
+    CHECK(m.at("p_adjusted").to_number<double>() == Approx(30 * m.at("p_value").to_number<double>()));
+    CHECK(r.results[0].checks[0].verdict == Verdict::Fail);
+    CHECK(r.results[5].checks[0].verdict == Verdict::Pass);
+}
+
+namespace {
+RunResults run_at(const std::string &at, double median, const std::string &lib) {
+    RunResults r;
+    r.suite = "s";
+    r.machine_class = "box (cpu x2)";
+    r.started_at = at;
+    r.fingerprint = json::object{{"lib", lib}};
+    CaseResult c;
+    c.case_id = "a";
+    c.kernel = "flash";
+    CheckResult perf{"perf", Verdict::Pass, "", {}, {}};
+    perf.metrics["samples_s"] = json::array{median * 0.99, median, median * 1.01, median, median, median * 1.002};
+    c.checks.push_back(perf);
+    CheckResult mem{"memory", Verdict::Pass, "", {}, {}};
+    mem.metrics["abi_peak_bytes"] = 4096;
+    c.checks.push_back(mem);
+    r.results.push_back(c);
+    return r;
+}
+}  // namespace
+
+TEST_CASE("history records are compact and read back", "[history]") {
+    const RunResults r = run_at("2026-03-01T02:00:00Z", 0.0123456789, "1.0");
+    const HistoryRecord rec = history_record(r, "id1");
+    const std::string line = serialize_history_record(rec);
+    CHECK(line.find('\n') == std::string::npos);
+    CHECK(line.size() < 300);
+    auto back = parse_history_record(line, "h.json");
+    REQUIRE(back);
+    REQUIRE(back->rows.size() == 1);
+    CHECK(*back->rows[0].median_s == Approx(0.012346).epsilon(1e-4));
+    CHECK(*back->rows[0].peak_bytes == 4096);
+    CHECK(back->rows[0].verdicts.at("perf") == "p");
+    CHECK(back->machine_class == "box (cpu x2)");
+}
+
+TEST_CASE("a step in the history is found and attributed to the fingerprint change", "[history]") {
+    test::TempDir dir;
+    DirectoryStore store(dir.path());
+    for (int i = 0; i < 40; ++i) {
+        const double noise = 1.0 + 0.004 * ((i * 7) % 5 - 2);
+        const bool after = i >= 25;
+        const auto at = fmt::format("2026-03-{:02d}T{:02d}:00:00Z", 1 + i / 2, (i % 2) * 12);
+        REQUIRE(append_history(store, run_at(at, 0.01 * noise * (after ? 1.03 : 1.0), after ? "2.0" : "1.0")));
+    }
+    auto h = load_history(store, "s", "box (cpu x2)", 0);
+    REQUIRE(h);
+    REQUIRE(h->records.size() == 40);
+    CHECK(h->fingerprints.size() == 2);
+    CHECK(load_history(store, "s", "box (cpu x2)", 10)->records.size() == 10);
+    const TrendReport t = analyze_trends(h->records, h->fingerprints);
+    REQUIRE(t.shifts.size() == 1);
+    CHECK(t.shifts[0].run == 25);
+    CHECK(t.shifts[0].changes == std::vector<std::string>{"lib: 1.0 → 2.0"});
+    const SeriesTrend *s = t.find("a", "flash", "median_s");
+    REQUIRE(s);
+    REQUIRE(s->changes.size() == 1);
+    CHECK(s->changes[0].run == 25);
+    CHECK(s->changes[0].shift == std::optional<size_t>(0));
+    CHECK_THAT(describe_change(t, *s, s->changes[0]), Catch::Contains("+3.0%") && Catch::Contains("lib: 1.0 → 2.0"));
+    CHECK(t.find("a", "flash", "peak_bytes")->changes.empty());
+}
