@@ -24,7 +24,7 @@ double least_squares_slope(const std::vector<int64_t> &y) {
 
 double sustained_slope(const std::vector<int64_t> &y) {
     const size_t half = y.size() / 2;
-    if (half < 2) return least_squares_slope(y);
+    if (half < 2) return std::min(least_squares_slope(y), median_increment(y));  // too short to halve
     const std::vector<int64_t> first(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(half));
     const std::vector<int64_t> second(y.end() - static_cast<std::ptrdiff_t>(half), y.end());
     return std::min({least_squares_slope(y), least_squares_slope(first), least_squares_slope(second)});
@@ -35,8 +35,7 @@ double median_increment(const std::vector<int64_t> &y) {
     std::vector<int64_t> d(y.size() - 1);
     for (size_t i = 1; i < y.size(); ++i) d[i - 1] = y[i] - y[i - 1];
     std::sort(d.begin(), d.end());
-    const size_t m = d.size() / 2;
-    return d.size() % 2 ? static_cast<double>(d[m]) : 0.5 * static_cast<double>(d[m - 1] + d[m]);
+    return static_cast<double>(d[(d.size() - 1) / 2]);  // the lower median: growth on more than half the calls
 }
 
 const char *workspace_growth_name(uint32_t growth) {

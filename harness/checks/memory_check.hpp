@@ -45,7 +45,8 @@ double least_squares_slope(const std::vector<int64_t> &y);
 /// sustains, where a one-time step within either half scores 0.
 double sustained_slope(const std::vector<int64_t> &y);
 
-/// Median of the call-to-call increments.
+/// The lower median of the call-to-call increments: positive only when memory grew on
+/// more than half of the calls.
 double median_increment(const std::vector<int64_t> &y);
 
 CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryBaseline> &baseline,

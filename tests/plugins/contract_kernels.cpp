@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attngate/kernel_abi.h"
+#include "builtin_lookup.hpp"
 
 namespace {
 
@@ -23,13 +24,7 @@ enum Fault : int {
     kFreesForeign = 8,    // hands the allocator a pointer it never gave
 };
 
-const attngate_kernel &flash() {
-    size_t n = 0;
-    const attngate_kernel *t = attngate_builtin_kernels(&n);
-    for (size_t i = 0; i < n; ++i)
-        if (std::strcmp(t[i].name, "flash") == 0) return t[i];
-    std::abort();
-}
+const attngate_kernel &flash() { return attngate::test_plugins::builtin("flash"); }
 
 int64_t out_elements(const attngate_problem &p) { return p.batch * p.seq_q * p.heads_q * p.head_dim_v; }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attention_common.hpp"
+#include "builtin_lookup.hpp"
 #include "numeric_faults.hpp"
 
 namespace {
@@ -85,13 +86,7 @@ enum MemoryFault : int {
     kLeakTiny = 100,     // 100 + n: keeps n bytes per call (detection-limit benchmark)
 };
 
-const attngate_kernel &builtin_flash() {
-    size_t n = 0;
-    const attngate_kernel *t = attngate_builtin_kernels(&n);
-    for (size_t i = 0; i < n; ++i)
-        if (std::strcmp(t[i].name, "flash") == 0) return t[i];
-    std::abort();
-}
+const attngate_kernel &builtin_flash() { return attngate::test_plugins::builtin("flash"); }
 
 std::vector<void *> &kept() {
     static std::vector<void *> blocks;

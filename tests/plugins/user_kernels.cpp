@@ -9,8 +9,11 @@
 #include <new>
 
 #include "attngate/kernel_abi.h"
+#include "builtin_lookup.hpp"
 
 namespace {
+
+using attngate::test_plugins::builtin;
 
 constexpr uint64_t kMagic = 0x617474'6e676174ULL;
 
@@ -18,14 +21,6 @@ struct Instance {
     uint64_t magic = kMagic;
     int threads = 0;
 };
-
-const attngate_kernel &builtin(const char *name) {
-    size_t n = 0;
-    const attngate_kernel *t = attngate_builtin_kernels(&n);
-    for (size_t i = 0; i < n; ++i)
-        if (std::strcmp(t[i].name, name) == 0) return t[i];
-    std::abort();
-}
 
 void *mine_init(const attngate_kernel *, const attngate_kernel_params *params, char *, size_t) {
     auto *inst = new (std::nothrow) Instance;

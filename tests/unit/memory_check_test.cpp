@@ -116,6 +116,13 @@ TEST_CASE("one-time steps are no leak; a leak that keeps growing is, even every 
     CHECK(sustained_slope({0, 32, 64, 96, 128, 160, 192, 224}) == Approx(32.0));
     CHECK(median_increment({0, 4096, 8192, 8192, 12288}) == 4096.0);
     CHECK(median_increment({0, 0, 81920, 81920, 81920}) == 0.0);
+    // A three-call series (the shortest a suite allows) with one first touch: no leak.
+    MemoryObservation short_series = clean();
+    short_series.rss_bytes = {8 << 20, 8 << 20, (8 << 20) + 77824};
+    short_series.heap_live_bytes = {500000, 500480, 500480};
+    CHECK(memory_check(short_series, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED).verdict == Verdict::Pass);
+    short_series.heap_live_bytes = {500000, 500032, 500064};
+    CHECK(memory_check(short_series, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED).verdict == Verdict::Fail);
 }
 
 TEST_CASE("a workspace that breaks the kernel's promise fails without a baseline", "[memory]") {
