@@ -41,12 +41,15 @@ bool is_stop_word(const std::string &w) {
     return std::find(words.begin(), words.end(), w) != words.end();
 }
 
-/// The reason's leading words, up to a number or a separator.
+/// The reason's leading words (after any leading count), up to a number, a separator or a
+/// parenthesis, e.g. "heap leak", "NaN/inf output(s) where the golden is finite".
 std::string leading_words(const std::string &reason) {
-    std::istringstream in(reason.substr(0, reason.find_first_of(":,;(<>=")));
+    const auto has_digit = [](const std::string &w) { return std::any_of(w.begin(), w.end(), [](unsigned char ch) { return std::isdigit(ch); }); };
+    std::istringstream in(reason.substr(0, std::min(reason.find_first_of(":,;<>="), reason.find(" ("))));
     std::vector<std::string> words;
-    for (std::string w; in >> w && words.size() < 6;) {
-        if (std::any_of(w.begin(), w.end(), [](unsigned char ch) { return std::isdigit(ch); })) break;
+    for (std::string w; in >> w && words.size() < 7;) {
+        if (has_digit(w) && words.empty()) continue;  // "12 NaN/inf output(s)": the count is not the kind
+        if (has_digit(w)) break;
         words.push_back(w);
     }
     while (!words.empty() && is_stop_word(words.back())) words.pop_back();
