@@ -92,7 +92,7 @@ std::string workloads_summary(const RunResults &r) {
     for (const auto &w : r.workloads) {
         if (!w.is_object()) continue;
         const json::object &o = w.get_object();
-        const auto field = [&](const char *k) { return markdown_cell(clip(format_number(o.if_contains(k)), 80)); };
+        const auto field = [&](const char *k) { return markdown_cell(clip(format_number(o.if_contains(k)), 200)); };
         if (shown++ < kTopWorkloads)
             s += fmt::format("| {} | {} {} | {} {} | {}% | {} |\n", field("workload"), field("baseline_monthly_cost"), field("currency"),
                              field("monthly_cost"), field("currency"), field("change_pct"), field("verdict"));
