@@ -118,3 +118,16 @@ TEST_CASE("a crash is a JUnit error and drift a failure, counted apart in every 
     const std::string html = html_serialize(r, {});
     CHECK(html.find("<tr class=\"error\" data-verdict=\"error\">") < html.find("<tr class=\"fail\" data-verdict=\"fail\">"));
 }
+
+TEST_CASE("the perf ratio chart puts the baseline, the threshold and the interval in order", "[report]") {
+    const std::string svg = svg_ratio_interval(1.08, 1.05, 1.11, 1.05);
+    const auto x_of = [&](const std::string &cls) {
+        const size_t at = svg.find("class=\"" + cls + "\"");
+        REQUIRE(at != std::string::npos);
+        return std::stod(svg.substr(svg.find("x1=\"", at) + 4));
+    };
+    CHECK(x_of("base") < x_of("ref"));           // 1 left of 1.05
+    CHECK(x_of("ref") == Approx(x_of("ci")));    // the interval starts at the threshold here
+    CHECK(svg.find("time ratio 1.08, CI [1.05, 1.11]") != std::string::npos);
+    CHECK(svg_ratio_interval(NAN, 1.0, 1.1, 1.05).empty());  // not measured: nothing drawn
+}
