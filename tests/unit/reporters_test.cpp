@@ -131,3 +131,18 @@ TEST_CASE("the perf ratio chart puts the baseline, the threshold and the interva
     CHECK(svg.find("time ratio 1.08, CI [1.05, 1.11]") != std::string::npos);
     CHECK(svg_ratio_interval(NAN, 1.0, 1.1, 1.05).empty());  // not measured: nothing drawn
 }
+
+TEST_CASE("the matrix has a block per case, kernel and check, in its verdict's colour", "[report]") {
+    RunResults r = results_with({golden_result("a", "flash", 0.5, 1.0), golden_result("a", "wrong", 3.0, 1.0), golden_result("b", "flash", 0.1, 1.0)});
+    r.results[0].checks.push_back(CheckResult{"numerics", Verdict::Pass, "bits changed", json::object{{"status", "changed"}}, {}});
+    r.results[0].checks[0].metrics["margin"] = 0.5;
+    const std::string html = html_serialize(r, {});
+    const std::string matrix = html.substr(html.find("<table id=\"matrix\""), html.find("</table>", html.find("<table id=\"matrix\"")) - html.find("<table id=\"matrix\""));
+    CHECK(count(matrix, "data-verdict=") == 4);
+    CHECK(count(matrix, "class=\"ck pass\" data-check=\"golden\"") == 2);
+    CHECK(count(matrix, "class=\"ck fail\" data-check=\"golden\"") == 1);
+    CHECK(count(matrix, "class=\"ck changed\" data-check=\"numerics\"") == 1);  // numerics moved without failing
+    CHECK(count(matrix, "<td class=\"mcell none\">") == 1);                   // b was not run on wrong
+    CHECK(count(matrix, "style=\"background:hsl(") == 1);                      // the one golden with a margin is shaded
+    CHECK(matrix.find("href=\"#r-1\" data-case=\"a\" data-kernel=\"wrong\"") != std::string::npos);
+}
