@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "report/failure_groups.hpp"
+
 namespace attngate {
 
 namespace {
@@ -31,12 +33,26 @@ std::string console_line(const CaseResult &r, size_t done, size_t total) {
                        upper(verdict_name(v)), v == Verdict::Pass ? "" : r.reason());
 }
 
+namespace {
+
+/// The closing lines: one per failure group, then its first rows (errors first).
+std::string grouped_failures(const RunResults &r) {
+    constexpr size_t kRowsPerGroup = 5;
+    std::string lines;
+    for (const auto &g : failure_groups(r)) {
+        lines += fmt::format("  {} {}\n", upper(verdict_name(g.verdict)), describe_group(g));
+        for (size_t i = 0; i < g.rows.size() && i < kRowsPerGroup; ++i)
+            lines += fmt::format("      {} {} / {}: {}: {}\n", upper(verdict_name(g.verdict)), g.rows[i].result->case_id, g.kernel, g.check,
+                                 g.rows[i].check->reason);
+        if (g.rows.size() > kRowsPerGroup) lines += fmt::format("      … and {} more\n", g.rows.size() - kRowsPerGroup);
+    }
+    return lines;
+}
+
+}  // namespace
+
 std::string console_summary(const RunResults &r, const std::string &results_path) {
     size_t counts[4] = {0, 0, 0, 0};  // indexed by Verdict
-    std::string lines;
-    for (Verdict shown : {Verdict::Error, Verdict::Fail})  // errors first: nothing after a crash is an answer
-        for (const auto &c : r.results)
-            if (c.verdict() == shown) lines += fmt::format("  {} {} / {}: {}\n", upper(verdict_name(shown)), c.case_id, c.kernel, c.reason());
     for (const auto &c : r.results) ++counts[static_cast<int>(c.verdict())];
     const size_t pass = counts[0], fail = counts[1], skip = counts[2], error = counts[3];
     const bool failed = r.verdict() == Verdict::Fail;
@@ -44,7 +60,7 @@ std::string console_summary(const RunResults &r, const std::string &results_path
                              : error && fail ? "drift and kernel errors found"
                              : error         ? "kernel errors (crash, hang or error) found"
                                              : "drift found";
-    return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped (suite {}, results in {})\n", lines,
+    return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped (suite {}, results in {})\n", grouped_failures(r),
                        failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, r.suite, results_path);
 }
 

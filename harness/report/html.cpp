@@ -8,6 +8,7 @@
 
 #include "report/escape.hpp"
 #include "report/html_assets.hpp"
+#include "report/svg.hpp"
 
 namespace attngate {
 
@@ -45,19 +46,26 @@ std::string fingerprint_section(const RunResults &r, const ReportContext &ctx) {
     return s + "</ul>\n";
 }
 
+/// Per workload its monthly cost before and after (numbers and bars); the price sources once, below.
 std::string workloads_section(const RunResults &r) {
     if (r.workloads.empty()) return "";
     std::string s = "<h2 id=\"workloads\">Workloads</h2><table class=\"workloads\"><tr><th>workload</th><th>monthly cost</th><th>baseline</th>"
-                    "<th>change %</th><th>leak survival h</th><th>verdict</th><th>reason</th><th>price source</th></tr>";
+                    "<th>change %</th><th>before → after</th><th>leak survival h</th><th>verdict</th><th>reason</th></tr>";
+    std::vector<std::string> sources;
     for (const auto &w : r.workloads) {
         if (!w.is_object()) continue;
         const json::object &o = w.get_object();
         const auto field = [&](const char *k) { return markup_escape(format_number(o.if_contains(k))); };
-        s += fmt::format("<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"v {}\">{}</span></td><td>{}</td><td>{}</td></tr>",
+        const auto number = [&](const char *k) { const auto *v = o.if_contains(k); return v && v->is_number() ? v->to_number<double>() : 0.0; };
+        s += fmt::format("<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"v {}\">{}</span></td><td>{}</td></tr>",
                          field("workload"), field("monthly_cost"), field("currency"), field("baseline_monthly_cost"), field("change_pct"),
-                         field("leak_survival_hours"), field("verdict"), field("verdict"), field("reason"), field("price_source"));
+                         svg_bars({{"baseline", number("baseline_monthly_cost")}, {"this run", number("monthly_cost")}}, format_number(o.if_contains("currency"))),
+                         field("leak_survival_hours"), field("verdict"), field("verdict"), field("reason"));
+        if (std::find(sources.begin(), sources.end(), field("price_source")) == sources.end()) sources.push_back(field("price_source"));
     }
-    return s + "</table>\n";
+    std::string list;
+    for (const auto &src : sources) list += (list.empty() ? "" : "; ") + src;
+    return s + "</table><p class=\"note footnote\">Price source: " + list + ".</p>\n";
 }
 
 /// Every change point of the history, and the runs where the fingerprint changed.
@@ -84,9 +92,6 @@ std::string trends_section(const ReportContext &ctx) {
     return s + "\n";
 }
 
-/// The anchor of a case x kernel's details: its index in the results.
-std::string anchor(const RunResults &r, const CaseResult *c) { return fmt::format("r-{}", c - r.results.data()); }
-
 std::string results_table(const RunResults &r) {
     std::string s = "<h2 id=\"table\">Every case × kernel × check</h2><div class=\"controls\"><input type=\"search\" id=\"filter\" "
                     "placeholder=\"filter: case, kernel, check, verdict…\"> <label><input type=\"checkbox\" id=\"only-fail\"> failures only</label> "
@@ -97,7 +102,7 @@ std::string results_table(const RunResults &r) {
         const int rank = verdict_rank(row.check->verdict);
         s += fmt::format("<tr class=\"{0}\" data-verdict=\"{0}\"><td><a href=\"#{1}\">{2}</a></td><td>{3}</td><td>{4}</td>"
                          "<td data-k=\"{5}\"><span class=\"v {0}\">{6}</span></td><td class=\"num\">{7}</td><td>{8}</td></tr>\n",
-                         v, anchor(r, row.result), markup_escape(row.result->case_id), markup_escape(row.result->kernel),
+                         v, case_anchor(r, row.result), markup_escape(row.result->case_id), markup_escape(row.result->kernel),
                          markup_escape(row.check->check), rank, upper(v), markup_escape(key_numbers(*row.check)), markup_escape(row.check->reason));
     }
     return s + "</tbody></table>\n";
@@ -105,12 +110,16 @@ std::string results_table(const RunResults &r) {
 
 }  // namespace
 
+std::string case_anchor(const RunResults &r, const CaseResult *c) { return fmt::format("r-{}", c - r.results.data()); }
+
 std::string html_serialize(const RunResults &r, const ReportContext &ctx) {
     std::string s = fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>attngate {}: {}</title><style>{}</style></head><body>\n",
                                 markup_escape(r.suite), upper(verdict_name(r.verdict())), html_assets::kStyle);
     s += fmt::format("<h1>attngate — suite {}</h1><p class=\"mono\">{} · started {} · suite file {}</p>\n", markup_escape(r.suite),
                      markup_escape(r.tool_version), markup_escape(r.started_at), markup_escape(r.suite_file));
     s += verdict_header(r);
+    s += html_failure_groups(r);
+    s += html_matrix(r);
     s += fingerprint_section(r, ctx);
     s += trends_section(ctx);
     s += workloads_section(r);
@@ -121,7 +130,7 @@ std::string html_serialize(const RunResults &r, const ReportContext &ctx) {
     std::vector<const CaseResult *> order;
     for (const auto &c : r.results) order.push_back(&c);
     std::stable_partition(order.begin(), order.end(), [](const CaseResult *c) { return is_failing(c->verdict()); });
-    for (const CaseResult *c : order) s += html_case_section(*c, anchor(r, c), ctx);
+    for (const CaseResult *c : order) s += html_case_section(*c, case_anchor(r, c), ctx);
     return s + fmt::format("<script>{}</script></body></html>\n", html_assets::kScript);
 }
 

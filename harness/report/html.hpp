@@ -14,6 +14,17 @@ namespace attngate {
 /// its numerics (with the error heatmap), memory, throughput, cost and trend charts.
 std::string html_serialize(const RunResults &r, const ReportContext &ctx);
 
+/// The anchor of a case x kernel's details section: "r-" and its index in the results.
+std::string case_anchor(const RunResults &r, const CaseResult *c);
+
+/// The verdict matrix: cases grouped by feature as rows, kernels as columns, each cell one
+/// block per check coloured by verdict (golden shaded by its margin), titled with the
+/// numbers and linking to the case x kernel's section.
+std::string html_matrix(const RunResults &r);
+
+/// The failures grouped by cause (failure_groups), each expandable to its rows.
+std::string html_failure_groups(const RunResults &r);
+
 /// One case x kernel's details section (the per-check blocks and the trends); id is the
 /// anchor the table links to.
 std::string html_case_section(const CaseResult &c, const std::string &id, const ReportContext &ctx);

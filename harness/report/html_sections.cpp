@@ -1,5 +1,7 @@
 // HTML reporter: one case x kernel's section — numerics with the error heatmap, memory,
 // throughput, cost, any other check's metrics, and trend charts over the history.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "report/escape.hpp"
@@ -52,6 +54,11 @@ std::string perf_figures(const CheckResult &k) {
         s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, 95% CI [{}, {}], p = {} (adjusted {}), status {}</p>", format_number(ratio),
                          format_number(metric(k, "ci_low")), format_number(metric(k, "ci_high")), format_number(metric(k, "p_value")),
                          format_number(metric(k, "p_adjusted")), markup_escape(format_number(metric(k, "status"))));
+    const double threshold = 1.0 + number_or(metric(k, "threshold_pct"), NAN) / 100.0;  // a percent becomes a ratio here, once
+    if (const std::string ci = svg_ratio_interval(number_or(metric(k, "ratio"), NAN), number_or(metric(k, "ci_low"), NAN),
+                                                  number_or(metric(k, "ci_high"), NAN), threshold);
+        !ci.empty())
+        s += "<div><div class=\"note\">time ratio with its confidence interval against the threshold</div>" + ci + "</div>";
     return s;
 }
 

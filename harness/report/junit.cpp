@@ -5,28 +5,25 @@
 #include <fmt/format.h>
 
 #include "report/escape.hpp"
+#include "report/failure_groups.hpp"
 #include "report/summary.hpp"
 
 namespace attngate {
 
 namespace {
 
-/// The type attribute of an <error>: what kind of not-an-answer it was.
-std::string error_type(const CheckResult *k) {
-    if (!k) return "error";
-    if (const auto *crash = k->metrics.if_contains("crash"); crash && crash->is_object())
-        if (const auto *kind = crash->get_object().if_contains("kind"); kind && kind->is_string())
-            return kind->get_string() == "timeout" ? "hang" : std::string(kind->get_string());
-    return "kernel_error";
+/// A failing check's <failure> or <error>: the message is its group's line (the same
+/// grouping as every other report), the body its own reason and numbers.
+std::string failure_element(Verdict v, const std::string &message, const std::string &reason, const std::string &numbers, const CheckResult *check) {
+    return fmt::format("\n      <{0} message=\"{1}\" type=\"{2}\">{3}{4}</{0}>\n    ", v == Verdict::Fail ? "failure" : "error",
+                       markup_escape(message), v == Verdict::Fail ? "drift" : check ? error_kind(*check) : "error", markup_escape(reason),
+                       numbers.empty() ? "" : "\n" + markup_escape(numbers));
 }
 
 std::string testcase(const std::string &name, const std::string &classname, double seconds, Verdict v, const std::string &reason,
-                     const std::string &numbers, const CheckResult *check = nullptr) {
+                     const std::string &numbers, const CheckResult *check = nullptr, const FailureGroup *group = nullptr) {
     std::string body;
-    if (v == Verdict::Fail || v == Verdict::Error)
-        body = fmt::format("\n      <{0} message=\"{1}\" type=\"{2}\">{1}{3}</{0}>\n    ", v == Verdict::Fail ? "failure" : "error",
-                           markup_escape(reason), v == Verdict::Fail ? "drift" : error_type(check),
-                           numbers.empty() ? "" : "\n" + markup_escape(numbers));
+    if (v == Verdict::Fail || v == Verdict::Error) body = failure_element(v, group ? describe_group(*group) : reason, reason, numbers, check);
     else if (v == Verdict::Skip)
         body = fmt::format("\n      <skipped message=\"{}\"/>\n    ", markup_escape(reason));
     if (v == Verdict::Pass && !numbers.empty()) body = fmt::format("\n      <system-out>{}</system-out>\n    ", markup_escape(numbers));
@@ -64,13 +61,16 @@ std::string workload_suite(const RunResults &r) {
 std::string junit_serialize(const RunResults &r) {
     std::string suites;
     CheckCounts all;
+    const std::vector<FailureGroup> groups = failure_groups(r);
+    const auto group_of = index_groups(groups);
     for (const auto &counts : counts_per_check(r)) {
         const std::string classname = fmt::format("attngate.{}.{}", r.suite, counts.check);
         std::string cases;
         for (const auto &c : r.results)
             for (const auto &k : c.checks)
                 if (k.check == counts.check)
-                    cases += testcase(c.case_id + " / " + c.kernel, classname, c.seconds, k.verdict, k.reason, key_numbers(k), &k);
+                    cases += testcase(c.case_id + " / " + c.kernel, classname, c.seconds, k.verdict, k.reason, key_numbers(k), &k,
+                                     group_of.contains(&k) ? group_of.at(&k) : nullptr);
         suites += suite_element(classname, counts, cases);
         all.pass += counts.pass, all.fail += counts.fail, all.skip += counts.skip, all.error += counts.error;
     }

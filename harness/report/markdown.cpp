@@ -1,4 +1,6 @@
-// Markdown reporter.
+// Markdown reporter: a pull-request comment that fits on one screen (verdict, failures
+// grouped by cause, what changed, the workloads' monthly cost), then the details inside
+// <details> blocks, the whole under kMarkdownMaxBytes.
 #include "report/markdown.hpp"
 
 #include <algorithm>
@@ -6,20 +8,39 @@
 #include <fmt/format.h>
 
 #include "report/escape.hpp"
+#include "report/failure_groups.hpp"
 
 namespace attngate {
 
 namespace {
 
-/// Room kept for the sections after the failures table and the closing lines: the
-/// margins, workloads and fingerprint sections each stop at their own cap below.
-constexpr size_t kMarginsCap = 3 * 1024, kWorkloadsCap = 4 * 1024, kFingerprintCap = 6 * 1024;
-constexpr size_t kTailReserve = kMarginsCap + kWorkloadsCap + kFingerprintCap + 2 * 1024;
+/// Room kept for the <details> blocks after the failures table: the margins and the
+/// fingerprint diff each stop at their own cap below.
+constexpr size_t kMarginsCap = 3 * 1024, kFingerprintCap = 6 * 1024;
+constexpr size_t kTailReserve = kMarginsCap + kFingerprintCap + 2 * 1024;
+/// What the screen-sized top shows at most: groups, fingerprint changes, workloads, and the
+/// bytes of one line (a kernel or case name can be arbitrarily long).
+constexpr size_t kTopGroups = 10, kTopChanges = 8, kTopWorkloads = 6, kLineCap = 400;
+
+/// s cut to at most n bytes, on a UTF-8 character boundary, with "…" when cut.
+std::string clip(const std::string &s, size_t n) {
+    if (s.size() <= n) return s;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    return s.substr(0, n) + "…";
+}
+
+std::string details(const std::string &summary, const std::string &body) {
+    return body.empty() ? "" : fmt::format("<details><summary>{}</summary>\n\n{}</details>\n\n", summary, body);
+}
 
 std::string header(const RunResults &r) {
     const bool failed = r.verdict() == Verdict::Fail;
     std::string s = fmt::format("## attngate: {} — suite `{}`\n\n", failed ? "❌ FAIL" : "✅ PASS", markdown_cell(r.suite));
     if (!r.complete) s += "> ⚠️ The run did not complete: this report is partial.\n\n";
+    size_t failed_rows = 0, errors = 0;
+    for (const auto &c : r.results) failed_rows += c.verdict() == Verdict::Fail, errors += c.verdict() == Verdict::Error;
+    s += fmt::format("**{} of {} case × kernel failed**, {} did not run to an answer (crash, hang or kernel error).\n\n", failed_rows,
+                     r.results.size(), errors);
     s += "| check | pass | fail | error | skip |\n|---|---:|---:|---:|---:|\n";
     for (const auto &c : counts_per_check(r))
         s += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(c.check), c.pass, c.fail, c.error, c.skip);
@@ -45,6 +66,52 @@ std::string failures(const RunResults &r, size_t budget) {
         s += line;
     }
     if (shown < n) s += fmt::format("\n… and {} more failures (see the HTML report).\n", n - shown);
+    return s + "\n";
+}
+
+/// The top groups of failures by cause, one line each, the same lines as every report's.
+std::string grouped(const std::vector<FailureGroup> &groups) {
+    if (groups.empty()) return "No failures.\n\n";
+    size_t rows = 0;
+    for (const auto &g : groups) rows += g.rows.size();
+    std::string s = fmt::format("### Failures by cause ({} group(s), {} failing check(s))\n\n", groups.size(), rows);
+    for (size_t i = 0; i < groups.size() && i < kTopGroups; ++i)
+        s += clip(fmt::format("- **{}** {} — {}", groups[i].verdict == Verdict::Error ? "ERROR" : "FAIL", markdown_cell(describe_group(groups[i])),
+                              markdown_cell(group_cases(groups[i], 4))),
+                  kLineCap) +
+             "\n";
+    if (groups.size() > kTopGroups) s += fmt::format("- … and {} more group(s), every failure below\n", groups.size() - kTopGroups);
+    return s + "\n";
+}
+
+/// Each workload's monthly cost before and after, the price sources once below the table.
+std::string workloads_summary(const RunResults &r) {
+    std::string s = "### Workloads: monthly cost\n\n| workload | baseline | this run | change | verdict |\n|---|---:|---:|---:|---|\n";
+    std::vector<std::string> sources;
+    size_t shown = 0;
+    for (const auto &w : r.workloads) {
+        if (!w.is_object()) continue;
+        const json::object &o = w.get_object();
+        const auto field = [&](const char *k) { return markdown_cell(clip(format_number(o.if_contains(k)), 200)); };
+        if (shown++ < kTopWorkloads)
+            s += fmt::format("| {} | {} {} | {} {} | {}% | {} |\n", field("workload"), field("baseline_monthly_cost"), field("currency"),
+                             field("monthly_cost"), field("currency"), field("change_pct"), field("verdict"));
+        if (const std::string src = field("price_source"); std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
+    }
+    if (shown == 0) return "";
+    if (shown > kTopWorkloads) s += fmt::format("| … {} more | | | | |\n", shown - kTopWorkloads);
+    std::string list;
+    for (size_t i = 0; i < sources.size() && i < 3; ++i) list += (i ? ", " : "") + sources[i];
+    return s + fmt::format("\nPrice source: {}{}.\n\n", list, sources.size() > 3 ? ", …" : "");
+}
+
+/// The first fingerprint changes; the whole diff goes in a <details> block when longer.
+std::string fingerprint_summary(const FingerprintComparison &cmp) {
+    if (cmp.against.empty()) return "### What changed\n\nNo baseline fingerprint is known, so nothing to compare with.\n\n";
+    if (cmp.changes.empty()) return fmt::format("### What changed (since the {})\n\nNothing: the fingerprint is identical.\n\n", cmp.against);
+    std::string s = fmt::format("### What changed (since the {})\n\n", cmp.against);
+    for (size_t i = 0; i < cmp.changes.size() && i < kTopChanges; ++i) s += clip("- " + markdown_cell(describe_change(cmp.changes[i])), kLineCap) + "\n";
+    if (cmp.changes.size() > kTopChanges) s += fmt::format("- … and {} more, listed below\n", cmp.changes.size() - kTopChanges);
     return s + "\n";
 }
 
@@ -80,26 +147,10 @@ std::string margins(const RunResults &r) {
     return s + "\n";
 }
 
-std::string workloads(const RunResults &r) {
-    if (r.workloads.empty()) return "";
-    std::string s = "### Workloads (monthly cost)\n\n| workload | monthly | baseline | change | verdict | price source |\n|---|---:|---:|---:|---|---|\n";
-    for (const auto &w : r.workloads) {
-        if (!w.is_object()) continue;
-        const json::object &o = w.get_object();
-        s += fmt::format("| {} | {} {} | {} | {}% | {} | {} |\n", markdown_cell(format_number(o.if_contains("workload"))),
-                         format_number(o.if_contains("monthly_cost")), markdown_cell(format_number(o.if_contains("currency"))),
-                         format_number(o.if_contains("baseline_monthly_cost")), format_number(o.if_contains("change_pct")),
-                         markdown_cell(format_number(o.if_contains("verdict"))), markdown_cell(format_number(o.if_contains("price_source"))));
-        if (s.size() > kWorkloadsCap) return s + "| … | | | | | |\n\n";
-    }
-    return s + "\n";
-}
-
-std::string fingerprint(const RunResults &r, const ReportContext &ctx) {
-    const FingerprintComparison cmp = compare_fingerprints(r, ctx.history);
-    if (cmp.against.empty()) return "### What changed\n\nNo baseline fingerprint is known, so nothing to compare with.\n\n";
-    if (cmp.changes.empty()) return fmt::format("### What changed (since the {})\n\nNothing: the fingerprint is identical.\n\n", cmp.against);
-    std::string s = fmt::format("### What changed (since the {})\n\n", cmp.against);
+/// Every fingerprint change (up to kFingerprintCap), for the <details> block.
+std::string fingerprint_all(const FingerprintComparison &cmp) {
+    if (cmp.changes.size() <= kTopChanges) return "";
+    std::string s;
     size_t shown = 0;
     for (; shown < cmp.changes.size() && s.size() < kFingerprintCap; ++shown)
         s += fmt::format("- {}\n", markdown_cell(describe_change(cmp.changes[shown])));
@@ -110,12 +161,16 @@ std::string fingerprint(const RunResults &r, const ReportContext &ctx) {
 }  // namespace
 
 std::string markdown_serialize(const RunResults &r, const ReportContext &ctx) {
+    const FingerprintComparison cmp = compare_fingerprints(r, ctx.history);
     std::string s = header(r);
-    s += failures(r, kMarkdownMaxBytes - kTailReserve - s.size());
-    s += margins(r);
-    s += workloads(r);
-    s += fingerprint(r, ctx);
-    if (!ctx.html_name.empty()) s += fmt::format("Full report: **{}** (HTML, in this job's artifacts).\n", markdown_cell(ctx.html_name));
+    const std::vector<FailureGroup> groups = failure_groups(r);
+    s += grouped(groups);
+    s += fingerprint_summary(cmp);
+    s += workloads_summary(r);
+    if (!ctx.html_name.empty()) s += fmt::format("Full report: **{}** (HTML, in this job's artifacts).\n\n", markdown_cell(ctx.html_name));
+    if (!groups.empty()) s += details("Every failure with its numbers", failures(r, kMarkdownMaxBytes - kTailReserve - s.size()));
+    s += details("Golden margins: how close each kernel is to its tolerance", margins(r));
+    s += details("Every fingerprint change", fingerprint_all(cmp));
     return s;
 }
 

@@ -150,6 +150,20 @@ std::string svg_distribution(const std::vector<double> &current, const std::vect
     return s;
 }
 
+std::string svg_ratio_interval(double ratio, double ci_low, double ci_high, double threshold) {
+    if (!std::isfinite(ratio) || !std::isfinite(ci_low) || !std::isfinite(ci_high) || !std::isfinite(threshold)) return "";
+    const double lo = std::min({ratio, ci_low, 1.0}) - 0.02, hi = std::max({ratio, ci_high, threshold}) + 0.02;
+    constexpr double w = 320, left = 8, y = 18;
+    const auto X = [&](double v) { return left + (w - 2 * left) * (v - lo) / (hi - lo); };
+    std::string s = fmt::format("<svg class=\"chart ratio\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"46\" role=\"img\">", w);
+    s += fmt::format("<line class=\"base\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"4\" y2=\"32\"/>", X(1.0));
+    s += fmt::format("<line class=\"ref\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"4\" y2=\"32\"/>", X(threshold));
+    s += fmt::format("<line class=\"ci\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\"/>", X(ci_low), X(ci_high), y, y);
+    s += fmt::format("<circle class=\"ratio\" cx=\"{:.1f}\" cy=\"{}\" r=\"4\"/>", X(ratio), y);
+    return s + fmt::format("<text x=\"2\" y=\"44\" class=\"ax\">time ratio {:.3g}, CI [{:.3g}, {:.3g}]; grey 1 = baseline, red dashed {:.3g} = threshold</text></svg>",
+                           ratio, ci_low, ci_high, threshold);
+}
+
 std::string svg_bars(const std::vector<std::pair<std::string, double>> &bars, const std::string &unit) {
     double hi = 0;
     for (const auto &b : bars) hi = std::max(hi, b.second);

@@ -28,6 +28,11 @@ std::string svg_trend_chart(const std::vector<double> &ys, const std::string &y_
 /// each with its median marked.
 std::string svg_distribution(const std::vector<double> &current, const std::vector<double> &baseline, const std::string &x_label);
 
+/// The perf decision on one axis of time ratio (this run / baseline): the baseline at 1,
+/// the regression threshold (dashed red), the confidence interval as a bar and the ratio as
+/// a dot. "" when a number is not finite.
+std::string svg_ratio_interval(double ratio, double ci_low, double ci_high, double threshold);
+
 /// Horizontal bars with labels, e.g. peak bytes against the baseline's.
 std::string svg_bars(const std::vector<std::pair<std::string, double>> &bars, const std::string &unit);
 

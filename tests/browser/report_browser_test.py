@@ -2,7 +2,6 @@
 checks what a person sees: the verdict, the failing case first and highlighted, the error
 heatmap and a trend chart drawn, the filter narrowing the table, and no script errors.
 Saves a screenshot as a CI artifact."""
-import argparse
 import json
 import os
 import shutil
@@ -11,9 +10,9 @@ import sys
 import tempfile
 import unittest
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+from chromium import browser_args, open_page
 
 ARGS = None
 
@@ -51,13 +50,7 @@ class ReportInBrowserTest(unittest.TestCase):
         r = attngate(*run, "--out", os.path.join(cls.dir, "results.json"), "--html", cls.html, "--history", history)
         assert r.returncode == 1, r.stdout + r.stderr
 
-        options = webdriver.ChromeOptions()
-        options.binary_location = ARGS.chromium
-        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1100"):
-            options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        cls.driver = webdriver.Chrome(service=Service(ARGS.chromedriver), options=options)
-        cls.driver.get("file://" + cls.html)
+        cls.driver = open_page(cls.html, ARGS.chromium, ARGS.chromedriver, 1100)
 
     @classmethod
     def tearDownClass(cls):
@@ -133,11 +126,5 @@ class ReportInBrowserTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--attngate", required=True)
-    parser.add_argument("--faulty-plugin", required=True)
-    parser.add_argument("--screenshot", required=True)
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
-    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
-    ARGS, rest = parser.parse_known_args()
+    ARGS, rest = browser_args(with_plugin=True)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

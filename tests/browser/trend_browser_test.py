@@ -3,7 +3,6 @@
 appended to a directory store; the HTML report of the last run, with --trends, is opened
 in headless Chromium: the trends table names the change point and the fingerprint change
 it is attributed to, and the trend chart marks both. Saves a screenshot."""
-import argparse
 import copy
 import json
 import os
@@ -14,9 +13,9 @@ import sys
 import tempfile
 import unittest
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+from chromium import browser_args, open_page
 
 ARGS = None
 SUITE = {"name": "trend", "seed": 3, "perf": {"repetitions": 5, "min_time_s": 0.002}, "kernels": ["flash"],
@@ -63,13 +62,7 @@ class TrendReportTest(unittest.TestCase):
         assert r.returncode == 0, r.stdout + r.stderr
         cls.history = attngate("history", "--suite", "trend", "--machine", "nightly", "--store", store, "--case", "mha_f32")
 
-        options = webdriver.ChromeOptions()
-        options.binary_location = ARGS.chromium
-        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-            options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        cls.driver = webdriver.Chrome(service=Service(ARGS.chromedriver), options=options)
-        cls.driver.get("file://" + cls.html)
+        cls.driver = open_page(cls.html, ARGS.chromium, ARGS.chromedriver, 1000)
 
     @classmethod
     def tearDownClass(cls):
@@ -122,10 +115,5 @@ class TrendReportTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--attngate", required=True)
-    parser.add_argument("--screenshot", required=True)
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
-    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
-    ARGS, rest = parser.parse_known_args()
+    ARGS, rest = browser_args(with_plugin=False)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -225,6 +225,11 @@ class OtherChecksTest(Workspace):
         for check in ("memory", "perf", "cost"):
             self.assertIn('data-check="%s"' % check, page)
         self.assertIn("95% CI [1.05, 1.11]", page)
+        # The perf decision drawn: ratio, its interval and the 5% threshold on one axis.
+        self.assertIn("time ratio 1.08, CI [1.05, 1.11]; grey 1 = baseline, red dashed 1.05 = threshold", page)
+        # The workload's monthly cost before and after as bars, the price source once, in a footnote.
+        self.assertRegex(page, r"<td><svg class=\"chart\"[^>]*>.*?baseline.*?1150 USD.*?this run.*?123[45] USD")
+        self.assertEqual(page.count("Price source: pricing/gcp-2026-11.json"), 1)
         self.assertIn("circle class=\"s1\"", page)  # baseline samples drawn
         self.assertIn("pricing/gcp-2026-11.json", page)
         self.assertIn("chat-serving", page)

@@ -7,8 +7,10 @@
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/svg.hpp"
+#include "test_support.hpp"
 
 using namespace attngate;
+using attngate::test::results_with;
 
 namespace {
 
@@ -22,14 +24,6 @@ CaseResult golden_result(const std::string &case_id, const std::string &kernel, 
                   json::object{{"max_abs_error", max_abs}, {"tolerance", tol}}, {}};
     c.checks.push_back(g);
     return c;
-}
-
-RunResults results_with(std::vector<CaseResult> cases) {
-    RunResults r;
-    r.suite = "unit";
-    r.complete = true;
-    r.results = std::move(cases);
-    return r;
 }
 
 size_t count(const std::string &haystack, const std::string &needle) {
@@ -98,8 +92,8 @@ TEST_CASE("JUnit has one test case per case kernel and check with counts per sui
     CHECK(count(xml, "<testcase ") == 3);
     CHECK(xml.find("<testsuite name=\"attngate.unit.golden\" tests=\"2\" failures=\"1\"") != std::string::npos);
     CHECK(xml.find("<testsuite name=\"attngate.unit.memory\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\"") != std::string::npos);
-    CHECK(xml.find("<failure message=\"max abs error 3 vs 1\"") != std::string::npos);
-    CHECK(xml.find("max_abs_error=3 tolerance=1") != std::string::npos);
+    CHECK(xml.find("<failure message=\"flash · golden: max abs error on 1/2 cases\"") != std::string::npos);  // its group
+    CHECK(xml.find(">max abs error 3 vs 1\nmax_abs_error=3 tolerance=1<") != std::string::npos);  // its own reason and numbers
     CHECK(xml.find("<skipped message=\"not measured\"/>") != std::string::npos);
 }
 
@@ -115,11 +109,40 @@ TEST_CASE("a crash is a JUnit error and drift a failure, counted apart in every 
     CHECK(r.results[1].verdict() == Verdict::Error);
     const std::string xml = junit_serialize(r);
     CHECK(xml.find("<testsuite name=\"attngate.unit.golden\" tests=\"2\" failures=\"1\" errors=\"1\" skipped=\"0\">") != std::string::npos);
-    CHECK(xml.find("<error message=\"crashed with SIGSEGV after 0.1 s\" type=\"crash\">") != std::string::npos);
-    CHECK(xml.find("<failure message=\"max abs error 3 vs 1\" type=\"drift\">") != std::string::npos);
+    CHECK(xml.find("<error message=\"crashy · golden: crash SIGSEGV on 1/1 cases\" type=\"crash\">crashed with SIGSEGV after 0.1 s<") != std::string::npos);
+    CHECK(xml.find("<failure message=\"flash · golden: max abs error on 1/1 cases\" type=\"drift\">") != std::string::npos);
     const std::string md = markdown_serialize(r, {});
     CHECK(md.find("| golden | 0 | 1 | 1 | 0 |") != std::string::npos);
     CHECK(md.find("Errors and failures (1 errors, 1 failures)") != std::string::npos);
+    CHECK(md.find("- **ERROR** crashy · golden: crash SIGSEGV on 1/1 cases") < md.find("- **FAIL** flash · golden: max abs error on 1/1 cases"));
     const std::string html = html_serialize(r, {});
     CHECK(html.find("<tr class=\"error\" data-verdict=\"error\">") < html.find("<tr class=\"fail\" data-verdict=\"fail\">"));
+}
+
+TEST_CASE("the perf ratio chart puts the baseline, the threshold and the interval in order", "[report]") {
+    const std::string svg = svg_ratio_interval(1.08, 1.05, 1.11, 1.05);
+    const auto x_of = [&](const std::string &cls) {
+        const size_t at = svg.find("class=\"" + cls + "\"");
+        REQUIRE(at != std::string::npos);
+        return std::stod(svg.substr(svg.find("x1=\"", at) + 4));
+    };
+    CHECK(x_of("base") < x_of("ref"));           // 1 left of 1.05
+    CHECK(x_of("ref") == Approx(x_of("ci")));    // the interval starts at the threshold here
+    CHECK(svg.find("time ratio 1.08, CI [1.05, 1.11]") != std::string::npos);
+    CHECK(svg_ratio_interval(NAN, 1.0, 1.1, 1.05).empty());  // not measured: nothing drawn
+}
+
+TEST_CASE("the matrix has a block per case, kernel and check, in its verdict's colour", "[report]") {
+    RunResults r = results_with({golden_result("a", "flash", 0.5, 1.0), golden_result("a", "wrong", 3.0, 1.0), golden_result("b", "flash", 0.1, 1.0)});
+    r.results[0].checks.push_back(CheckResult{"numerics", Verdict::Pass, "bits changed", json::object{{"status", "changed"}}, {}});
+    r.results[0].checks[0].metrics["margin"] = 0.5;
+    const std::string html = html_serialize(r, {});
+    const std::string matrix = html.substr(html.find("<table id=\"matrix\""), html.find("</table>", html.find("<table id=\"matrix\"")) - html.find("<table id=\"matrix\""));
+    CHECK(count(matrix, "data-verdict=") == 4);
+    CHECK(count(matrix, "class=\"ck pass\" data-check=\"golden\"") == 2);
+    CHECK(count(matrix, "class=\"ck fail\" data-check=\"golden\"") == 1);
+    CHECK(count(matrix, "class=\"ck changed\" data-check=\"numerics\"") == 1);  // numerics moved without failing
+    CHECK(count(matrix, "<td class=\"mcell none\">") == 1);                   // b was not run on wrong
+    CHECK(count(matrix, "style=\"background:hsl(") == 1);                      // the one golden with a margin is shaded
+    CHECK(matrix.find("href=\"#r-1\" data-case=\"a\" data-kernel=\"wrong\"") != std::string::npos);
 }

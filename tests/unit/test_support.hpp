@@ -10,6 +10,7 @@
 #include "backend/in_process_backend.hpp"
 #include "plan/rng.hpp"
 #include "plan/suite.hpp"
+#include "results/results.hpp"
 
 namespace attngate::test {
 
@@ -64,6 +65,15 @@ inline std::vector<double> jittered_times(double center, double spread, int n, c
     std::vector<double> v;
     for (int i = 0; i < n; ++i) v.push_back(center * (1.0 + spread * rng.uniform(static_cast<uint64_t>(i))));
     return v;
+}
+
+/// A complete run of suite "unit" holding the given case x kernel results.
+inline RunResults results_with(std::vector<CaseResult> cases) {
+    RunResults r;
+    r.suite = "unit";
+    r.complete = true;
+    r.results = std::move(cases);
+    return r;
 }
 
 }  // namespace attngate::test

@@ -1,0 +1,164 @@
+// Failures grouped by cause, shared by every reporter.
+#include "report/failure_groups.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace attngate {
+
+namespace {
+
+/// Which number a group's range is of: the first entry whose check matches and whose kind
+/// contains `kind_has` ("" matches any kind).
+struct RangeMetric {
+    const char *check, *kind_has, *metric, *unit;
+};
+constexpr std::array kRangeMetrics = {
+    RangeMetric{"golden", "", "margin", "× tolerance"},
+    RangeMetric{"memory", "ABI allocator", "abi_leaked_bytes", "B"},
+    RangeMetric{"memory", "heap leak", "leak_bytes_per_call", "B/call"},
+    RangeMetric{"memory", "RSS", "rss_slope_bytes_per_call", "B/call"},
+    RangeMetric{"memory", "peak", "peak_growth_pct", "% peak growth"},
+    RangeMetric{"memory", "kept", "abi_retained_bytes", "B kept"},
+    RangeMetric{"perf", "", "ratio", "× baseline time"},
+    RangeMetric{"compile", "", "ratio", "× baseline compile time"},
+    RangeMetric{"numerics", "", "change_vs_tolerance", "× tolerance changed"},
+};
+
+const RangeMetric *range_metric(const std::string &check, const std::string &kind) {
+    for (const auto &m : kRangeMetrics)
+        if (check == m.check && kind.find(m.kind_has) != std::string::npos) return &m;
+    return nullptr;
+}
+
+bool is_stop_word(const std::string &w) {
+    static const std::array<const char *, 8> words = {"with", "after", "at", "of", "by", "in", "over", "than"};
+    return std::find(words.begin(), words.end(), w) != words.end();
+}
+
+/// The reason's leading words (after any leading count), up to a number, a separator or a
+/// parenthesis, e.g. "heap leak", "NaN/inf output(s) where the golden is finite".
+std::string leading_words(const std::string &reason) {
+    const auto has_digit = [](const std::string &w) { return std::any_of(w.begin(), w.end(), [](unsigned char ch) { return std::isdigit(ch); }); };
+    std::istringstream in(reason.substr(0, std::min(reason.find_first_of(":,;<>="), reason.find(" ("))));
+    std::vector<std::string> words;
+    for (std::string w; in >> w && words.size() < 7;) {
+        if (has_digit(w) && words.empty()) continue;  // "12 NaN/inf output(s)": the count is not the kind
+        if (has_digit(w)) break;
+        words.push_back(w);
+    }
+    while (!words.empty() && is_stop_word(words.back())) words.pop_back();
+    std::string out;
+    for (const auto &w : words) out += (out.empty() ? "" : " ") + w;
+    return out;
+}
+
+const json::object *crash_of(const CheckResult &k) {
+    const auto *crash = k.metrics.if_contains("crash");
+    return crash && crash->is_object() ? &crash->get_object() : nullptr;
+}
+
+std::string string_field(const json::object &o, const char *key) {
+    const auto *v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+void add_to_range(FailureGroup &g, const CheckResult &k) {
+    if (g.metric.empty()) return;
+    const auto *v = k.metrics.if_contains(g.metric);
+    if (!v || !v->is_number() || !std::isfinite(v->to_number<double>())) return;
+    const double x = v->to_number<double>();
+    g.lo = g.has_range ? std::min(g.lo, x) : x;
+    g.hi = g.has_range ? std::max(g.hi, x) : x;
+    g.has_range = true;
+}
+
+size_t runs_of(const RunResults &r, const std::string &kernel, const std::string &check) {
+    size_t n = 0;
+    for (const auto &c : r.results)
+        if (c.kernel == kernel)
+            n += std::count_if(c.checks.begin(), c.checks.end(), [&](const CheckResult &k) { return k.check == check; });
+    return n;
+}
+
+}  // namespace
+
+std::string error_kind(const CheckResult &k) {
+    const json::object *crash = crash_of(k);
+    if (!crash) return "kernel_error";
+    const std::string kind = string_field(*crash, "kind");
+    return kind == "timeout" ? "hang" : kind.empty() ? "kernel_error" : kind;
+}
+
+std::string reason_kind(const CheckResult &k) {
+    if (k.verdict == Verdict::Error) {
+        const std::string kind = error_kind(k);
+        if (kind == "crash") return fmt::format("crash {}", string_field(*crash_of(k), "signal"));
+        if (kind == "hang") return "hang (time limit)";
+        if (kind == "kernel_error") return "kernel error";
+        return kind == "exit" ? "exit" : "host " + kind;  // "lost": the kernel host went away
+    }
+    const std::string words = leading_words(k.reason);
+    return words.empty() ? k.check + " drift" : words;
+}
+
+std::vector<FailureGroup> failure_groups(const RunResults &r) {
+    std::vector<FailureGroup> groups;
+    for (const auto &c : r.results)
+        for (const auto &k : c.checks) {
+            if (!is_failing(k.verdict)) continue;
+            const std::string kind = reason_kind(k);
+            auto it = std::find_if(groups.begin(), groups.end(), [&](const FailureGroup &g) {
+                return g.kernel == c.kernel && g.check == k.check && g.verdict == k.verdict && g.kind == kind;
+            });
+            if (it == groups.end()) {
+                FailureGroup g;
+                g.kernel = c.kernel, g.check = k.check, g.verdict = k.verdict, g.kind = kind;
+                if (const RangeMetric *m = range_metric(k.check, kind)) g.metric = m->metric, g.unit = m->unit;
+                g.of = runs_of(r, c.kernel, k.check);
+                it = groups.insert(groups.end(), std::move(g));
+            }
+            it->rows.push_back({&c, &k});
+            add_to_range(*it, k);
+        }
+    std::stable_sort(groups.begin(), groups.end(), [](const FailureGroup &a, const FailureGroup &b) {
+        if (a.verdict != b.verdict) return verdict_rank(a.verdict) < verdict_rank(b.verdict);
+        return a.rows.size() > b.rows.size();
+    });
+    return groups;
+}
+
+std::unordered_map<const CheckResult *, const FailureGroup *> index_groups(const std::vector<FailureGroup> &groups) {
+    std::unordered_map<const CheckResult *, const FailureGroup *> index;
+    for (const auto &g : groups)
+        for (const auto &row : g.rows) index[row.check] = &g;
+    return index;
+}
+
+namespace {
+/// Three significant digits, but whole numbers as they are up to seven digits ("4112", not "4.11e+03").
+std::string short_number(double x) {
+    return std::fabs(x) >= 1000 && std::fabs(x) < 1e7 ? fmt::format("{:.0f}", x) : fmt::format("{:.3g}", x);
+}
+}  // namespace
+
+std::string describe_group(const FailureGroup &g) {
+    std::string s = fmt::format("{} · {}: {} on {}/{} cases", g.kernel, g.check, g.kind, g.rows.size(), g.of);
+    if (!g.has_range) return s;
+    const std::string lo = short_number(g.lo), hi = short_number(g.hi);
+    return s + (lo == hi ? fmt::format(", {} {}", lo, g.unit) : fmt::format(", {}–{} {}", lo, hi, g.unit));
+}
+
+std::string group_cases(const FailureGroup &g, size_t max_shown) {
+    std::string s;
+    for (size_t i = 0; i < g.rows.size() && i < max_shown; ++i) s += (i ? ", " : "") + g.rows[i].result->case_id;
+    if (g.rows.size() > max_shown) s += fmt::format(", … +{}", g.rows.size() - max_shown);
+    return s;
+}
+
+}  // namespace attngate

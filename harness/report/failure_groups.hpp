@@ -1,0 +1,48 @@
+// Failures grouped by cause: one group per kernel x check x verdict x kind of reason, with
+// the count, the cases and the range of the deciding number. Every reporter (HTML, Markdown,
+// console, JUnit) shows this one grouping, so they cannot tell different stories.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "report/summary.hpp"
+
+namespace attngate {
+
+/// One cause: the same kernel failing the same check for the same kind of reason.
+struct FailureGroup {
+    std::string kernel;
+    std::string check;
+    Verdict verdict = Verdict::Fail;  ///< Fail or Error
+    std::string kind;                 ///< e.g. "heap leak", "max abs error", "crash SIGSEGV"
+    std::vector<CheckRow> rows;       ///< the failing case x kernel x check, in results order
+    size_t of = 0;                    ///< how many cases this kernel x check ran on
+    std::string metric, unit;         ///< the number whose range is shown; "" when none
+    double lo = 0, hi = 0;            ///< its range over the rows (when has_range)
+    bool has_range = false;
+};
+
+/// Every failing or erroring check, grouped; errors first, then the largest groups.
+std::vector<FailureGroup> failure_groups(const RunResults &r);
+
+/// Which group each failing check is in.
+std::unordered_map<const CheckResult *, const FailureGroup *> index_groups(const std::vector<FailureGroup> &groups);
+
+/// The group in one line, the same in every report, e.g.
+/// "leaky · memory: heap leak on 26/26 cases, 16.5–18.9 B/call".
+std::string describe_group(const FailureGroup &g);
+
+/// The group's cases, comma-separated, at most max_shown then "… +N".
+std::string group_cases(const FailureGroup &g, size_t max_shown);
+
+/// What kind of not-an-answer an erroring check was: "hang", "crash", "exit", "lost", or
+/// "kernel_error" when the kernel returned an error itself.
+std::string error_kind(const CheckResult &k);
+
+/// The kind of reason of a failing check: its reason's words before the first number or
+/// separator (e.g. "heap leak", "max abs error"), or error_kind for an error.
+std::string reason_kind(const CheckResult &k);
+
+}  // namespace attngate

@@ -1,0 +1,76 @@
+// Unit tests of the failure grouping every report shares: one group per kernel x check x
+// verdict x kind of reason, with its count, cases and the range of its deciding number.
+#include <catch2/catch.hpp>
+
+#include "report/console.hpp"
+#include "report/failure_groups.hpp"
+#include "report/html.hpp"
+#include "report/markdown.hpp"
+#include "test_support.hpp"
+
+using namespace attngate;
+using attngate::test::results_with;
+
+namespace {
+
+CaseResult with_check(const std::string &case_id, const std::string &kernel, CheckResult k) {
+    CaseResult c;
+    c.case_id = case_id;
+    c.kernel = kernel;
+    c.checks.push_back(std::move(k));
+    return c;
+}
+
+CheckResult leak(double bytes_per_call) {
+    return {"memory", Verdict::Fail, fmt::format("heap leak: {:.1f} B retained per call over 10 calls (outside the ABI allocator)", bytes_per_call),
+            json::object{{"leak_bytes_per_call", bytes_per_call}}, {}};
+}
+
+CheckResult golden(double margin) {
+    return {"golden", margin > 1 ? Verdict::Fail : Verdict::Pass, fmt::format("max abs error {:.3g} > tolerance 0.01 (margin {:.2f})", margin / 100, margin),
+            json::object{{"margin", margin}}, {}};
+}
+
+}  // namespace
+
+TEST_CASE("the kind of a reason is its words before the first number or separator", "[report]") {
+    CHECK(reason_kind(leak(16.5)) == "heap leak");
+    CHECK(reason_kind(golden(3.0)) == "max abs error");
+    CHECK(reason_kind(CheckResult{"golden", Verdict::Fail, "12 NaN/inf output(s) where the golden is finite, first at [0, 1]", {}, {}}) ==
+          "NaN/inf output(s) where the golden is finite");
+    CHECK(reason_kind(CheckResult{"perf", Verdict::Fail, "", {}, {}}) == "perf drift");
+    const CheckResult hang{"golden", Verdict::Error, "hung: killed after 5.0 s time limit", json::object{{"crash", json::object{{"kind", "timeout"}}}}, {}};
+    CHECK(reason_kind(hang) == "hang (time limit)");
+    CHECK(error_kind(hang) == "hang");
+}
+
+TEST_CASE("failures group per kernel, check and kind with their count, cases and range", "[report]") {
+    std::vector<CaseResult> cases;
+    for (int i = 0; i < 4; ++i) cases.push_back(with_check(fmt::format("c{}", i), "leaky", leak(16.5 + i)));
+    cases.push_back(with_check("c0", "wrong", golden(0.5)));
+    cases.push_back(with_check("c1", "wrong", golden(2.25)));
+    cases.push_back(with_check("c2", "wrong", golden(4.0)));
+    const RunResults r = results_with(std::move(cases));
+    const std::vector<FailureGroup> groups = failure_groups(r);
+    REQUIRE(groups.size() == 2);
+    CHECK(describe_group(groups[0]) == "leaky · memory: heap leak on 4/4 cases, 16.5–19.5 B/call");
+    CHECK(describe_group(groups[1]) == "wrong · golden: max abs error on 2/3 cases, 2.25–4 × tolerance");
+    CHECK(group_cases(groups[0], 2) == "c0, c1, … +2");
+    CHECK(index_groups(groups).at(&r.results[5].checks[0]) == &groups[1]);
+}
+
+TEST_CASE("HTML, Markdown and the console show the same group lines", "[report]") {
+    std::vector<CaseResult> cases;
+    for (int i = 0; i < 30; ++i) cases.push_back(with_check(fmt::format("case_{}", i), "leaky", leak(16.5)));
+    cases.push_back(with_check("case_0", "wrong", golden(2.0)));
+    const RunResults r = results_with(std::move(cases));
+    const std::string html = html_serialize(r, {}), md = markdown_serialize(r, {}), console = console_summary(r, "x.json");
+    for (const auto &g : failure_groups(r)) {
+        CHECK(html.find("<span class=\"group-line\">" + describe_group(g) + "</span>") != std::string::npos);
+        CHECK(console.find(describe_group(g)) != std::string::npos);
+    }
+    CHECK(md.find("leaky · memory: heap leak on 30/30 cases, 16.5 B/call") != std::string::npos);
+    CHECK(console.find("… and 25 more") != std::string::npos);
+    const std::string top = md.substr(0, md.find("<details>"));
+    CHECK(std::count(top.begin(), top.end(), '\n') < 80);
+}
