@@ -268,8 +268,15 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         if (!mb) return std::unexpected(mb.error());
         ctx.memory_baselines = std::move(*mb);
     }
+    std::optional<CostInputs> cost;  // read before the first case: a bad pricing file costs no run
+    if (wants(options, "perf") && wants(options, "cost")) {
+        auto c = load_cost_inputs(store, options.device_class);
+        if (!c) return std::unexpected(c.error());
+        cost = std::move(*c);
+    }
     std::optional<RunResults> previous;
-    if (std::filesystem::exists(options.results_path))
+    std::error_code no_previous;  // an --out that cannot be stat-ed fails later, at the write, with its reason
+    if (std::filesystem::exists(options.results_path, no_previous))
         if (auto prev = load_results(options.results_path); prev && prev->suite == suite.name) previous = std::move(*prev);
     ctx.previous = previous ? &*previous : nullptr;
 
@@ -314,8 +321,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         po.isolation = options.isolation;
         po.machine_class = machine;
         po.store = &store;
-        po.cost = wants(options, "cost");
-        po.device_class = options.device_class;
+        po.cost = cost ? &*cost : nullptr;
         po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
         po.strict = options.strict || suite.perf.require_verdict;
         po.workload_kernel = options.workload_kernel;
