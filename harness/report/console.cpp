@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "report/escape.hpp"
+
 namespace attngate {
 
 namespace {
@@ -26,9 +28,10 @@ std::string console_header() {
 
 std::string console_line(const CaseResult &r, size_t done, size_t total) {
     const Verdict v = r.verdict();
-    return fmt::format(kRow, fmt::format("{}/{}", done, total), r.case_id, r.kernel, metric(r, "golden", "max_abs_error"),
+    return fmt::format(kRow, fmt::format("{}/{}", done, total), terminal_text(r.case_id), terminal_text(r.kernel),
+                       metric(r, "golden", "max_abs_error"),
                        metric(r, "golden", "tolerance"), metric(r, "golden", "margin", "{:.2f}"), metric(r, "golden", "rms_margin", "{:.2f}"),
-                       upper(verdict_name(v)), v == Verdict::Pass ? "" : r.reason());
+                       upper(verdict_name(v)), v == Verdict::Pass ? "" : terminal_text(r.reason()));
 }
 
 std::string console_summary(const RunResults &r, const std::string &results_path) {
@@ -36,7 +39,9 @@ std::string console_summary(const RunResults &r, const std::string &results_path
     std::string lines;
     for (Verdict shown : {Verdict::Error, Verdict::Fail})  // errors first: nothing after a crash is an answer
         for (const auto &c : r.results)
-            if (c.verdict() == shown) lines += fmt::format("  {} {} / {}: {}\n", upper(verdict_name(shown)), c.case_id, c.kernel, c.reason());
+            if (c.verdict() == shown)
+                lines += fmt::format("  {} {} / {}: {}\n", upper(verdict_name(shown)), terminal_text(c.case_id), terminal_text(c.kernel),
+                                     terminal_text(c.reason()));
     for (const auto &c : r.results) ++counts[static_cast<int>(c.verdict())];
     const size_t pass = counts[0], fail = counts[1], skip = counts[2], error = counts[3];
     const bool failed = r.verdict() == Verdict::Fail;
@@ -45,18 +50,18 @@ std::string console_summary(const RunResults &r, const std::string &results_path
                              : error         ? "kernel errors (crash, hang or error) found"
                                              : "drift found";
     return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped (suite {}, results in {})\n", lines,
-                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, r.suite, results_path);
+                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, terminal_text(r.suite), terminal_text(results_path));
 }
 
 std::string console_progress(const CaseResult &r, size_t done, size_t total, double elapsed_s) {
     const double left = done > 0 ? elapsed_s * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
     return fmt::format("\r\x1b[Kcase {} of {} ({:.0f}%) · elapsed {:.1f}s · about {:.1f}s left · {} / {}", done, total,
-                       total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0, elapsed_s, left, r.case_id, r.kernel);
+                       total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0, elapsed_s, left, terminal_text(r.case_id), terminal_text(r.kernel));
 }
 
 std::string console_fingerprint(const json::object &fp) {
     std::string s;
-    for (const auto &[k, v] : flatten_fingerprint(fp)) s += fmt::format("{}: {}\n", k, v);
+    for (const auto &[k, v] : flatten_fingerprint(fp)) s += fmt::format("{}: {}\n", terminal_text(k), terminal_text(v));
     return s;
 }
 
