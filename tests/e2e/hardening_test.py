@@ -220,6 +220,11 @@ class HardeningTest(unittest.TestCase):
                 self.assertExit(p, 2)
                 self.assertIn(args[-2], p.stderr + p.stdout)
 
+    def test_a_golden_that_is_all_nan_is_a_bad_case_not_a_pass(self):
+        suite = self.suite_with("nan_golden", scale=1e300)
+        p = attngate("golden", "generate", "--suite", suite, "--baselines", self.path("nan-bl"))
+        self.assertExit(p, 2, suite, "case c1", "all NaN")
+
     def test_a_suite_timeout_of_infinity_is_bad_input(self):
         s = dict(TINY, name="inf_timeout")
         path = self.path("inf_timeout.json")
