@@ -155,7 +155,8 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     read_bias(r, c);
     c.softcap = r.number("softcap", 0.0);
     if (r.ok() && !(c.softcap >= 0 && std::isfinite(c.softcap))) r.fail_at("softcap", "expected a finite number >= 0 (0: off)");
-    if (r.has("scale")) {
+    // raw(), not has(): an optional field must be named in the unknown-field message even when absent.
+    if (r.raw("scale")) {
         c.scale = r.number("scale", 1.0);
         if (r.ok() && !(*c.scale > 0 && std::isfinite(*c.scale))) r.fail_at("scale", "expected a finite number > 0");
     }
@@ -165,13 +166,13 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     for (const char *k : {"qk_amplitude", "v_amplitude", "bias_amplitude"})
         if (r.ok() && r.has(k) && !(r.number(k, 1.0) > 0 && r.number(k, 1.0) < 1e15)) r.fail_at(k, "expected a number in (0, 1e15)");
     read_nan(r, c);
-    if (r.has("memory_calls")) c.memory_calls = r.integer("memory_calls", 20, 3, 100000);
-    if (r.has("perf_threshold_pct")) {
+    if (r.raw("memory_calls")) c.memory_calls = r.integer("memory_calls", 20, 3, 100000);
+    if (r.raw("perf_threshold_pct")) {
         c.perf_threshold_pct = r.number("perf_threshold_pct", 5.0);
         if (r.ok() && !(*c.perf_threshold_pct > 0 && *c.perf_threshold_pct < 100)) r.fail_at("perf_threshold_pct", "expected a percentage in (0, 100)");
     }
-    if (r.has("bitwise_stable")) c.bitwise_stable = r.boolean("bitwise_stable", false);
-    if (r.has("deterministic")) c.deterministic = r.boolean("deterministic", false);
+    if (r.raw("bitwise_stable")) c.bitwise_stable = r.boolean("bitwise_stable", false);
+    if (r.raw("deterministic")) c.deterministic = r.boolean("deterministic", false);
     c.timed = r.boolean("timed", true);
     c.kernels = r.string_array("kernels", "a kernel label");
     return r.finish();

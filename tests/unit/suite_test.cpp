@@ -120,6 +120,14 @@ TEST_CASE("sizes near 2^63 fail the memory budget instead of overflowing", "[sui
     CHECK(c.estimated_bytes() == INT64_MAX);
 }
 
+TEST_CASE("the unknown-field message names every optional case field", "[suite]") {
+    // scale, memory_calls and perf_threshold_pct were missing from the list when absent.
+    const std::string message = error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "sclae": 0.5)"));
+    CHECK_THAT(message, Catch::Contains("$.cases[1].sclae: unknown field"));
+    for (const char *field : {"scale", "memory_calls", "perf_threshold_pct", "bitwise_stable", "deterministic"})
+        CHECK_THAT(message, Catch::Contains(field));
+}
+
 TEST_CASE("suite numbers must be finite", "[suite]") {
     CHECK_THAT(error_of(R"({"name": "t", "timeout_s": 1e999, "kernels": ["reference"], "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}]})"),
                Catch::Contains("$.timeout_s"));
