@@ -5,6 +5,33 @@
 
 namespace attngate {
 
+namespace {
+/// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629), or 0.
+size_t utf8_sequence(std::string_view text, size_t i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    size_t len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (len > 1 && i + len > text.size()) return 0;
+    for (size_t k = 1; k < len; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return 0;
+    if (len >= 3) {  // no overlong forms, no surrogates, nothing above U+10FFFF
+        const auto b1 = static_cast<unsigned char>(text[i + 1]);
+        if ((b == 0xe0 && b1 < 0xa0) || (b == 0xed && b1 > 0x9f) || (b == 0xf0 && b1 < 0x90) || (b == 0xf4 && b1 > 0x8f)) return 0;
+    }
+    return len;
+}
+
+/// The offset of the first byte that is not well-formed UTF-8, or text.size().
+size_t first_invalid_utf8(std::string_view text) {
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t len = utf8_sequence(text, i);
+        if (len == 0) return i;
+        i += len;
+    }
+    return i;
+}
+}  // namespace
+
 Result<json::value> parse_json(std::string_view text, const std::string &file) {
     json::stream_parser parser;
     boost::system::error_code ec;
@@ -13,7 +40,14 @@ Result<json::value> parse_json(std::string_view text, const std::string &file) {
         return fail(ErrorKind::BadInput, "{}: byte {}: expected end of JSON, found more text", file, used);
     }
     if (!ec) parser.finish(ec);
-    if (ec) return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: {}", file, used, ec.message());
+    if (ec) {
+        // Boost.JSON says only "syntax error" for these two; say what it is.
+        if (text.starts_with("\xEF\xBB\xBF"))
+            return fail(ErrorKind::BadInput, "{}: byte 0: invalid JSON: starts with a UTF-8 byte-order mark; save it without one", file);
+        if (const size_t bad = first_invalid_utf8(text); bad <= used && bad < text.size())
+            return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: not valid UTF-8", file, bad);
+        return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: {}", file, used, ec.message());
+    }
     return parser.release();
 }
 
@@ -28,16 +62,7 @@ std::string valid_utf8(std::string_view text) {
     out.reserve(text.size());
     size_t i = 0;
     while (i < text.size()) {
-        const auto b = static_cast<unsigned char>(text[i]);
-        // The length of a well-formed sequence starting here (RFC 3629), or 0.
-        size_t len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-        if (len > 1 && i + len > text.size()) len = 0;
-        for (size_t k = 1; k < len; ++k)
-            if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) len = 0;
-        if (len >= 3) {  // no overlong forms, no surrogates, nothing above U+10FFFF
-            const auto b1 = static_cast<unsigned char>(text[i + 1]);
-            if ((b == 0xe0 && b1 < 0xa0) || (b == 0xed && b1 > 0x9f) || (b == 0xf0 && b1 < 0x90) || (b == 0xf4 && b1 > 0x8f)) len = 0;
-        }
+        const size_t len = utf8_sequence(text, i);
         if (len == 0) {
             out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
             ++i;

@@ -120,6 +120,11 @@ TEST_CASE("sizes near 2^63 fail the memory budget instead of overflowing", "[sui
     CHECK(c.estimated_bytes() == INT64_MAX);
 }
 
+TEST_CASE("a byte-order mark or bytes that are not UTF-8 are named, not a bare syntax error", "[suite]") {
+    CHECK_THAT(error_of("\xEF\xBB\xBF{\"name\": \"t\"}"), Catch::Contains("byte 0: invalid JSON: starts with a UTF-8 byte-order mark"));
+    CHECK_THAT(error_of("{\"name\": \"t\xff\"}"), Catch::Contains("byte 11: invalid JSON: not valid UTF-8"));
+}
+
 TEST_CASE("the unknown-field message names every optional case field", "[suite]") {
     // scale, memory_calls and perf_threshold_pct were missing from the list when absent.
     const std::string message = error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "sclae": 0.5)"));
