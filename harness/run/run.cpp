@@ -220,6 +220,34 @@ Result<void> decide_support(RunContext &ctx, const Plan &plan) {
     return {};
 }
 
+/// Writes results.json after every case and notices another writer: two runs given the
+/// same --out used to replace each other's results without a word. Compare-and-rename:
+/// the file must still be what this run last saw or wrote.
+class ResultsWriter {
+public:
+    explicit ResultsWriter(std::filesystem::path path) : path_(std::move(path)), seen_(fingerprint()) {}
+
+    Result<void> save(const RunResults &r) {
+        if (fingerprint() != seen_)
+            return fail(ErrorKind::Conflict, "{}: replaced by another writer while this run was writing it (another run with the same --out?); "
+                        "this run stops rather than overwrite it", path_.string());
+        const std::string bytes = pretty_json(to_json(r));
+        if (auto w = write_file_atomic(path_, bytes); !w) return w;
+        seen_ = sha256_hex(bytes);
+        return {};
+    }
+
+private:
+    /// sha256 of the file now; empty when there is none (or it cannot be read: the write will say why).
+    std::string fingerprint() const {
+        auto bytes = read_file(path_);
+        return bytes ? sha256_hex(*bytes) : std::string();
+    }
+
+    std::filesystem::path path_;
+    std::string seen_;
+};
+
 }  // namespace
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const ProgressFn &progress) {
@@ -279,6 +307,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (std::filesystem::exists(options.results_path, no_previous))
         if (auto prev = load_results(options.results_path); prev && prev->suite == suite.name) previous = std::move(*prev);
     ctx.previous = previous ? &*previous : nullptr;
+    ResultsWriter writer(options.results_path);
 
     RunResults results;
     results.tool_version = tool_version();
@@ -314,7 +343,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         }
         if (wants(options, "perf")) kept[c.id] = in;
         for (const auto &b : backends.all()) b->release_case(c);
-        if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());
+        if (auto w = writer.save(results); !w) return std::unexpected(w.error());
     }
     if (wants(options, "perf")) {
         PerfPhaseOptions po;
@@ -328,7 +357,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());
     }
     results.complete = true;
-    if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());
+    if (auto w = writer.save(results); !w) return std::unexpected(w.error());
     return results;
 }
 

@@ -342,6 +342,26 @@ class HardeningTest(unittest.TestCase):
                      "--lockfile", os.path.join(self.path("b"), "requirements.txt"))
         self.assertExit(p, 2, "requirements.txt")
 
+    def test_two_runs_with_one_out_do_not_silently_replace_each_other(self):
+        slow = dict(TINY, name="slowout", cases=[dict(TINY["cases"][0]), dict(TINY["cases"][0], id="hangs", seq_q=33)])
+        bl = self.path("slowout-bl")
+        suite = suite_with_goldens(self.path("slowout.json"), slow, bl)
+        out = self.path("shared-results.json")
+        first = subprocess.Popen([ARGS.attngate, "run", "--suite", suite, "--baselines", bl, "--checks", "golden", "--plugin",
+                                  ARGS.faulty_plugin, "--kernel", "hangy", "--timeout", "6", "--out", out],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        self.addCleanup(lambda: first.poll() is None and first.kill())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not os.path.exists(out):
+            time.sleep(0.1)
+        self.assertTrue(os.path.exists(out), "the first run never wrote its first case")
+        second = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out)
+        self.assertExit(second, 0)
+        _, err = first.communicate(timeout=60)
+        self.assertEqual(first.returncode, 3, err)
+        self.assertIn("replaced by another writer", err)
+        self.assertEqual(read_json(out)["suite"], "tiny", "the second run's results were overwritten")
+
     def test_a_suite_named_dot_dot_cannot_write_outside_its_directory(self):
         s = dict(TINY, name="..")
         path = self.path("dotdot.json")
