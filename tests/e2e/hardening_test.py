@@ -258,6 +258,20 @@ class HardeningTest(unittest.TestCase):
         self.assertIn("\ufffd", json.dumps(results, ensure_ascii=False))
         self.assertExit(attngate("report", out, "--markdown", self.path("utf8.md")), 0)
 
+    def test_a_non_utf8_lockfile_line_still_makes_a_readable_results_file(self):
+        lock = self.path("requirements.txt")
+        with open(lock, "wb") as f:
+            f.write(b"caf\xe9-lib==1.0\nnumpy==1.26.4\n")
+        out = self.path("lock-results.json")
+        p = subprocess.run([ARGS.attngate, "run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden",
+                            "--lockfile", lock, "--out", out], capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, encoding="utf-8") as f:
+            packages = json.load(f)["fingerprint"]["lockfiles"]["requirements.txt"]["packages"]
+        self.assertEqual(packages["numpy"], "1.26.4")
+        self.assertIn("caf\ufffd-lib", packages)
+        self.assertExit(attngate("report", out, "--markdown", self.path("lock.md")), 0)
+
     # --- hangs -----------------------------------------------------------------------------
 
     def test_a_kernel_that_forks_is_not_a_hang_and_leaves_nothing_running(self):
