@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -326,13 +327,23 @@ class HardeningTest(unittest.TestCase):
             f.write("mine")
         link = self.path("link.json")
         os.symlink(target, link)
-        for out in (link, "/dev/null"):
+        fifo = self.path("out.fifo")
+        os.mkfifo(fifo)
+        specials = [link, fifo]
+        # The device is a private copy of /dev/null's node: a regression must not replace the real one.
+        device = self.path("null-device")
+        if os.geteuid() == 0:
+            os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            specials.append(device)
+        for out in specials:
             p = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out, timeout=120)
             self.assertExit(p, 2, out, "not a regular file")
         self.assertTrue(os.path.islink(link))
         with open(target) as f:
             self.assertEqual(f.read(), "mine")
-        self.assertTrue(os.path.exists("/dev/null") and not os.path.isfile("/dev/null"))
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        if device in specials:
+            self.assertTrue(stat.S_ISCHR(os.lstat(device).st_mode))
 
     def test_a_device_class_typo_is_found_before_anything_runs_or_is_written(self):
         bl = self.path("priced-bl")
