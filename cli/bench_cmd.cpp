@@ -64,7 +64,7 @@ std::function<int()> add_bench_command(CLI::App &app) {
     bench->add_option("--dtype", args->dtypes, "f32, bf16 (default both)")->delimiter(',')->check(CLI::IsMember({"f32", "bf16"}));
     bench->add_option("--mask", args->masks, "full, causal (default both)")->delimiter(',')->check(CLI::IsMember({"full", "causal"}));
     bench->add_option("--repetitions", o.repetitions, "samples per configuration")->check(CLI::PositiveNumber)->capture_default_str();
-    bench->add_option("--min-time", o.min_time_s, "minimum seconds per sample")->check(CLI::PositiveNumber)->capture_default_str();
+    bench->add_option("--min-time", o.min_time_s, "minimum seconds per sample")->check(cli::finite_number(0, 60))->capture_default_str();
     bench->add_option("--native-max-mib", o.native_max_mib, "skip native where its score matrix per head is larger")
         ->capture_default_str();
     return [=]() -> int { return *bench ? cmd_bench(*args) : -1; };

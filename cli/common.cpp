@@ -1,7 +1,10 @@
 // Shared CLI helpers.
 #include "common.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <exception>
+#include <string>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -15,8 +18,9 @@ namespace fs = std::filesystem;
 
 Result<Suite> resolve_suite(const std::string &arg) {
     fs::path p(arg);
-    if (!fs::exists(p) && p.extension() != ".json" && arg.find('/') == std::string::npos) p = fs::path("suites") / (arg + ".json");
-    if (!fs::exists(p)) return fail(ErrorKind::Usage, "--suite {}: no such suite file", arg);
+    std::error_code ec;  // a symlink loop or an over-long name is "no such suite file", not an exception
+    if (!fs::exists(p, ec) && p.extension() != ".json" && arg.find('/') == std::string::npos) p = fs::path("suites") / (arg + ".json");
+    if (!fs::exists(p, ec)) return fail(ErrorKind::Usage, "--suite {}: no such suite file{}", arg, ec ? ": " + ec.message() : "");
     return load_suite(p);
 }
 
@@ -65,6 +69,25 @@ Result<std::unique_ptr<Store>> open_store(const StoreArgs &args) {
     if (args.baselines_option && args.baselines_option->count() > 0) return attngate::open_store(args.baselines);
     if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return attngate::open_store(env);
     return attngate::open_store(args.baselines);
+}
+
+CLI::Validator finite_number(double low, double high, bool low_closed) {
+    const std::string range = fmt::format("{}{}, {}]", low_closed ? "[" : "(", low, high);
+    return CLI::Validator(
+        [=](std::string &text) -> std::string {
+            double x = 0;
+            try {
+                size_t used = 0;
+                x = std::stod(text, &used);
+                if (used != text.size()) return fmt::format("expected a number in {}, got \"{}\"", range, text);
+            } catch (const std::exception &) {
+                return fmt::format("expected a number in {}, got \"{}\"", range, text);
+            }
+            if (!std::isfinite(x) || x > high || x < low || (x == low && !low_closed))
+                return fmt::format("expected a finite number in {}, got {}", range, text);
+            return {};
+        },
+        "NUMBER in " + range);
 }
 
 int report_error(const Error &e) {

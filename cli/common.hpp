@@ -44,6 +44,11 @@ void add_store_options(CLI::App *cmd, StoreArgs &args);
 /// --store, else an explicit --baselines, else $ATTNGATE_STORE, else the baselines/ directory.
 Result<std::unique_ptr<Store>> open_store(const StoreArgs &args);
 
+/// Accepts a finite number x with low < x (low <= x when low_closed) and x <= high. CLI11's
+/// PositiveNumber and Range let NaN through (every comparison with NaN is false), which made
+/// `--timeout nan` a timeout that never fires and `--alpha nan` a test that never rejects.
+CLI::Validator finite_number(double low, double high, bool low_closed = false);
+
 /// Prints "error: ..." to stderr and returns the exit code for the error's kind.
 int report_error(const Error &e);
 

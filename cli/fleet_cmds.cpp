@@ -89,8 +89,11 @@ int cmd_merge(const FleetArgs &a) {
     if (std::find(merged->checks.begin(), merged->checks.end(), "cost") != merged->checks.end()) {
         auto pricing = load_pricing(**store);
         if (!pricing) return report_error(pricing.error());
-        if (*pricing)
-            if (auto w = add_workloads(*merged, **store, **pricing); !w) return report_error(w.error());
+        if (*pricing) {
+            auto workloads = load_workloads(**store);
+            if (!workloads) return report_error(workloads.error());
+            if (auto w = add_workloads(*merged, *workloads, **pricing); !w) return report_error(w.error());
+        }
     }
     if (auto w = save_results(*merged, a.out); !w) return report_error(w.error());
     fmt::print("merged {} shard(s): {} case x kernel result(s) in {}\n", a.shards.size(), merged->results.size(), a.out);

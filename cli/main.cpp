@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--device-class", run.device_class, "the pricing.json entry this machine's time is priced as")->capture_default_str();
     run_cmd->add_flag("--no-isolation", run.no_isolation, "run kernels in this process (for debugging; a crash ends the run)");
     run_cmd->add_option("--timeout", run.timeout_s, "seconds per case x kernel before an isolated kernel counts as hung")
-        ->check(CLI::PositiveNumber);
+        ->check(cli::finite_number(0, 86400));
     cli::add_kernel_source_options(run_cmd, run.sources);
     run_cmd->add_option("--kernel", run.kernels, "only these kernels (label or name, repeatable; any loaded kernel)");
     run_cmd->add_option("--case", run.cases, "only these cases (repeatable)");
@@ -312,16 +312,25 @@ int main(int argc, char **argv) {
         fmt::print("parsed: {}\n", app.get_subcommands().front()->get_name());
         return kExitPass;
     }
-    if (*run_cmd) return cmd_run(run);
-    if (*generate) return cmd_golden_generate(suite_arg, golden_store, golden_lockfiles);
-    if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
-    if (*kernels) return cmd_kernels(kernel_sources);
-    if (*update) return cmd_baseline_update(bu);
-    if (const int rc = perf_command(); rc >= 0) return rc;
-    if (const int rc = bench_command(); rc >= 0) return rc;
-    if (const int rc = suite_command(); rc >= 0) return rc;
-    if (const int rc = fleet_command(); rc >= 0) return rc;
-    if (*report_cmd) return cmd_report(report);
-    if (*env_cmd) return cmd_env(env);
-    return kExitBadInput;
+    const auto dispatch = [&]() -> int {
+        if (*run_cmd) return cmd_run(run);
+        if (*generate) return cmd_golden_generate(suite_arg, golden_store, golden_lockfiles);
+        if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
+        if (*kernels) return cmd_kernels(kernel_sources);
+        if (*update) return cmd_baseline_update(bu);
+        if (const int rc = perf_command(); rc >= 0) return rc;
+        if (const int rc = bench_command(); rc >= 0) return rc;
+        if (const int rc = suite_command(); rc >= 0) return rc;
+        if (const int rc = fleet_command(); rc >= 0) return rc;
+        if (*report_cmd) return cmd_report(report);
+        if (*env_cmd) return cmd_env(env);
+        return kExitBadInput;
+    };
+    // std::filesystem is a library boundary like Boost.JSON: a path it cannot stat (a symlink
+    // loop, an over-long name) that slipped past an error_code overload is bad input, not abort().
+    try {
+        return dispatch();
+    } catch (const std::filesystem::filesystem_error &e) {
+        return report_error(Error{ErrorKind::BadInput, fmt::format("{}: {}", e.path1().string(), e.code().message())});
+    }
 }

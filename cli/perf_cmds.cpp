@@ -240,7 +240,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     time->add_option("--kernel", args->kernels, "only these kernels (repeatable)");
     time->add_option("--case", args->cases, "only these cases (repeatable)");
     time->add_option("--repetitions", args->repetitions, "samples per case x kernel")->check(CLI::PositiveNumber)->capture_default_str();
-    time->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(CLI::PositiveNumber)->capture_default_str();
+    time->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();
     time->add_flag("--no-isolation", args->no_isolation, "time in this process");
     time->add_option("--outputs", args->outputs, "also write each case x kernel's output as .npy here, with index.json (what ab diffs)");
 
@@ -257,7 +257,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_flag("--bitwise", args->bitwise, "fail any case x kernel whose output bits differ between the sides");
     ab->add_option("--suite", args->suite, "suite file or name in suites/")->required();
     ab->add_option("--rounds", args->rounds, "paired rounds (each times every case once per side)")->check(CLI::Range(2, 100000))->capture_default_str();
-    ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(CLI::PositiveNumber)->capture_default_str();
+    ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();
     ab->add_option("--plugin", args->sources.plugins, "kernel plugin .so both sides load (repeatable)");
     ab->add_option("--kernel", args->kernels, "only these kernels (repeatable)");
     ab->add_option("--case", args->cases, "only these cases (repeatable)");
@@ -268,8 +268,9 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_option("--junit", args->reports.junit, "write JUnit XML here");
     ab->add_flag("--strict", args->strict, "dedicated runners: a case too noisy to gate fails instead of skipping");
     for (auto *cmd : {compare, ab}) {
-        cmd->add_option("--threshold-pct", args->threshold_pct, "practical threshold on the time ratio")->capture_default_str();
-        cmd->add_option("--alpha", args->alpha, "significance after Benjamini-Hochberg")->capture_default_str();
+        cmd->add_option("--threshold-pct", args->threshold_pct, "practical threshold on the time ratio")
+            ->check(finite_number(0, 100))->capture_default_str();
+        cmd->add_option("--alpha", args->alpha, "significance after Benjamini-Hochberg")->check(finite_number(0, 0.5))->capture_default_str();
     }
     return [=]() -> int {
         if (*time) return cmd_time(*args);

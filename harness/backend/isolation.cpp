@@ -1,12 +1,14 @@
 // fork/pipe/poll plumbing for isolated kernel runs.
 #include "backend/isolation.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,9 +57,38 @@ std::string signal_name(int sig) {
     return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
 }
 
-[[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<std::string()> &work) {
+/// The process group of the child running now, for the signal handler below (0: none).
+volatile sig_atomic_t g_child_group = 0;
+
+/// SIGTERM or SIGINT to the harness: the child's whole group dies first (the kernel and
+/// whatever it forked), then the harness ends with the signal as it would have.
+extern "C" void kill_child_then_die(int sig) {
+    if (g_child_group > 0) ::kill(-g_child_group, SIGKILL);
+    std::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+void install_interrupt_handlers() {
+    static const bool installed = [] {
+        for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+            struct sigaction sa {};
+            sa.sa_handler = kill_child_then_die;
+            ::sigemptyset(&sa.sa_mask);
+            ::sigaction(sig, &sa, nullptr);
+        }
+        return true;
+    }();
+    (void)installed;
+}
+
+[[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<std::string()> &work, pid_t parent) {
+    // Its own process group, so that the harness can kill whatever the kernel forks, and
+    // killed with the harness even when the harness gets SIGKILL.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // the harness died before prctl
     // A crash must end the child with its signal, whatever handlers the parent installed.
-    for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+    for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP}) std::signal(sig, SIG_DFL);
     ::dup2(err.fd[1], STDERR_FILENO);
     ::dup2(err.fd[1], STDOUT_FILENO);  // a kernel's prints must not interleave with the report
     write_all(result.fd[1], work());
@@ -68,29 +99,36 @@ std::string signal_name(int sig) {
 
 std::expected<std::string, CrashInfo> run_isolated(const std::function<std::string()> &work, double timeout_s) {
     Pipe result, err;
+    install_interrupt_handlers();
     std::fflush(stdout);
     std::fflush(stderr);
     const auto t0 = std::chrono::steady_clock::now();
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     ATTNGATE_CHECK(pid >= 0);
-    if (pid == 0) run_child(result, err, work);
+    if (pid == 0) run_child(result, err, work, parent);
+    ::setpgid(pid, pid);  // also here: no window in which a signal finds the group missing
+    g_child_group = pid;
     result.close_end(1);
     err.close_end(1);
 
     std::string payload, stderr_text;
-    bool timed_out = false;
+    bool timed_out = false, exited = false;
     pollfd fds[2] = {{result.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
     int open_fds = 2;
     char buf[65536];
     while (open_fds > 0) {
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const int wait_ms = static_cast<int>(std::max(0.0, timeout_s - elapsed) * 1000) + 1;
         if (elapsed >= timeout_s) {
             timed_out = true;
             break;
         }
+        // Once the child has exited, only what is already in the pipes is read: a process the
+        // kernel forked may hold them open, and is not waited for.
+        const int wait_ms = exited ? 0 : std::min(100, static_cast<int>(std::max(0.0, timeout_s - elapsed) * 1000) + 1);
         const int ready = ::poll(fds, 2, wait_ms);
         if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0 && exited) break;
         for (int i = 0; i < 2; ++i) {
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
@@ -102,11 +140,16 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
                 --open_fds;
             }
         }
+        siginfo_t info{};
+        // WNOWAIT: the child stays a zombie, so its process group id cannot be reused before the kill below.
+        if (!exited && ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
+            exited = true;
     }
-    if (timed_out) ::kill(pid, SIGKILL);
+    ::kill(-pid, SIGKILL);  // the child on a timeout, and whatever it started in every case
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    g_child_group = 0;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     CrashInfo crash;

@@ -3,7 +3,13 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
+#include <cstring>
+#include <utility>
+
 #include <fmt/ranges.h>
+
+#include "backend/isolation.hpp"
 
 namespace attngate {
 
@@ -19,11 +25,68 @@ KernelRegistry KernelRegistry::with_builtins() {
     return r;
 }
 
+namespace {
+
+constexpr size_t kMaxPluginKernels = 4096;
+constexpr size_t kMaxKernelString = 1024;
+
+/// Why a kernel string cannot be shown or stored (unterminated within the bound, or with
+/// control characters that would reach a terminal raw), or empty.
+std::string bad_string(const char *text, const char *field) {
+    const size_t len = ::strnlen(text, kMaxKernelString);
+    if (len == kMaxKernelString) return fmt::format("its {} is not a terminated string of under {} bytes", field, kMaxKernelString);
+    for (size_t i = 0; i < len; ++i)
+        if (static_cast<unsigned char>(text[i]) < 0x20 || text[i] == 0x7f) return fmt::format("its {} holds control characters", field);
+    return {};
+}
+
+/// Why a plugin's table cannot be used, or empty. Reads every field the harness reads, so
+/// that a bad pointer faults here, in the probe child, and not in the harness.
+std::string table_problem(const attngate_kernel *table, size_t n) {
+    if (n > kMaxPluginKernels) return fmt::format("its entry function declares {} kernels (at most {})", n, kMaxPluginKernels);
+    if (n > 0 && !table) return fmt::format("its entry function returns no table (NULL) for {} kernels", n);
+    for (size_t i = 0; i < n; ++i) {
+        const attngate_kernel &k = table[i];
+        for (const auto &[text, field] : {std::pair{k.name, "name"}, {k.version, "version"}, {k.description, "description"}})
+            if (text)
+                if (auto why = bad_string(text, field); !why.empty()) return fmt::format("kernel {}: {}", i, why);
+    }
+    return {};
+}
+
+/// Loads the plugin in a forked child first: a constructor that crashes, hangs or exits, an
+/// entry function that faults and a table that lies become an error naming the plugin.
+Result<void> probe_plugin(const std::filesystem::path &path) {
+    auto answer = run_isolated(
+        [&]() -> std::string {
+            void *h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (!h) return fmt::format("cannot load plugin: {}", ::dlerror());
+            auto entry = reinterpret_cast<attngate_plugin_entry_fn>(::dlsym(h, ATTNGATE_PLUGIN_ENTRY));
+            if (!entry) return fmt::format("plugin does not export {}", ATTNGATE_PLUGIN_ENTRY);
+            size_t n = 0;
+            const attngate_kernel *table = entry(&n);
+            const std::string why = table_problem(table, n);
+            return why.empty() ? "ok" : why;
+        },
+        30.0);
+    if (!answer)
+        return fail(ErrorKind::BadInput, "{}: the plugin failed while being loaded in a test process: {}", path.string(),
+                    answer.error().describe());
+    if (*answer != "ok") return fail(ErrorKind::BadInput, "{}: {}", path.string(), answer->empty() ? "the plugin ended the process while loading" : *answer);
+    return {};
+}
+
+}  // namespace
+
 Result<void> KernelRegistry::add(const attngate_kernel *k, const std::string &origin) {
     if (k->api_version != ATTNGATE_API_VERSION)
         return fail(ErrorKind::BadInput, "{}: kernel api_version {} (this attngate speaks {})", origin, k->api_version, ATTNGATE_API_VERSION);
     if (!k->name || !*k->name || !k->run)
         return fail(ErrorKind::BadInput, "{}: a kernel without a name or run function", origin);
+    for (const char *c = k->name; *c; ++c)
+        if (!std::isalnum(static_cast<unsigned char>(*c)) && *c != '_' && *c != '-' && *c != '.')
+            return fail(ErrorKind::BadInput, "{}: kernel name {:?}: expected letters, digits, '_', '-' or '.'", origin,
+                        std::string_view(k->name));
     if (find(k->name))
         return fail(ErrorKind::BadInput, "{}: kernel \"{}\" is already registered", origin, k->name);
     kernels_.push_back(k);
@@ -32,12 +95,14 @@ Result<void> KernelRegistry::add(const attngate_kernel *k, const std::string &or
 }
 
 Result<void> KernelRegistry::load_plugin(const std::filesystem::path &path) {
+    if (auto probed = probe_plugin(path); !probed) return probed;
     std::unique_ptr<void, DlClose> handle(::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
     if (!handle) return fail(ErrorKind::BadInput, "{}: cannot load plugin: {}", path.string(), ::dlerror());
     auto entry = reinterpret_cast<attngate_plugin_entry_fn>(::dlsym(handle.get(), ATTNGATE_PLUGIN_ENTRY));
     if (!entry) return fail(ErrorKind::BadInput, "{}: plugin does not export {}", path.string(), ATTNGATE_PLUGIN_ENTRY);
     size_t n = 0;
     const attngate_kernel *table = entry(&n);
+    if (auto why = table_problem(table, n); !why.empty()) return fail(ErrorKind::BadInput, "{}: {}", path.string(), why);
     for (size_t i = 0; i < n; ++i) {
         auto r = add(&table[i], path.string());
         if (!r) return r;

@@ -27,7 +27,7 @@ KernelInstance::~KernelInstance() {
 }
 
 std::string bounded_string(const char *buffer, size_t capacity) {
-    return std::string(buffer, ::strnlen(buffer, capacity));
+    return valid_utf8(std::string_view(buffer, ::strnlen(buffer, capacity)));
 }
 
 CaseSpec doubled_sequences(const CaseSpec &c) {

@@ -39,7 +39,7 @@ Observation observe_kernel(const attngate_kernel &kernel, const Invocation &inv,
 CaseSpec doubled_sequences(const CaseSpec &c);
 
 /// A kernel-supplied C string of at most `capacity` bytes, cut at the first NUL, without
-/// trusting that there is one.
+/// trusting that there is one, and made valid UTF-8 (it ends up in JSON).
 std::string bounded_string(const char *buffer, size_t capacity);
 
 /// Serialisation for the trip from an isolated child back to the parent.

@@ -4,22 +4,49 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <cstdint>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
 namespace attngate {
 
-Result<std::string> read_file(const std::filesystem::path &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fail(ErrorKind::BadInput, "{}: cannot open: {}", path.string(), std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) return fail(ErrorKind::BadInput, "{}: read error", path.string());
-    return ss.str();
+Result<std::string> read_file(const std::filesystem::path &path, size_t max_bytes) {
+    // O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return fail(ErrorKind::BadInput, "{}: cannot open: {}", path.string(), std::strerror(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return fail(ErrorKind::BadInput, "{}: cannot stat: {}", path.string(), std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return fail(ErrorKind::BadInput, "{}: expected a regular file", path.string());
+    if (static_cast<uint64_t>(st.st_size) > max_bytes)
+        return fail(ErrorKind::BadInput, "{}: {} bytes, over the limit of {} bytes for an input file", path.string(),
+                    static_cast<uint64_t>(st.st_size), max_bytes);
+    std::string out;
+    out.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    // Reads to the end, not to st_size: a file that grows meanwhile is still bounded.
+    for (;;) {
+        if (done == out.size()) {
+            if (out.size() >= max_bytes + 1) break;
+            out.resize(std::min(max_bytes + 1, std::max<size_t>(out.size() * 2, 4096)));
+        }
+        const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail(ErrorKind::BadInput, "{}: read error: {}", path.string(), std::strerror(errno));
+        if (n == 0) break;
+        done += static_cast<size_t>(n);
+    }
+    if (done > max_bytes)
+        return fail(ErrorKind::BadInput, "{}: over the limit of {} bytes for an input file", path.string(), max_bytes);
+    out.resize(done);
+    return out;
 }
 
 Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes) {
@@ -28,6 +55,10 @@ Result<void> write_file_atomic(const std::filesystem::path &path, std::string_vi
         std::filesystem::create_directories(path.parent_path(), ec);
         if (ec) return fail(ErrorKind::Infra, "{}: cannot create directory: {}", path.parent_path().string(), ec.message());
     }
+    // rename() would replace a symlink, /dev/null or a FIFO with a regular file: refuse instead.
+    if (struct stat st {}; ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        return fail(ErrorKind::BadInput, "{}: not a regular file (a symlink, directory, device or FIFO); refusing to replace it",
+                    path.string());
     const std::string tmp = path.string() + ".tmp-" + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return fail(ErrorKind::Infra, "{}: cannot write: {}", tmp, std::strerror(errno));
@@ -67,6 +98,15 @@ std::string sha256_hex(std::string_view bytes) {
         out.push_back(hex[digest[i] & 15]);
     }
     return out;
+}
+
+std::string sha256_base64(std::string_view bytes) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr);
+    unsigned char out[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
+    const int n = EVP_EncodeBlock(out, digest, static_cast<int>(len));
+    return std::string(reinterpret_cast<const char *>(out), static_cast<size_t>(n));
 }
 
 }  // namespace attngate

@@ -10,12 +10,22 @@
 
 namespace attngate {
 
-Result<std::string> read_file(const std::filesystem::path &path);
+/// The most bytes read_file accepts by default: bigger than any golden a suite's memory
+/// budget admits, small enough that a hostile file cannot exhaust memory.
+inline constexpr size_t kMaxInputBytes = size_t{1} << 30;
+
+/// Reads a whole regular file of at most max_bytes. A FIFO, device or directory is refused
+/// without blocking (/dev/zero, a pipe nobody writes), and so is a file over the limit.
+Result<std::string> read_file(const std::filesystem::path &path, size_t max_bytes = kMaxInputBytes);
 
 /// Writes bytes to path.tmp-<pid>, flushes it and renames it over path; creates parents.
+/// Only a regular file is ever replaced: a symlink, device node or FIFO at path is an error.
 Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes);
 
 /// Lowercase hex SHA-256 of bytes (OpenSSL libcrypto).
 std::string sha256_hex(std::string_view bytes);
+
+/// Base64 SHA-256 of bytes, as a Content-Security-Policy hash source wants it.
+std::string sha256_base64(std::string_view bytes);
 
 }  // namespace attngate

@@ -5,6 +5,33 @@
 
 namespace attngate {
 
+namespace {
+/// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629), or 0.
+size_t utf8_sequence(std::string_view text, size_t i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    size_t len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (len > 1 && i + len > text.size()) return 0;
+    for (size_t k = 1; k < len; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return 0;
+    if (len >= 3) {  // no overlong forms, no surrogates, nothing above U+10FFFF
+        const auto b1 = static_cast<unsigned char>(text[i + 1]);
+        if ((b == 0xe0 && b1 < 0xa0) || (b == 0xed && b1 > 0x9f) || (b == 0xf0 && b1 < 0x90) || (b == 0xf4 && b1 > 0x8f)) return 0;
+    }
+    return len;
+}
+
+/// The offset of the first byte that is not well-formed UTF-8, or text.size().
+size_t first_invalid_utf8(std::string_view text) {
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t len = utf8_sequence(text, i);
+        if (len == 0) return i;
+        i += len;
+    }
+    return i;
+}
+}  // namespace
+
 Result<json::value> parse_json(std::string_view text, const std::string &file) {
     json::stream_parser parser;
     boost::system::error_code ec;
@@ -13,7 +40,14 @@ Result<json::value> parse_json(std::string_view text, const std::string &file) {
         return fail(ErrorKind::BadInput, "{}: byte {}: expected end of JSON, found more text", file, used);
     }
     if (!ec) parser.finish(ec);
-    if (ec) return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: {}", file, used, ec.message());
+    if (ec) {
+        // Boost.JSON says only "syntax error" for these two; say what it is.
+        if (text.starts_with("\xEF\xBB\xBF"))
+            return fail(ErrorKind::BadInput, "{}: byte 0: invalid JSON: starts with a UTF-8 byte-order mark; save it without one", file);
+        if (const size_t bad = first_invalid_utf8(text); bad <= used && bad < text.size())
+            return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: not valid UTF-8", file, bad);
+        return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: {}", file, used, ec.message());
+    }
     return parser.release();
 }
 
@@ -23,7 +57,29 @@ Result<json::value> load_json_file(const std::filesystem::path &path) {
     return parse_json(*text, path.string());
 }
 
+std::string valid_utf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t len = utf8_sequence(text, i);
+        if (len == 0) {
+            out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+            ++i;
+        } else {
+            out.append(text.substr(i, len));
+            i += len;
+        }
+    }
+    return out;
+}
+
 namespace {
+/// A scalar as JSON text; strings made valid UTF-8 first, so that every file written parses.
+std::string scalar(const json::value &v) {
+    return v.is_string() ? json::serialize(json::string(valid_utf8(v.get_string()))) : json::serialize(v);
+}
+
 void pretty(const json::value &v, std::string &out, int indent) {
     const std::string pad(static_cast<size_t>(indent + 2), ' ');
     switch (v.kind()) {
@@ -35,7 +91,7 @@ void pretty(const json::value &v, std::string &out, int indent) {
         for (const auto &kv : o) {
             if (!first) out += ",\n";
             first = false;
-            out += pad + json::serialize(json::string(kv.key())) + ": ";
+            out += pad + json::serialize(json::string(valid_utf8(kv.key()))) + ": ";
             pretty(kv.value(), out, indent + 2);
         }
         out += "\n" + std::string(static_cast<size_t>(indent), ' ') + "}";
@@ -45,7 +101,12 @@ void pretty(const json::value &v, std::string &out, int indent) {
         const auto &a = v.get_array();
         bool scalars = true;
         for (const auto &e : a) scalars = scalars && !e.is_structured();
-        if (a.empty() || scalars) { out += json::serialize(v); return; }
+        if (a.empty() || scalars) {
+            out += "[";
+            for (size_t i = 0; i < a.size(); ++i) out += (i ? "," : "") + scalar(a[i]);
+            out += "]";
+            return;
+        }
         out += "[\n";
         bool first = true;
         for (const auto &e : a) {
@@ -58,7 +119,7 @@ void pretty(const json::value &v, std::string &out, int indent) {
         return;
     }
     default:
-        out += json::serialize(v);
+        out += scalar(v);
     }
 }
 }  // namespace
@@ -128,7 +189,10 @@ int64_t ObjectReader::integer(std::string_view key, int64_t def, int64_t min, in
     int64_t x = 0;
     if (v->is_int64()) x = v->get_int64();
     else if (v->is_uint64() && v->get_uint64() <= uint64_t(INT64_MAX)) x = int64_t(v->get_uint64());
-    else {
+    else if (v->is_uint64()) {  // 2^63 and above: an integer, just too large
+        fail_at(key, fmt::format("expected an integer <= {}, got {}", max, v->get_uint64()));
+        return def;
+    } else {
         fail_at(key, fmt::format("expected an integer, got {}", json_kind_name(*v)));
         return def;
     }

@@ -21,7 +21,11 @@ namespace json = boost::json;
 Result<json::value> parse_json(std::string_view text, const std::string &file);
 Result<json::value> load_json_file(const std::filesystem::path &path);
 
-/// Serialises with two-space indentation and a trailing newline.
+/// text with every byte that is not part of well-formed UTF-8 replaced by U+FFFD: a kernel's
+/// stderr or a lock file line may hold anything, and a JSON file must still parse.
+std::string valid_utf8(std::string_view text);
+
+/// Serialises with two-space indentation and a trailing newline; strings are made valid UTF-8.
 std::string pretty_json(const json::value &v);
 
 /// Reads the fields of one JSON object. Getters return a default after the first error;

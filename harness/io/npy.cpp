@@ -1,11 +1,14 @@
 // .npy serialisation.
 #include "io/npy.hpp"
 
+#include <charconv>
 #include <cstring>
 #include <regex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "io/sizes.hpp"
 
 namespace attngate {
 
@@ -79,12 +82,23 @@ Result<NpyArray> parse_npy(std::string_view bytes, const std::string &file) {
     if (!std::regex_search(header, m, shape_re)) return fail(ErrorKind::BadInput, "{}: byte {}: header has no 'shape'", file, offset);
     const std::string dims = m[1];
     static const std::regex int_re("\\d+");
-    for (auto it = std::sregex_iterator(dims.begin(), dims.end(), int_re); it != std::sregex_iterator(); ++it)
-        a.shape.push_back(std::stoll(it->str()));
+    // The header is checked against the file before anything is allocated: a shape of
+    // 1e22 or (2^32, 2^32) is a bad file, not a length_error.
+    int64_t elements = 1;
+    for (auto it = std::sregex_iterator(dims.begin(), dims.end(), int_re); it != std::sregex_iterator(); ++it) {
+        int64_t d = 0;
+        const std::string digits = it->str();
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+        if (ec != std::errc() || end != digits.data() + digits.size())
+            return fail(ErrorKind::BadInput, "{}: byte {}: shape dimension {} is out of range", file, offset, digits);
+        a.shape.push_back(d);
+        elements = saturating_mul(elements, d);
+    }
     const size_t data_at = offset + header_len;
-    const size_t want = static_cast<size_t>(a.size()) * item_size(a.descr);
-    if (bytes.size() - data_at != want)
-        return fail(ErrorKind::BadInput, "{}: byte {}: expected {} data bytes for shape ({}), found {}", file, data_at, want,
+    const int64_t want_bytes = saturating_mul(elements, static_cast<int64_t>(item_size(a.descr)));
+    if (want_bytes == kSaturated || static_cast<uint64_t>(want_bytes) != bytes.size() - data_at)
+        return fail(ErrorKind::BadInput, "{}: byte {}: expected {} data bytes for shape ({}), found {}", file, data_at,
+                    want_bytes == kSaturated ? std::string("more than 2^63") : std::to_string(want_bytes),
                     fmt::join(a.shape, ", "), bytes.size() - data_at);
     a.data = std::string(bytes.substr(data_at));
     return a;

@@ -2,10 +2,12 @@
 #include "plan/suite.hpp"
 
 #include <cmath>
+#include <initializer_list>
 #include <regex>
 #include <set>
 
 #include "io/json_io.hpp"
+#include "io/sizes.hpp"
 
 namespace attngate {
 
@@ -21,15 +23,25 @@ float CaseSpec::effective_scale() const {
 }
 
 int64_t CaseSpec::estimated_bytes() const {
-    const int64_t q = batch * seq_q * heads_q * head_dim;
-    const int64_t kv = batch * seq_k * heads_kv * (head_dim + head_dim_v);
-    const int64_t out = batch * seq_q * heads_q * head_dim_v;
-    int64_t bias = 1;
-    for (int64_t d : bias_shape) bias *= d;
-    if (bias_shape.empty()) bias = 0;
+    // Saturating: dimensions come from the suite file, and 2^62 must fail the budget, not wrap.
+    const auto mul = [](std::initializer_list<int64_t> xs) {
+        int64_t p = 1;
+        for (int64_t x : xs) p = saturating_mul(p, x);
+        return p;
+    };
+    const int64_t q = mul({batch, seq_q, heads_q, head_dim});
+    const int64_t kv = mul({batch, seq_k, heads_kv, saturating_add(head_dim, head_dim_v)});
+    const int64_t out = mul({batch, seq_q, heads_q, head_dim_v});
+    int64_t bias = 0;
+    if (!bias_shape.empty()) {
+        bias = 1;
+        for (int64_t d : bias_shape) bias = saturating_mul(bias, d);
+    }
     // Inputs twice (host copy and the kernels' widened copy), output in f32 for the
     // kernel and f64 for the golden, bias, and native's per-head score matrix.
-    return 2 * 4 * (q + kv) + (4 + 8 + 8) * out + 4 * bias + 4 * seq_q * seq_k;
+    int64_t total = mul({2, 4, saturating_add(q, kv)});
+    for (int64_t term : {mul({4 + 8 + 8, out}), mul({4, bias}), mul({4, seq_q, seq_k})}) total = saturating_add(total, term);
+    return total;
 }
 
 const CaseSpec *Suite::find_case(std::string_view id) const {
@@ -142,10 +154,11 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     read_segments(r, c);
     read_bias(r, c);
     c.softcap = r.number("softcap", 0.0);
-    if (r.ok() && c.softcap < 0) r.fail_at("softcap", "expected a number >= 0 (0: off)");
-    if (r.has("scale")) {
+    if (r.ok() && !(c.softcap >= 0 && std::isfinite(c.softcap))) r.fail_at("softcap", "expected a finite number >= 0 (0: off)");
+    // raw(), not has(): an optional field must be named in the unknown-field message even when absent.
+    if (r.raw("scale")) {
         c.scale = r.number("scale", 1.0);
-        if (r.ok() && !(*c.scale > 0)) r.fail_at("scale", "expected a number > 0");
+        if (r.ok() && !(*c.scale > 0 && std::isfinite(*c.scale))) r.fail_at("scale", "expected a finite number > 0");
     }
     c.qk_amplitude = r.number("qk_amplitude", 1.0);
     c.v_amplitude = r.number("v_amplitude", 1.0);
@@ -153,13 +166,13 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     for (const char *k : {"qk_amplitude", "v_amplitude", "bias_amplitude"})
         if (r.ok() && r.has(k) && !(r.number(k, 1.0) > 0 && r.number(k, 1.0) < 1e15)) r.fail_at(k, "expected a number in (0, 1e15)");
     read_nan(r, c);
-    if (r.has("memory_calls")) c.memory_calls = r.integer("memory_calls", 20, 3, 100000);
-    if (r.has("perf_threshold_pct")) {
+    if (r.raw("memory_calls")) c.memory_calls = r.integer("memory_calls", 20, 3, 100000);
+    if (r.raw("perf_threshold_pct")) {
         c.perf_threshold_pct = r.number("perf_threshold_pct", 5.0);
         if (r.ok() && !(*c.perf_threshold_pct > 0 && *c.perf_threshold_pct < 100)) r.fail_at("perf_threshold_pct", "expected a percentage in (0, 100)");
     }
-    if (r.has("bitwise_stable")) c.bitwise_stable = r.boolean("bitwise_stable", false);
-    if (r.has("deterministic")) c.deterministic = r.boolean("deterministic", false);
+    if (r.raw("bitwise_stable")) c.bitwise_stable = r.boolean("bitwise_stable", false);
+    if (r.raw("deterministic")) c.deterministic = r.boolean("deterministic", false);
     c.timed = r.boolean("timed", true);
     c.kernels = r.string_array("kernels", "a kernel label");
     return r.finish();
@@ -197,17 +210,17 @@ Result<Suite> load_suite(const std::filesystem::path &path) {
     s.name = r.required_string("name");
     if (r.ok() && !std::regex_match(s.name, kIdPattern)) r.fail_at("name", "expected letters, digits, '_', '.' or '-'");
     s.seed = static_cast<uint64_t>(r.integer("seed", 0, 0));
-    s.memory_budget_mb = r.integer("memory_budget_mb", 1024, 1);
+    s.memory_budget_mb = r.integer("memory_budget_mb", 1024, 1, int64_t{1} << 30);  // << 20 stays in range
     s.memory_calls = r.integer("memory_calls", 20, 3, 100000);
     s.warmup_calls = r.integer("warmup_calls", 2, 0, 100000);
     s.timeout_s = r.number("timeout_s", 60.0);
-    if (r.ok() && !(s.timeout_s > 0)) r.fail_at("timeout_s", "expected a number of seconds > 0");
+    if (r.ok() && !(s.timeout_s > 0 && std::isfinite(s.timeout_s))) r.fail_at("timeout_s", "expected a finite number of seconds > 0");
     s.bitwise_stable = r.boolean("bitwise_stable", false);
     s.deterministic = r.boolean("deterministic", false);
     s.retention_limit_kb = r.integer("retention_limit_kb", 1024, 0, int64_t{1} << 40);
     s.threads = static_cast<int>(r.integer("threads", 2, 0, 1024));
     s.peak_growth_pct = r.number("peak_growth_pct", 10.0);
-    if (r.ok() && !(s.peak_growth_pct >= 0)) r.fail_at("peak_growth_pct", "expected a percentage >= 0");
+    if (r.ok() && !(s.peak_growth_pct >= 0 && std::isfinite(s.peak_growth_pct))) r.fail_at("peak_growth_pct", "expected a finite percentage >= 0");
     r.string("description", "");
     read_perf(r, s);
     const json::value *ks = r.raw("kernels");

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "report/escape.hpp"
 #include "report/failure_groups.hpp"
 
 namespace attngate {
@@ -28,9 +29,10 @@ std::string console_header() {
 
 std::string console_line(const CaseResult &r, size_t done, size_t total) {
     const Verdict v = r.verdict();
-    return fmt::format(kRow, fmt::format("{}/{}", done, total), r.case_id, r.kernel, metric(r, "golden", "max_abs_error"),
+    return fmt::format(kRow, fmt::format("{}/{}", done, total), terminal_text(r.case_id), terminal_text(r.kernel),
+                       metric(r, "golden", "max_abs_error"),
                        metric(r, "golden", "tolerance"), metric(r, "golden", "margin", "{:.2f}"), metric(r, "golden", "rms_margin", "{:.2f}"),
-                       upper(verdict_name(v)), v == Verdict::Pass ? "" : r.reason());
+                       upper(verdict_name(v)), v == Verdict::Pass ? "" : terminal_text(r.reason()));
 }
 
 namespace {
@@ -40,10 +42,10 @@ std::string grouped_failures(const RunResults &r) {
     constexpr size_t kRowsPerGroup = 5;
     std::string lines;
     for (const auto &g : failure_groups(r)) {
-        lines += fmt::format("  {} {}\n", upper(verdict_name(g.verdict)), describe_group(g));
+        lines += fmt::format("  {} {}\n", upper(verdict_name(g.verdict)), terminal_text(describe_group(g)));
         for (size_t i = 0; i < g.rows.size() && i < kRowsPerGroup; ++i)
-            lines += fmt::format("      {} {} / {}: {}: {}\n", upper(verdict_name(g.verdict)), g.rows[i].result->case_id, g.kernel, g.check,
-                                 g.rows[i].check->reason);
+            lines += fmt::format("      {} {} / {}: {}: {}\n", upper(verdict_name(g.verdict)), terminal_text(g.rows[i].result->case_id),
+                                 terminal_text(g.kernel), g.check, terminal_text(g.rows[i].check->reason));
         if (g.rows.size() > kRowsPerGroup) lines += fmt::format("      … and {} more\n", g.rows.size() - kRowsPerGroup);
     }
     return lines;
@@ -61,18 +63,18 @@ std::string console_summary(const RunResults &r, const std::string &results_path
                              : error         ? "kernel errors (crash, hang or error) found"
                                              : "drift found";
     return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped (suite {}, results in {})\n", grouped_failures(r),
-                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, r.suite, results_path);
+                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, terminal_text(r.suite), terminal_text(results_path));
 }
 
 std::string console_progress(const CaseResult &r, size_t done, size_t total, double elapsed_s) {
     const double left = done > 0 ? elapsed_s * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
     return fmt::format("\r\x1b[Kcase {} of {} ({:.0f}%) · elapsed {:.1f}s · about {:.1f}s left · {} / {}", done, total,
-                       total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0, elapsed_s, left, r.case_id, r.kernel);
+                       total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0, elapsed_s, left, terminal_text(r.case_id), terminal_text(r.kernel));
 }
 
 std::string console_fingerprint(const json::object &fp) {
     std::string s;
-    for (const auto &[k, v] : flatten_fingerprint(fp)) s += fmt::format("{}: {}\n", k, v);
+    for (const auto &[k, v] : flatten_fingerprint(fp)) s += fmt::format("{}: {}\n", terminal_text(k), terminal_text(v));
     return s;
 }
 

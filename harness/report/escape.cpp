@@ -1,6 +1,8 @@
 // Escaping for the markup formats.
 #include "report/escape.hpp"
 
+#include "io/json_io.hpp"
+
 namespace attngate {
 
 std::string markup_escape(std::string_view s) {
@@ -26,6 +28,16 @@ std::string markdown_cell(std::string_view s) {
     for (const char ch : markup_escape(s)) {
         if (ch == '|' || ch == '`' || ch == '*' || ch == '_' || ch == '[' || ch == ']' || ch == '\\') out += '\\';
         out += ch == '\n' ? ' ' : ch;
+    }
+    return out;
+}
+
+std::string terminal_text(std::string_view s) {
+    std::string out;
+    for (const char ch : valid_utf8(s)) {
+        if (ch == '\n') out += "\n    ";
+        else if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f) out += "\xEF\xBF\xBD";
+        else out += ch;
     }
     return out;
 }

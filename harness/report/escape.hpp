@@ -1,4 +1,4 @@
-// Escaping of input strings for the markup formats (HTML, SVG, XML, Markdown).
+// Escaping of input strings for the markup formats (HTML, SVG, XML, Markdown) and the terminal.
 #pragma once
 
 #include <string>
@@ -12,5 +12,10 @@ std::string markup_escape(std::string_view s);
 
 /// For a Markdown table cell: markup escaped, '|' and '`' escaped, newlines as spaces.
 std::string markdown_cell(std::string_view s);
+
+/// For the console: valid UTF-8, control characters (escape sequences, carriage returns)
+/// as U+FFFD, and every line after the first indented, so that text from a kernel or an
+/// input file can neither move the cursor nor print a line that looks like the verdict.
+std::string terminal_text(std::string_view s);
 
 }  // namespace attngate

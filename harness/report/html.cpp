@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "io/files.hpp"
 #include "report/escape.hpp"
 #include "report/html_assets.hpp"
 #include "report/svg.hpp"
@@ -113,8 +114,14 @@ std::string results_table(const RunResults &r) {
 std::string case_anchor(const RunResults &r, const CaseResult *c) { return fmt::format("r-{}", c - r.results.data()); }
 
 std::string html_serialize(const RunResults &r, const ReportContext &ctx) {
-    std::string s = fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>attngate {}: {}</title><style>{}</style></head><body>\n",
-                                markup_escape(r.suite), upper(verdict_name(r.verdict())), html_assets::kStyle);
+    // Defence in depth behind the escaping: no script runs but ours (by hash), no inline
+    // handler, nothing loaded from anywhere.
+    const std::string csp = fmt::format("default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{}'",
+                                        sha256_base64(html_assets::kScript));
+    std::string s = fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                                "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">"
+                                "<title>attngate {}: {}</title><style>{}</style></head><body>\n",
+                                csp, markup_escape(r.suite), upper(verdict_name(r.verdict())), html_assets::kStyle);
     s += fmt::format("<h1>attngate — suite {}</h1><p class=\"mono\">{} · started {} · suite file {}</p>\n", markup_escape(r.suite),
                      markup_escape(r.tool_version), markup_escape(r.started_at), markup_escape(r.suite_file));
     s += verdict_header(r);

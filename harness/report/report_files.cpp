@@ -30,10 +30,12 @@ Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const 
 Result<std::vector<RunResults>> load_history(const std::vector<std::string> &paths, const std::string &suite) {
     std::vector<RunResults> out;
     for (const auto &p : paths) {
-        if (std::filesystem::is_directory(p)) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(p, ec)) {
             std::vector<std::filesystem::path> files;
-            for (const auto &e : std::filesystem::directory_iterator(p))
-                if (e.path().extension() == ".json") files.push_back(e.path());
+            for (auto it = std::filesystem::directory_iterator(p, ec); !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+                if (it->path().extension() == ".json") files.push_back(it->path());
+            if (ec) return fail(ErrorKind::BadInput, "--history {}: cannot list: {}", p, ec.message());
             for (const auto &f : files)
                 if (auto r = load_results(f); r && r->suite == suite) out.push_back(std::move(*r));
             continue;

@@ -145,7 +145,12 @@ Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &
     for (const auto &path : lockfiles) {
         auto parsed = parse_lockfile(path);
         if (!parsed) return std::unexpected(parsed.error());
-        locks[std::filesystem::path(path).filename().string()] = std::move(*parsed);
+        // Keyed by base name, which fingerprint diffs compare across machines: two of one name
+        // would silently keep only the last.
+        const std::string name = std::filesystem::path(path).filename().string();
+        if (locks.contains(name))
+            return fail(ErrorKind::Usage, "--lockfile {}: a second lock file named {}; give each a distinct file name", path, name);
+        locks[name] = std::move(*parsed);
     }
     json::object fp{{"toolchain", toolchain()}, {"libraries", library_versions()}, {"cpu", cpu()},
                     {"os", os()},               {"kernels", kernels},             {"adapters", json::object{}},

@@ -41,8 +41,12 @@ json::object vcpkg_packages(const json::object &doc) {
         }
     if (const auto *ovr = doc.if_contains("overrides"); ovr && ovr->is_array())
         for (const auto &o : ovr->get_array())
-            if (o.is_object() && o.get_object().contains("name") && o.get_object().contains("version"))
-                out[o.get_object().at("name").get_string()] = o.get_object().at("version");
+            if (o.is_object()) {
+                // Fields of the wrong type are skipped like unknown ones: a lock file is recorded, not validated.
+                const auto *name = o.get_object().if_contains("name");
+                const auto *version = o.get_object().if_contains("version");
+                if (name && name->is_string() && version && version->is_string()) out[name->get_string()] = *version;
+            }
     if (const auto *base = doc.if_contains("builtin-baseline"); base && base->is_string()) out["vcpkg-baseline"] = *base;
     return out;
 }

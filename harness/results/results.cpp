@@ -2,6 +2,7 @@
 #include "results/results.hpp"
 
 #include "io/files.hpp"
+#include "results/metric_types.hpp"
 
 namespace attngate {
 
@@ -115,6 +116,7 @@ std::optional<Error> check_from_json(const json::value &v, const std::string &fi
     k.reason = r.string("reason", "");
     if (const auto *m = r.raw("metrics"); m && r.ok()) {
         if (!m->is_object()) r.fail_at("metrics", "expected an object");
+        else if (auto e = check_metric_types(m->get_object(), file, r.path_of("metrics"))) r.adopt(std::move(e));
         else k.metrics = m->get_object();
     }
     if (const auto *n = r.raw("notes"); n && n->is_array())

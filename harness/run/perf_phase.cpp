@@ -143,19 +143,8 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
             if (decided[i]) decisions[i] = made[j++];
     }
 
-    std::optional<Pricing> pricing;
-    std::string no_pricing;
-    if (options.cost) {
-        auto p = load_pricing(*options.store);
-        if (!p) return std::unexpected(p.error());
-        if (!*p) {
-            no_pricing = fmt::format("not priced: {} does not exist", options.store->where(kPricingKey));
-        } else {
-            if (!(*p)->find(options.device_class))
-                return fail(ErrorKind::Usage, "--device-class {}: not a device class of {}", options.device_class, (*p)->file.string());
-            pricing = std::move(**p);
-        }
-    }
+    const Pricing *pricing = options.cost && options.cost->pricing ? &*options.cost->pricing : nullptr;
+    const std::string no_pricing = options.cost ? options.cost->no_pricing : "";
     for (size_t i = 0; i < targets.size(); ++i) {
         const Target &t = targets[i];
         CaseResult &r = results.results[t.result_index];
@@ -183,7 +172,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         if (!no_pricing.empty()) r.checks.push_back(CheckResult{"cost", Verdict::Skip, no_pricing, {}, {}});
         if (pricing)
             r.checks.push_back(cost_check(median(outcomes[i].samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
-                                          static_cast<double>(t.spec->batch * t.spec->seq_q), *pricing->find(options.device_class)));
+                                          static_cast<double>(t.spec->batch * t.spec->seq_q), *pricing->find(options.cost->device_class)));
     }
     if (!options.profiles_dir.empty())  // profilers could not see inside the kernel in our origin story
         for (size_t i = 0; i < targets.size(); ++i) {
@@ -195,7 +184,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
                 else c.notes.push_back("no profiler trace: " + trace.error().message);
             }
         }
-    if (pricing) return add_workloads(results, *options.store, *pricing, options.workload_kernel, options.strict);
+    if (pricing) return add_workloads(results, options.cost->workloads, *pricing, options.workload_kernel, options.strict);
     return {};
 }
 
@@ -262,11 +251,27 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
     return out;
 }
 
-Result<void> add_workloads(RunResults &results, Store &store, const Pricing &pricing, const std::string &workload_kernel,
-                           bool strict) {
+Result<CostInputs> load_cost_inputs(Store &store, const std::string &device_class) {
+    CostInputs c;
+    c.device_class = device_class;
+    auto p = load_pricing(store);
+    if (!p) return std::unexpected(p.error());
+    if (!*p) {
+        c.no_pricing = fmt::format("not priced: {} does not exist", store.where(kPricingKey));
+        return c;
+    }
+    if (!(*p)->find(device_class))
+        return fail(ErrorKind::Usage, "--device-class {}: not a device class of {}", device_class, (*p)->file.string());
+    c.pricing = std::move(**p);
     auto workloads = load_workloads(store);
     if (!workloads) return std::unexpected(workloads.error());
-    for (Workload w : *workloads) {
+    c.workloads = std::move(*workloads);
+    return c;
+}
+
+Result<void> add_workloads(RunResults &results, const std::vector<Workload> &workloads, const Pricing &pricing,
+                           const std::string &workload_kernel, bool strict) {
+    for (Workload w : workloads) {
         // Any kernel can be projected: the one the workload names, or the run's choice.
         if (!workload_kernel.empty()) w.kernel = workload_kernel;
         std::map<std::string, double> now, then, leaks, ratio_low;

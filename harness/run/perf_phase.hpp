@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,13 +21,24 @@
 
 namespace attngate {
 
+/// What the cost check prices with, read and checked before the first case runs: a typo
+/// in --device-class or a bad pricing or workloads file costs nothing and writes nothing.
+struct CostInputs {
+    std::optional<Pricing> pricing;  ///< none: the store has no pricing.json and cost checks skip
+    std::string no_pricing;          ///< why there is none, for the skipped cost checks
+    std::string device_class;        ///< the pricing entry this machine's time is priced as
+    std::vector<Workload> workloads;
+};
+
+/// Loads pricing and workloads from the store; an unknown device class is a usage error.
+Result<CostInputs> load_cost_inputs(Store &store, const std::string &device_class);
+
 struct PerfPhaseOptions {
     bool isolation = true;
     double timeout_s = 3600.0;  ///< for the whole timing child
     std::string machine_class;
     Store *store = nullptr;  ///< perf and compile baselines, pricing, workloads (required)
-    bool cost = false;
-    std::string device_class = "gcp-e2-standard-2";  ///< what this machine's time is priced as
+    const CostInputs *cost = nullptr;  ///< what the cost check prices with; null: no cost check
     /// Where a slower kernel's profiler trace goes (its host's, when it has one); the perf
     /// check links it relative to the results file. Empty: no traces.
     std::filesystem::path profiles_dir;
@@ -56,8 +68,8 @@ Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &
 /// Projects every workload profile in the store over `results` (its perf medians, the
 /// baselines' medians and ci_low from each perf check, the memory check's leak rates):
 /// fills results.workloads. A run and a merge of shards both decide this over all cases.
-Result<void> add_workloads(RunResults &results, Store &store, const Pricing &pricing, const std::string &workload_kernel = "",
-                           bool strict = false);
+Result<void> add_workloads(RunResults &results, const std::vector<Workload> &workloads, const Pricing &pricing,
+                           const std::string &workload_kernel = "", bool strict = false);
 
 /// Appends perf (and cost) checks to `results` (in plan order) and fills results.workloads.
 Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &backends, const PerfInputs &inputs,

@@ -220,6 +220,34 @@ Result<void> decide_support(RunContext &ctx, const Plan &plan) {
     return {};
 }
 
+/// Writes results.json after every case and notices another writer: two runs given the
+/// same --out used to replace each other's results without a word. Compare-and-rename:
+/// the file must still be what this run last saw or wrote.
+class ResultsWriter {
+public:
+    explicit ResultsWriter(std::filesystem::path path) : path_(std::move(path)), seen_(fingerprint()) {}
+
+    Result<void> save(const RunResults &r) {
+        if (fingerprint() != seen_)
+            return fail(ErrorKind::Conflict, "{}: replaced by another writer while this run was writing it (another run with the same --out?); "
+                        "this run stops rather than overwrite it", path_.string());
+        const std::string bytes = pretty_json(to_json(r));
+        if (auto w = write_file_atomic(path_, bytes); !w) return w;
+        seen_ = sha256_hex(bytes);
+        return {};
+    }
+
+private:
+    /// sha256 of the file now; empty when there is none (or it cannot be read: the write will say why).
+    std::string fingerprint() const {
+        auto bytes = read_file(path_);
+        return bytes ? sha256_hex(*bytes) : std::string();
+    }
+
+    std::filesystem::path path_;
+    std::string seen_;
+};
+
 }  // namespace
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const ProgressFn &progress) {
@@ -268,10 +296,18 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         if (!mb) return std::unexpected(mb.error());
         ctx.memory_baselines = std::move(*mb);
     }
+    std::optional<CostInputs> cost;  // read before the first case: a bad pricing file costs no run
+    if (wants(options, "perf") && wants(options, "cost")) {
+        auto c = load_cost_inputs(store, options.device_class);
+        if (!c) return std::unexpected(c.error());
+        cost = std::move(*c);
+    }
     std::optional<RunResults> previous;
-    if (std::filesystem::exists(options.results_path))
+    std::error_code no_previous;  // an --out that cannot be stat-ed fails later, at the write, with its reason
+    if (std::filesystem::exists(options.results_path, no_previous))
         if (auto prev = load_results(options.results_path); prev && prev->suite == suite.name) previous = std::move(*prev);
     ctx.previous = previous ? &*previous : nullptr;
+    ResultsWriter writer(options.results_path);
 
     RunResults results;
     results.tool_version = tool_version();
@@ -307,22 +343,21 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         }
         if (wants(options, "perf")) kept[c.id] = in;
         for (const auto &b : backends.all()) b->release_case(c);
-        if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());
+        if (auto w = writer.save(results); !w) return std::unexpected(w.error());
     }
     if (wants(options, "perf")) {
         PerfPhaseOptions po;
         po.isolation = options.isolation;
         po.machine_class = machine;
         po.store = &store;
-        po.cost = wants(options, "cost");
-        po.device_class = options.device_class;
+        po.cost = cost ? &*cost : nullptr;
         po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
         po.strict = options.strict || suite.perf.require_verdict;
         po.workload_kernel = options.workload_kernel;
         if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());
     }
     results.complete = true;
-    if (auto w = save_results(results, options.results_path); !w) return std::unexpected(w.error());
+    if (auto w = writer.save(results); !w) return std::unexpected(w.error());
     return results;
 }
 

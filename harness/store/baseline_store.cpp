@@ -2,6 +2,7 @@
 #include "store/baseline_store.hpp"
 
 #include "io/files.hpp"
+#include "results/metric_types.hpp"
 
 namespace attngate {
 
@@ -56,6 +57,7 @@ Result<BaselineFile> parse_baseline_file(std::string_view bytes, const std::stri
             if (er.ok() && (!v || !v->is_object())) er.fail_at(key, "expected an object");
             else if (v) (std::string_view(key) == "values" ? e.values : e.provenance) = v->get_object();
         }
+        if (er.ok()) er.adopt(check_metric_types(e.values, file, er.path_of("values")));
         if (auto err = er.finish()) return std::unexpected(*err);
         f.entries.push_back(std::move(e));
     }

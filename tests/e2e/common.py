@@ -34,6 +34,15 @@ def read_json(path):
         return json.load(f)
 
 
+def suite_with_goldens(path, suite, baselines):
+    """Writes suite to path and generates its goldens into baselines: the start of most tests."""
+    write_json(path, suite)
+    p = attngate("golden", "generate", "--suite", path, "--baselines", baselines)
+    if p.returncode != 0:
+        raise AssertionError(f"golden generate --suite {path}: exit {p.returncode}\n{p.stderr}")
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--attngate", required=True)

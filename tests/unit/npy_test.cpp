@@ -42,3 +42,30 @@ TEST_CASE("npy errors name the file and the byte offset", "[npy]") {
     REQUIRE_FALSE(truncated);
     CHECK_THAT(truncated.error().message, Catch::Contains("t.npy: byte 128") && Catch::Contains("expected 16 data bytes"));
 }
+
+TEST_CASE("npy headers claiming huge shapes are rejected before allocating", "[npy]") {
+    const std::vector<float> f = {1, 2, 3, 4};
+    const std::string good = serialize_npy(make_npy(std::span<const float>(f), {4}));
+    const auto with_shape = [&](const std::string &shape) {
+        std::string bytes = good;
+        const size_t at = bytes.find("(4,)");
+        REQUIRE(at != std::string::npos);
+        std::string header_shape = shape;
+        header_shape.resize(4, ' ');  // keeps the header length, so only the shape lies
+        bytes.replace(at, 4, header_shape);
+        return parse_npy(bytes, "h.npy");
+    };
+    // 1e22 does not fit int64; 2^32 x 2^32 x 4 bytes overflows; both used to abort.
+    auto huge = parse_npy(std::string(good).replace(good.find("(4,)"), 4, "(10000000000000000000000,)"), "h.npy");
+    REQUIRE_FALSE(huge);
+    CHECK(huge.error().kind == ErrorKind::BadInput);
+    CHECK_THAT(huge.error().message, Catch::StartsWith("h.npy: byte"));
+    std::string wide = good;
+    wide.replace(wide.find("(4,)"), 4, "(4294967296, 4294967296)");
+    auto overflow = parse_npy(wide, "w.npy");
+    REQUIRE_FALSE(overflow);
+    CHECK_THAT(overflow.error().message, Catch::Contains("w.npy: byte") && Catch::Contains("more than 2^63"));
+    auto lie = with_shape("(5,)");
+    REQUIRE_FALSE(lie);
+    CHECK_THAT(lie.error().message, Catch::Contains("expected 20 data bytes"));
+}

@@ -2,6 +2,7 @@
 // JUnit structure, errors apart from failures, and failures first everywhere.
 #include <catch2/catch.hpp>
 
+#include "io/json_io.hpp"
 #include "report/escape.hpp"
 #include "report/html.hpp"
 #include "report/junit.hpp"
@@ -145,4 +146,25 @@ TEST_CASE("the matrix has a block per case, kernel and check, in its verdict's c
     CHECK(count(matrix, "<td class=\"mcell none\">") == 1);                   // b was not run on wrong
     CHECK(count(matrix, "style=\"background:hsl(") == 1);                      // the one golden with a margin is shaded
     CHECK(matrix.find("href=\"#r-1\" data-case=\"a\" data-kernel=\"wrong\"") != std::string::npos);
+}
+
+TEST_CASE("text for the terminal cannot move the cursor or fake a line", "[report]") {
+    // A plugin kernel name or a kernel's stderr once printed a fake "GATE PASSED" line.
+    CHECK(terminal_text("x\x1b[2K\rGATE PASSED") == "x\xEF\xBF\xBD[2K\xEF\xBF\xBDGATE PASSED");
+    CHECK(terminal_text("one\nGATE PASSED") == "one\n    GATE PASSED");
+    CHECK(terminal_text("tab\tand \xC3\xA9") == "tab\tand \xC3\xA9");
+    CHECK(terminal_text("bad \xff byte") == "bad \xEF\xBF\xBD byte");
+}
+
+TEST_CASE("everything written as JSON is valid UTF-8", "[report]") {
+    CHECK(valid_utf8("plain \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") == "plain \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+    CHECK(valid_utf8("\xff\xfe") == "\xEF\xBF\xBD\xEF\xBF\xBD");
+    CHECK(valid_utf8("\xC3\x28") == "\xEF\xBF\xBD(");        // a lead byte without its continuation
+    CHECK(valid_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
+    CHECK(valid_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+    CHECK(valid_utf8("cut \xE2\x82") == "cut \xEF\xBF\xBD\xEF\xBF\xBD");
+    const json::value v = json::object{{"stderr\xff", json::array{"a\xC3", 1}}, {"tail", "x\xfe"}};
+    auto back = parse_json(pretty_json(v), "v.json");
+    REQUIRE(back);
+    CHECK(back->as_object().at("tail").as_string() == "x\xEF\xBF\xBD");
 }

@@ -109,6 +109,41 @@ TEST_CASE("a case over the memory budget is rejected before anything runs", "[su
     CHECK_THAT(error_of(text), Catch::Contains("$.cases[0]: the case needs about") && Catch::Contains("memory_budget_mb of 64 MiB"));
 }
 
+TEST_CASE("sizes near 2^63 fail the memory budget instead of overflowing", "[suite]") {
+    // 2^62 used to wrap the size estimate to a small or negative number and pass.
+    for (const char *field : {"seq_q", "seq_k", "heads_q", "head_dim", "head_dim_v", "batch"}) {
+        const std::string fields = fmt::format(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "{}": 4611686018427387904)", field);
+        CHECK_THAT(error_of(one_case(fields)), Catch::Contains("$.cases[1]") && Catch::Contains("memory_budget_mb"));
+    }
+    CaseSpec c;
+    c.batch = c.seq_q = c.seq_k = c.heads_q = c.heads_kv = c.head_dim = c.head_dim_v = int64_t{1} << 40;
+    CHECK(c.estimated_bytes() == INT64_MAX);
+}
+
+TEST_CASE("a byte-order mark or bytes that are not UTF-8 are named, not a bare syntax error", "[suite]") {
+    CHECK_THAT(error_of("\xEF\xBB\xBF{\"name\": \"t\"}"), Catch::Contains("byte 0: invalid JSON: starts with a UTF-8 byte-order mark"));
+    CHECK_THAT(error_of("{\"name\": \"t\xff\"}"), Catch::Contains("byte 11: invalid JSON: not valid UTF-8"));
+}
+
+TEST_CASE("the unknown-field message names every optional case field", "[suite]") {
+    // scale, memory_calls and perf_threshold_pct were missing from the list when absent.
+    const std::string message = error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "sclae": 0.5)"));
+    CHECK_THAT(message, Catch::Contains("$.cases[1].sclae: unknown field"));
+    for (const char *field : {"scale", "memory_calls", "perf_threshold_pct", "bitwise_stable", "deterministic"})
+        CHECK_THAT(message, Catch::Contains(field));
+}
+
+TEST_CASE("suite numbers must be finite", "[suite]") {
+    CHECK_THAT(error_of(R"({"name": "t", "timeout_s": 1e999, "kernels": ["reference"], "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}]})"),
+               Catch::Contains("$.timeout_s"));
+    CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "scale": 1e999)")), Catch::Contains("$.cases[1].scale"));
+    CHECK_THAT(error_of(R"({"name": "t", "memory_budget_mb": 9007199254740992, "kernels": ["reference"], "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}]})"),
+               Catch::Contains("$.memory_budget_mb"));
+    // Used to say "expected an integer, got an integer".
+    CHECK_THAT(error_of(R"({"name": "t", "seed": 18446744073709551615, "kernels": ["reference"], "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}]})"),
+               Catch::Contains("$.seed: expected an integer <= 9223372036854775807, got 18446744073709551615"));
+}
+
 TEST_CASE("invalid JSON names the byte offset", "[suite]") {
     // Byte 27 is the stray "}" where an array element was expected.
     CHECK_THAT(error_of("{\"name\": \"t\",\n \"kernels\": [}"), Catch::Contains(": byte 27: invalid JSON"));

@@ -1,0 +1,401 @@
+"""End-to-end tests of issue 10's promise under hostile input and faults: attngate ends with
+0, 1, 2 or 3 and never with a signal, never hangs, never orphans a child and never replaces
+what is not its own to replace. Each test is a defect the issue found on main."""
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ARGS, attngate, main, read_json, suite_with_goldens, write_json  # noqa: E402
+
+TINY = {"name": "tiny", "seed": 1, "timeout_s": 20, "perf": {"repetitions": 3, "min_time_s": 0.001},
+        "kernels": ["reference"], "cases": [{"id": "c1", "seq_q": 16, "heads_q": 1, "head_dim": 8}]}
+
+# Hostile plugins, compiled here from C against the kernel ABI header.
+PLUGIN_PRELUDE = """
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "attngate/kernel_abi.h"
+static int run_fail(const attngate_kernel *self, const attngate_problem *p, char *err, size_t n) {
+    (void)self; (void)p; if (n) { strncpy(err, "failed on purpose", n); err[n - 1] = 0; } return 1;
+}
+#define KERNEL(name, run) {ATTNGATE_API_VERSION, name, "1", "hostile", ATTNGATE_FEATURE_ALL, 0, 0, run, 0, 0, 0}
+"""
+PLUGINS = {
+    "null_table": "const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = 3; return 0; }",
+    "huge_count": "static const attngate_kernel t[] = {KERNEL(\"h\", run_fail)};\n"
+                  "const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = (size_t)1 << 40; return t; }",
+    "crashing_entry": "const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = 1; return *(attngate_kernel **)8; }",
+    "exiting_constructor": "__attribute__((constructor)) static void bye(void) { exit(0); }\n"
+                           "static const attngate_kernel t[] = {KERNEL(\"bye\", run_fail)};\n"
+                           "const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = 1; return t; }",
+    "control_name": "static const attngate_kernel t[] = {KERNEL(\"x\\x1b[2K\\rGATE PASSED\", run_fail)};\n"
+                    "const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = 1; return t; }",
+    # A kernel error message that fills the buffer with no terminating zero.
+    "unterminated_error": "static int run(const attngate_kernel *s, const attngate_problem *p, char *err, size_t n) {\n"
+                          "    (void)s; (void)p; memset(err, 'A', n); return 1; }\n"
+                          "static const attngate_kernel t[] = {KERNEL(\"unterminated\", run)};\n"
+                          "const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = 1; return t; }",
+    # Bytes that are not UTF-8 in a kernel's error message and in a crashing kernel's stderr.
+    "non_utf8": "#include <stdio.h>\n"
+                "static int bad_error(const attngate_kernel *s, const attngate_problem *p, char *err, size_t n) {\n"
+                "    (void)s; (void)p; strncpy(err, \"bad \\xff\\xfe bytes\", n); return 1; }\n"
+                "static int bad_crash(const attngate_kernel *s, const attngate_problem *p, char *err, size_t n) {\n"
+                "    (void)s; (void)p; (void)err; (void)n; fputs(\"dying \\xc3\\x28 \\xff\\n\", stderr); fflush(stderr); abort(); }\n"
+                "static const attngate_kernel t[] = {KERNEL(\"bad_error\", bad_error), KERNEL(\"bad_crash\", bad_crash)};\n"
+                "const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = 2; return t; }",
+    # A kernel that forks a process that keeps the result pipe open and outlives the call.
+    "forking": "#include <stdio.h>\n"
+               "static int run(const attngate_kernel *s, const attngate_problem *p, char *err, size_t n) {\n"
+               "    (void)s; (void)p; pid_t pid = fork();\n"
+               "    if (pid == 0) { sleep(60); _exit(0); }\n"
+               "    FILE *f = fopen(getenv(\"HARDENING_PID_FILE\"), \"a\"); fprintf(f, \"%d\\n\", (int)pid); fclose(f);\n"
+               "    strncpy(err, \"forked\", n); return 1; }\n"
+               "static const attngate_kernel t[] = {KERNEL(\"forking\", run)};\n"
+               "const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = 1; return t; }",
+}
+
+
+def alive(pid):
+    """True while pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def kill_all(pids):
+    """Cleans up after a failed test: what the old behaviour left running."""
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def children_of(pid):
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(entry))
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                pass
+    return out
+
+
+class HardeningTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="attngate-hardening-")
+        cls.bl = os.path.join(cls.dir, "bl")
+        cls.suite = suite_with_goldens(os.path.join(cls.dir, "tiny.json"), TINY, cls.bl)
+        cls.plugins = {}
+        for name, body in PLUGINS.items():
+            src = os.path.join(cls.dir, name + ".c")
+            with open(src, "w") as f:
+                f.write(PLUGIN_PRELUDE + body + "\n")
+            so = os.path.join(cls.dir, f"lib{name}.so")
+            subprocess.run(["cc", "-shared", "-fPIC", "-w", "-I", os.path.join(ARGS.source_dir, "kernels", "include"), "-o", so, src],
+                           check=True)
+            cls.plugins[name] = so
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def assertExit(self, proc, code, *words):
+        """An exit code of the contract (never a signal), and an error naming what it should."""
+        self.assertEqual(proc.returncode, code, proc.stdout[-2000:] + proc.stderr[-2000:])
+        for w in words:
+            self.assertIn(w, proc.stderr)
+
+    def suite_with(self, name, **case_fields):
+        s = json.loads(json.dumps(TINY))
+        s["name"] = name
+        s["cases"][0].update(case_fields)
+        path = self.path(name + ".json")
+        write_json(path, s)
+        return path
+
+    # --- crashes ---------------------------------------------------------------------------
+
+    def test_huge_sizes_in_a_suite_are_bad_input(self):
+        for field in ("seq_k", "seq_q", "head_dim", "batch"):
+            suite = self.suite_with(f"huge_{field}", **{field: 2 ** 62})
+            p = attngate("golden", "generate", "--suite", suite, "--baselines", self.path("huge-bl"), timeout=60)
+            self.assertExit(p, 2, suite, "memory_budget_mb")
+
+    def test_a_device_or_fifo_as_input_is_refused_without_reading_it(self):
+        fifo = self.path("fifo.json")
+        os.mkfifo(fifo)
+        for args in (["run", "--suite", "/dev/zero"], ["run", "--suite", fifo], ["env", "--lockfile", "/dev/zero"],
+                     ["report", fifo, "--gbench", self.path("g.json")]):
+            p = attngate(*args, "--baselines", self.bl, timeout=30) if args[0] == "run" else attngate(*args, timeout=30)
+            self.assertExit(p, 2, "expected a regular file")
+
+    def test_paths_that_cannot_be_stat_ed_are_errors_not_aborts(self):
+        loop = self.path("loop")
+        os.symlink(self.path("loop2"), loop)
+        os.symlink(loop, self.path("loop2"))
+        long_name = self.path("a" * 300)
+        for suite, out in ((loop, self.path("r.json")), (long_name + ".json", self.path("r.json")),
+                           (self.suite, os.path.join(loop, "r.json")), (self.suite, os.path.join(long_name, "r.json"))):
+            p = attngate("run", "--suite", suite, "--baselines", self.bl, "--checks", "golden", "--out", out, timeout=120)
+            self.assertIn(p.returncode, (2, 3), p.stderr)
+            self.assertIn("error:", p.stderr)
+
+    def test_a_vcpkg_override_with_a_number_for_a_name_is_recorded_not_fatal(self):
+        d = self.path("vcpkg")
+        os.makedirs(d)
+        lock = os.path.join(d, "vcpkg.json")
+        write_json(lock, {"name": 5, "dependencies": [{"name": 7}], "overrides": [{"name": 5, "version": "1"}, {"name": "z", "version": 2}]})
+        p = attngate("env", "--lockfile", lock, "--json")
+        self.assertExit(p, 0)
+        self.assertEqual(json.loads(p.stdout)["lockfiles"]["vcpkg.json"]["format"], "vcpkg")
+
+    def perf_results(self):
+        out = self.path("perf-results.json")
+        if not os.path.exists(out):
+            p = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden,perf", "--machine", "m1",
+                         "--out", out)
+            self.assertExit(p, 0)
+        return out
+
+    def test_string_samples_in_results_are_bad_input_with_the_json_path(self):
+        good = self.perf_results()
+        r = read_json(good)
+        next(c for c in r["results"][0]["checks"] if c["check"] == "perf")["metrics"]["samples_s"] = ["1", "2"]
+        bad = self.path("string-samples.json")
+        write_json(bad, r)
+        self.assertExit(attngate("compare", good, bad), 2, bad, ".metrics.samples_s[0]")
+        self.assertExit(attngate("report", bad, "--gbench", self.path("g.json")), 2, bad, ".metrics.samples_s[0]")
+        self.assertFalse(os.path.exists(self.path("g.json")))
+
+    def test_string_numbers_in_results_never_reach_the_html_report(self):
+        r = read_json(self.perf_results())
+        next(c for c in r["results"][0]["checks"] if c["check"] == "perf")["metrics"]["p_value"] = "<script>alert(1)</script>"
+        bad = self.path("xss.json")
+        write_json(bad, r)
+        html = self.path("xss.html")
+        self.assertExit(attngate("report", bad, "--html", html), 2, bad, ".metrics.p_value")
+        self.assertFalse(os.path.exists(html))
+
+    def test_a_perf_baseline_with_string_samples_is_bad_input(self):
+        bl = self.path("perf-bl")
+        shutil.copytree(self.bl, bl)
+        p = attngate("baseline", "update", "--results", self.perf_results(), "--baselines", bl, "--yes", "--machine", "m1")
+        self.assertExit(p, 0)
+        perf_dir = os.path.join(bl, "perf")
+        [sub] = os.listdir(perf_dir)
+        path = os.path.join(perf_dir, sub, "tiny.json")
+        b = read_json(path)
+        b["entries"][0]["values"]["samples_s"] = ["fast"]
+        write_json(path, b)
+        p = attngate("run", "--suite", self.suite, "--baselines", bl, "--checks", "golden,perf", "--machine", "m1",
+                     "--out", self.path("pb.json"))
+        self.assertExit(p, 2, path, "$.entries[0].values.samples_s[0]")
+
+    def test_numeric_options_must_be_finite_and_in_range(self):
+        run = ["run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", self.path("n.json")]
+        results = self.perf_results()
+        compare = ["compare", results, results]
+        for args in ([*run, "--timeout", "nan"], [*run, "--timeout", "inf"], [*run, "--timeout", "-1"],
+                     [*compare, "--threshold-pct", "nan"], [*compare, "--threshold-pct", "-5"],
+                     [*compare, "--alpha", "0"], [*compare, "--alpha", "2"], [*compare, "--alpha", "nan"],
+                     ["time", "--suite", self.suite, "--out", self.path("t.json"), "--min-time", "nan"]):
+            with self.subTest(args[-2:]):
+                p = attngate(*args, timeout=60)
+                self.assertExit(p, 2)
+                self.assertIn(args[-2], p.stderr + p.stdout)
+
+    def test_a_golden_that_is_all_nan_is_a_bad_case_not_a_pass(self):
+        suite = self.suite_with("nan_golden", scale=1e300)
+        p = attngate("golden", "generate", "--suite", suite, "--baselines", self.path("nan-bl"))
+        self.assertExit(p, 2, suite, "case c1", "all NaN")
+
+    def test_a_suite_timeout_of_infinity_is_bad_input(self):
+        s = dict(TINY, name="inf_timeout")
+        path = self.path("inf_timeout.json")
+        with open(path, "w") as f:
+            f.write(json.dumps(s).replace('"timeout_s": 20', '"timeout_s": 1e999'))
+        self.assertExit(attngate("golden", "generate", "--suite", path, "--baselines", self.path("inf-bl")), 2, "$.timeout_s")
+
+    def test_hostile_plugin_tables_are_bad_input_naming_the_plugin(self):
+        for name in ("null_table", "huge_count", "crashing_entry", "exiting_constructor", "control_name"):
+            with self.subTest(name):
+                p = attngate("kernels", "--plugin", self.plugins[name], timeout=60)
+                self.assertExit(p, 2, self.plugins[name])
+                self.assertNotIn("\x1b", p.stdout + p.stderr)
+
+    def test_a_kernel_error_without_a_terminating_zero_is_a_kernel_error(self):
+        p = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--plugin",
+                     self.plugins["unterminated_error"], "--kernel", "unterminated", "--out", self.path("u.json"), timeout=120)
+        self.assertExit(p, 1)
+        [entry] = read_json(self.path("u.json"))["results"]
+        self.assertEqual(entry["verdict"], "error", entry)
+
+    def test_non_utf8_kernel_text_still_makes_a_readable_results_file(self):
+        out = self.path("utf8.json")
+        p = subprocess.run([ARGS.attngate, "run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--plugin",
+                            self.plugins["non_utf8"], "--kernel", "bad_error", "--kernel", "bad_crash", "--out", out],
+                           capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        with open(out, encoding="utf-8") as f:  # strict: invalid bytes raise
+            results = json.load(f)
+        self.assertEqual(sorted(e["verdict"] for e in results["results"]), ["error", "error"])
+        self.assertIn("\ufffd", json.dumps(results, ensure_ascii=False))
+        self.assertExit(attngate("report", out, "--markdown", self.path("utf8.md")), 0)
+
+    def test_a_non_utf8_lockfile_line_still_makes_a_readable_results_file(self):
+        lock = self.path("requirements.txt")
+        with open(lock, "wb") as f:
+            f.write(b"caf\xe9-lib==1.0\nnumpy==1.26.4\n")
+        out = self.path("lock-results.json")
+        p = subprocess.run([ARGS.attngate, "run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden",
+                            "--lockfile", lock, "--out", out], capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, encoding="utf-8") as f:
+            packages = json.load(f)["fingerprint"]["lockfiles"]["requirements.txt"]["packages"]
+        self.assertEqual(packages["numpy"], "1.26.4")
+        self.assertIn("caf\ufffd-lib", packages)
+        self.assertExit(attngate("report", out, "--markdown", self.path("lock.md")), 0)
+
+    # --- hangs -----------------------------------------------------------------------------
+
+    def test_a_kernel_that_forks_is_not_a_hang_and_leaves_nothing_running(self):
+        pid_file = self.path("forked.pids")
+        env = dict(os.environ, HARDENING_PID_FILE=pid_file)
+        start = time.monotonic()
+        p = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--plugin", self.plugins["forking"],
+                     "--kernel", "forking", "--out", self.path("f.json"), env=env, timeout=120)
+        self.assertExit(p, 1)
+        self.assertLess(time.monotonic() - start, 15, "the run waited for the kernel's own child")
+        [entry] = read_json(self.path("f.json"))["results"]
+        self.assertNotIn("timeout", json.dumps(entry))
+        with open(pid_file) as f:
+            pids = [int(x) for x in f.read().split()]
+        self.assertTrue(pids)
+        self.addCleanup(kill_all, pids)
+        time.sleep(0.5)
+        self.assertEqual([x for x in pids if alive(x)], [])
+
+    def test_sigterm_kills_the_isolated_child_and_keeps_the_results_file_whole(self):
+        suite = self.suite_with("hang", seq_q=33)
+        bl = self.path("hang-bl")
+        self.assertExit(attngate("golden", "generate", "--suite", suite, "--baselines", bl), 0)
+        out = self.path("hang-results.json")
+        write_json(out, {"not": "results, but a file that must survive whole"})
+        with open(out) as f:
+            before = f.read()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            proc = subprocess.Popen([ARGS.attngate, "run", "--suite", suite, "--baselines", bl, "--checks", "golden", "--plugin",
+                                     ARGS.faulty_plugin, "--kernel", "hangy", "--out", out],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+            deadline = time.monotonic() + 30
+            kids = []
+            while time.monotonic() < deadline and not kids:
+                time.sleep(0.2)
+                kids = children_of(proc.pid)
+            self.assertTrue(kids, "the isolated child never started")
+            self.addCleanup(kill_all, kids)
+            time.sleep(0.5)
+            proc.send_signal(sig)
+            proc.wait(timeout=10)
+            time.sleep(0.5)
+            self.assertEqual([k for k in kids if alive(k)], [], f"children outlived the harness after {sig!r}")
+            with open(out) as f:
+                self.assertEqual(f.read(), before)
+
+    # --- files -----------------------------------------------------------------------------
+
+    def test_out_never_replaces_a_symlink_or_device(self):
+        target = self.path("target.txt")
+        with open(target, "w") as f:
+            f.write("mine")
+        link = self.path("link.json")
+        os.symlink(target, link)
+        fifo = self.path("out.fifo")
+        os.mkfifo(fifo)
+        specials = [link, fifo]
+        # The device is a private copy of /dev/null's node: a regression must not replace the real one.
+        device = self.path("null-device")
+        if os.geteuid() == 0:
+            os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            specials.append(device)
+        for out in specials:
+            p = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out, timeout=120)
+            self.assertExit(p, 2, out, "not a regular file")
+        self.assertTrue(os.path.islink(link))
+        with open(target) as f:
+            self.assertEqual(f.read(), "mine")
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        if device in specials:
+            self.assertTrue(stat.S_ISCHR(os.lstat(device).st_mode))
+
+    def test_a_device_class_typo_is_found_before_anything_runs_or_is_written(self):
+        bl = self.path("priced-bl")
+        shutil.copytree(self.bl, bl)
+        shutil.copy(os.path.join(ARGS.source_dir, "baselines", "pricing.json"), bl)
+        out = self.path("priced-results.json")
+        write_json(out, {"kept": True})
+        suite = self.suite_with("priced", seq_q=33)  # hangy would hang here: the run must stop before it
+        self.assertExit(attngate("golden", "generate", "--suite", suite, "--baselines", bl), 0)
+        p = attngate("run", "--suite", suite, "--baselines", bl, "--checks", "golden,perf,cost", "--device-class", "gcp-e2-standrad-2",
+                     "--plugin", ARGS.faulty_plugin, "--kernel", "hangy", "--out", out, timeout=60)
+        self.assertExit(p, 2, "--device-class gcp-e2-standrad-2")
+        self.assertEqual(read_json(out), {"kept": True})
+
+    def test_two_lockfiles_with_one_base_name_are_refused_not_dropped(self):
+        for sub in ("a", "b"):
+            os.makedirs(self.path(sub), exist_ok=True)
+            with open(os.path.join(self.path(sub), "requirements.txt"), "w") as f:
+                f.write(f"pkg{sub}==1.0\n")
+        p = attngate("env", "--json", "--lockfile", os.path.join(self.path("a"), "requirements.txt"),
+                     "--lockfile", os.path.join(self.path("b"), "requirements.txt"))
+        self.assertExit(p, 2, "requirements.txt")
+
+    def test_two_runs_with_one_out_do_not_silently_replace_each_other(self):
+        slow = dict(TINY, name="slowout", cases=[dict(TINY["cases"][0]), dict(TINY["cases"][0], id="hangs", seq_q=33)])
+        bl = self.path("slowout-bl")
+        suite = suite_with_goldens(self.path("slowout.json"), slow, bl)
+        out = self.path("shared-results.json")
+        first = subprocess.Popen([ARGS.attngate, "run", "--suite", suite, "--baselines", bl, "--checks", "golden", "--plugin",
+                                  ARGS.faulty_plugin, "--kernel", "hangy", "--timeout", "6", "--out", out],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        self.addCleanup(lambda: first.poll() is None and first.kill())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not os.path.exists(out):
+            time.sleep(0.1)
+        self.assertTrue(os.path.exists(out), "the first run never wrote its first case")
+        second = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out)
+        self.assertExit(second, 0)
+        _, err = first.communicate(timeout=60)
+        self.assertEqual(first.returncode, 3, err)
+        self.assertIn("replaced by another writer", err)
+        self.assertEqual(read_json(out)["suite"], "tiny", "the second run's results were overwritten")
+
+    def test_a_suite_named_dot_dot_cannot_write_outside_its_directory(self):
+        s = dict(TINY, name="..")
+        path = self.path("dotdot.json")
+        write_json(path, s)
+        bl = self.path("dotdot-bl")
+        p = attngate("golden", "generate", "--suite", path, "--baselines", bl)
+        self.assertExit(p, 2)
+        self.assertFalse(os.path.exists(os.path.join(bl, "manifest.json")))
+
+
+if __name__ == "__main__":
+    main()
