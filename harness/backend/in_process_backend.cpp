@@ -94,6 +94,13 @@ std::vector<std::vector<double>> parse_samples(const std::string &bytes, size_t 
     return out;
 }
 
+/// One call of the target's kernel; its status is not timing's business (the run judged
+/// the kernel's correctness before timing it).
+void call_once(Target &t) {
+    char err[256];
+    t.kernel->run(t.kernel, &t.problem, err, sizeof err);
+}
+
 using Instances = std::map<const attngate_kernel *, std::unique_ptr<KernelInstance>>;
 
 /// One instance per kernel, shared by its targets, which get it as problem.instance.
@@ -113,11 +120,7 @@ std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int 
                                               bool calibrate) {
     const Instances instances = attach_instances(targets, num_threads);
     std::vector<TimedCall> calls;
-    for (auto &t : targets)
-        calls.push_back({t.kernel->name, [&t] {
-                             char err[256];
-                             t.kernel->run(t.kernel, &t.problem, err, sizeof err);
-                         }});
+    for (auto &t : targets) calls.push_back({t.kernel->name, [&t] { call_once(t); }});
     if (calibrate) calls.push_back({"calibration", run_calibration_workload});
     return time_calls(calls, timing);
 }
@@ -129,10 +132,7 @@ std::vector<TimingOutcome> count_targets(std::vector<Target> &targets) {
     const Instances instances = attach_instances(targets, 1);
     for (size_t i = 0; i < targets.size(); ++i) {
         Target &t = targets[i];
-        auto n = count_instructions([&t] {
-            char err[256];
-            t.kernel->run(t.kernel, &t.problem, err, sizeof err);
-        });
+        auto n = count_instructions([&t] { call_once(t); });
         if (n) out[i].instructions = *n;
         else out[i].error = n.error().message;
     }
