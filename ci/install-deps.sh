@@ -21,6 +21,8 @@ packages=(
   python3-selenium            # ... and drives it
   apache2-bin                 # the HTTP store tests start their own WebDAV server (mod_dav_fs); no service
   python3-yaml                # the CI templates' test parses them
+  valgrind                    # --perf-metric instructions counts kernel calls under callgrind (and its client-request header)
+  stress-ng                   # background load for the loaded gate-accuracy benchmark and the tests' load check
 )
 
 missing=()

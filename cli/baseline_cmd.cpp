@@ -80,7 +80,7 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
     for (const auto &check : a.checks) {
         const BaselineKind *k = find_baseline_kind(check);
         if (!k) {
-            fmt::print(stderr, "error: --checks {}: no baselines for that check (have: memory, perf, compile, numerics)\n", check);
+            fmt::print(stderr, "error: --checks {}: no baselines for that check (have: memory, perf, compile, numerics, instructions)\n", check);
             return 2;
         }
         kinds.push_back(k);

@@ -45,7 +45,8 @@ struct RunArgs {
     std::string machine, device_class = "gcp-e2-standard-2";
     KernelSources sources;
     std::vector<std::string> kernels, cases;
-    bool no_isolation = false, strict = false;
+    bool no_isolation = false, strict = false, no_calibration = false;
+    std::string perf_metric = "time";
     std::optional<double> timeout_s;
     std::vector<std::string> lockfiles, history;
     std::string workload_kernel;
@@ -90,6 +91,9 @@ int cmd_run(const RunArgs &a) {
     opt.lockfiles = a.lockfiles;
     opt.strict = a.strict;
     opt.workload_kernel = a.workload_kernel;
+    opt.calibrate = !a.no_calibration;
+    opt.count_instructions = a.perf_metric == "instructions";
+    opt.plugins = a.sources.plugins;
     if (!a.shard.empty()) {
         auto shard = parse_shard(a.shard);
         if (!shard) return report_error(shard.error());
@@ -236,6 +240,13 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--lockfile", run.lockfiles, "a lock file of yours to record in the fingerprint (repeatable)");
     run_cmd->add_flag("--strict", run.strict,
                       "dedicated runners: a timed case the perf rule cannot gate (too noisy, no baseline) fails instead of skipping");
+    run_cmd->add_flag("--no-calibration", run.no_calibration,
+                      "gate absolute times instead of times relative to the calibration workload timed with the cases");
+    run_cmd->add_option("--perf-metric", run.perf_metric,
+                        "time, or instructions: one call's instructions counted under valgrind's callgrind, gated with the plain "
+                        "threshold (check \"instructions\", baselines kept per machine class)")
+        ->check(CLI::IsMember({"time", "instructions"}))
+        ->capture_default_str();
     run_cmd->add_option("--workload-kernel", run.workload_kernel,
                         "the kernel (suite label or plugin kernel) every workload's cost projection uses, instead of the workload's own");
     add_report_options(run_cmd, run.reports, run.history);

@@ -32,6 +32,7 @@ struct PerfArgs {
     int repetitions = 1;
     double min_time_s = 0.02;
     bool no_isolation = false;
+    std::string metric = "time";
     // compare
     std::string a_file, b_file;
     // ab
@@ -55,11 +56,17 @@ int cmd_time(const PerfArgs &a) {
     if (!plan) return report_error(plan.error());
     if (!a.outputs.empty())
         if (auto w = write_plan_outputs(*suite, *plan, *backends, a.outputs, !a.no_isolation); !w) return report_error(w.error());
-    auto samples = time_plan(*suite, *plan, *backends, TimingRequest{a.repetitions, a.min_time_s, !a.no_isolation, 3600});
+    TimingRequest request{a.repetitions, a.min_time_s, !a.no_isolation, 3600};
+    request.count_instructions = a.metric == "instructions";
+    auto samples = time_plan(*suite, *plan, *backends, request);
     if (!samples) return report_error(samples.error());
     json::array out;
-    for (const auto &s : *samples)
-        out.push_back(json::object{{"case", s.case_id}, {"kernel", s.kernel}, {"samples_s", json::array(s.samples_s.begin(), s.samples_s.end())}});
+    for (const auto &s : *samples) {
+        json::object row{{"case", s.case_id}, {"kernel", s.kernel}};
+        if (s.instructions) row["instructions"] = *s.instructions;
+        else row["samples_s"] = json::array(s.samples_s.begin(), s.samples_s.end());
+        out.push_back(std::move(row));
+    }
     if (auto w = write_file_atomic(a.out, pretty_json(out)); !w) return report_error(w.error());
     return 0;
 }
@@ -242,6 +249,11 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     time->add_option("--repetitions", args->repetitions, "samples per case x kernel")->check(CLI::PositiveNumber)->capture_default_str();
     time->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();
     time->add_flag("--no-isolation", args->no_isolation, "time in this process");
+    time->add_option("--metric", args->metric,
+                     "time, or instructions: one call's instructions per case x kernel, on one thread, with this process run under "
+                     "valgrind --tool=callgrind (what run --perf-metric instructions spawns)")
+        ->check(CLI::IsMember({"time", "instructions"}))
+        ->capture_default_str();
     time->add_option("--outputs", args->outputs, "also write each case x kernel's output as .npy here, with index.json (what ab diffs)");
 
     auto *compare = app.add_subcommand("compare", "compare the timings of two results files (B against A) with the perf rule");

@@ -43,6 +43,11 @@ struct TimingRequest {
     double min_time_s = 0.02;
     bool isolation = true;
     double timeout_s = 3600.0;  ///< for the whole set
+    /// Also time the calibration workload (calibration.hpp), interleaved with the set.
+    bool calibrate = false;
+    /// Instead of timing, count each invocation's instructions of one call on one thread
+    /// (instruction_count.hpp; the process must be under callgrind).
+    bool count_instructions = false;
 };
 
 /// One invocation's timing: samples, or why there are none.
@@ -50,6 +55,11 @@ struct TimingOutcome {
     std::vector<double> samples_s;  ///< seconds per call, one per repetition
     std::optional<double> compile_s;
     std::string error;  ///< non-empty: not timed, and why
+    /// The calibration workload's seconds per call, one per repetition, timed in the same
+    /// process interleaved with this set (the same for every outcome of one set); empty
+    /// when not asked for or when the host cannot run it (a remote adapter).
+    std::vector<double> calibration_s;
+    std::optional<double> instructions;  ///< of one call, when counting was asked for
 };
 
 class Backend {

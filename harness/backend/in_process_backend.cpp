@@ -4,6 +4,8 @@
 #include <map>
 #include <optional>
 
+#include "backend/calibration.hpp"
+#include "backend/instruction_count.hpp"
 #include "backend/isolation.hpp"
 #include "backend/memory.hpp"
 #include "backend/observe.hpp"
@@ -92,21 +94,49 @@ std::vector<std::vector<double>> parse_samples(const std::string &bytes, size_t 
     return out;
 }
 
-/// Times every target in this process: one instance per kernel, shared by its cases.
-std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int num_threads, const TimingOptions &timing) {
-    std::map<const attngate_kernel *, std::unique_ptr<KernelInstance>> instances;
+/// One call of the target's kernel; its status is not timing's business (the run judged
+/// the kernel's correctness before timing it).
+void call_once(Target &t) {
+    char err[256];
+    t.kernel->run(t.kernel, &t.problem, err, sizeof err);
+}
+
+using Instances = std::map<const attngate_kernel *, std::unique_ptr<KernelInstance>>;
+
+/// One instance per kernel, shared by its targets, which get it as problem.instance.
+Instances attach_instances(std::vector<Target> &targets, int num_threads) {
+    Instances instances;
     for (auto &t : targets) {
         auto &inst = instances[t.kernel];
         if (!inst) inst = std::make_unique<KernelInstance>(*t.kernel, num_threads);
         t.problem.instance = inst->get();
     }
+    return instances;
+}
+
+/// Times every target in this process: one instance per kernel, shared by its cases; with
+/// `calibrate`, the calibration workload joins them as one more (last) entry.
+std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int num_threads, const TimingOptions &timing,
+                                              bool calibrate) {
+    const Instances instances = attach_instances(targets, num_threads);
     std::vector<TimedCall> calls;
-    for (auto &t : targets)
-        calls.push_back({t.kernel->name, [&t] {
-                             char err[256];
-                             t.kernel->run(t.kernel, &t.problem, err, sizeof err);
-                         }});
+    for (auto &t : targets) calls.push_back({t.kernel->name, [&t] { call_once(t); }});
+    if (calibrate) calls.push_back({"calibration", run_calibration_workload});
     return time_calls(calls, timing);
+}
+
+/// Counts one call of every target on one thread (a thread pool's waiting would count),
+/// in this process: it is the one callgrind runs.
+std::vector<TimingOutcome> count_targets(std::vector<Target> &targets) {
+    std::vector<TimingOutcome> out(targets.size());
+    const Instances instances = attach_instances(targets, 1);
+    for (size_t i = 0; i < targets.size(); ++i) {
+        Target &t = targets[i];
+        auto n = count_instructions([&t] { call_once(t); });
+        if (n) out[i].instructions = *n;
+        else out[i].error = n.error().message;
+    }
+    return out;
 }
 
 }  // namespace
@@ -119,30 +149,34 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
         t.problem = make_problem(*inv.spec, *inv.inputs, t.out.data(), t.alloc->abi(), inv.kernel->block_q, inv.kernel->block_k);
         targets.push_back(std::move(t));
     }
+    if (req.count_instructions) return count_targets(targets);
     const TimingOptions timing{req.repetitions, req.min_time_s, true};
     std::vector<TimingOutcome> out(targets.size());
     if (targets.empty()) return out;
     const int threads = invs.front().suite->threads;  // one suite per timing set
     std::vector<std::vector<double>> samples;
     if (!req.isolation) {
-        samples = time_targets(targets, threads, timing);
+        samples = time_targets(targets, threads, timing, req.calibrate);
     } else {
         auto bytes = run_isolated([&] {
             json::array all;
-            for (const auto &s : time_targets(targets, threads, timing)) all.push_back(json::array(s.begin(), s.end()));
+            for (const auto &s : time_targets(targets, threads, timing, req.calibrate)) all.push_back(json::array(s.begin(), s.end()));
             return json::serialize(all);
         }, req.timeout_s);
         if (!bytes) {
             for (auto &o : out) o.error = "timing child " + bytes.error().describe();
             return out;
         }
-        samples = parse_samples(*bytes, targets.size());
+        samples = parse_samples(*bytes, targets.size() + (req.calibrate ? 1 : 0));
         if (samples.empty()) {
             for (auto &o : out) o.error = "timing child " + incomplete_result(0).describe();
             return out;
         }
     }
-    for (size_t i = 0; i < out.size(); ++i) out[i].samples_s = std::move(samples[i]);
+    for (size_t i = 0; i < out.size(); ++i) {
+        out[i].samples_s = std::move(samples[i]);
+        if (req.calibrate) out[i].calibration_s = samples.back();
+    }
     return out;
 }
 

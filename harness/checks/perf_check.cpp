@@ -71,4 +71,38 @@ CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<d
     return r;
 }
 
+namespace {
+std::vector<double> numbers_at(const json::object &m, const char *key) {
+    std::vector<double> out;
+    if (const auto *v = m.if_contains(key); v && v->is_array())
+        for (const auto &x : v->get_array())
+            if (x.is_number()) out.push_back(x.to_number<double>());
+    return out;
+}
+}  // namespace
+
+void add_calibration(CheckResult &r, const PerfCalibration &c) {
+    if (r.metrics.contains("baseline_samples_s")) r.metrics["mode"] = c.gated ? "calibrated" : "absolute";
+    if (!c.note.empty()) r.notes.push_back(c.note);
+    if (c.samples_s.empty()) return;
+    r.metrics["calibration_workload"] = c.workload;
+    r.metrics["calibration_s"] = json::array(c.samples_s.begin(), c.samples_s.end());
+    if (c.baseline_samples_s.empty()) return;
+    r.metrics["baseline_calibration_s"] = json::array(c.baseline_samples_s.begin(), c.baseline_samples_s.end());
+    r.metrics["calibration_ratio"] = number_or_null(median(c.samples_s) / median(c.baseline_samples_s));
+    const auto *now = r.metrics.if_contains("median_s");
+    const auto *then = r.metrics.if_contains("baseline_median_s");
+    if (now && then && now->is_number() && then->is_number())
+        r.metrics["absolute_ratio"] = number_or_null(now->to_number<double>() / then->to_number<double>());
+}
+
+std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &m) {
+    auto cur = numbers_at(m, "samples_s"), base = numbers_at(m, "baseline_samples_s");
+    const auto *mode = m.if_contains("mode");
+    if (mode && mode->is_string() && mode->get_string() == "calibrated")
+        return {relative_to_calibration(cur, numbers_at(m, "calibration_s")),
+                relative_to_calibration(base, numbers_at(m, "baseline_calibration_s"))};
+    return {std::move(cur), std::move(base)};
+}
+
 }  // namespace attngate

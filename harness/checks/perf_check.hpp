@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stats/perf_decision.hpp"
@@ -26,6 +27,26 @@ CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<d
                        const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
                        const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
                        bool strict = false);
+
+/// The calibration workload's samples of the run and of the baseline (empty where there
+/// are none), and whether the decision was made on times relative to them.
+struct PerfCalibration {
+    std::vector<double> samples_s, baseline_samples_s;
+    std::string workload;  ///< the workload's name (calibration.hpp), recorded with the samples
+    bool gated = false;    ///< the decision compared calibrated times (mode "calibrated")
+    std::string note;      ///< why it was not, when it could not be
+};
+
+/// Records calibration on a perf check: its samples (kept for the next baseline and for
+/// reports), mode "calibrated" or "absolute", and when both sides have samples the
+/// machine's change of speed (calibration_ratio, > 1: the machine is slower now) and the
+/// absolute time ratio (absolute_ratio) beside the calibrated `ratio` the gate used.
+void add_calibration(CheckResult &check, const PerfCalibration &calibration);
+
+/// The two sample sets a perf check's decision compares, from its metrics: samples_s and
+/// baseline_samples_s, each relative to its calibration when the check's mode is
+/// "calibrated". What `merge` redecides on.
+std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &metrics);
 
 /// Sets a decision's figures, status, reason and verdict on a perf check that compared
 /// against a baseline: what perf_check does, and what `merge` redoes after the

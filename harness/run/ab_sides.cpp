@@ -1,15 +1,8 @@
 // A/B sides: spawned builds and resident backends.
 #include "run/ab_sides.hpp"
 
-#include <chrono>
-#include <csignal>
-#include <thread>
-
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "io/files.hpp"
+#include "io/process.hpp"
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
 #include "stats/stats.hpp"
@@ -54,57 +47,6 @@ Result<std::vector<std::string>> split_command(const std::string &line) {
 }
 
 namespace {
-
-/// A temporary directory removed with its contents on scope exit.
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char name[] = "/tmp/attngate-ab-XXXXXX";
-        ATTNGATE_CHECK(::mkdtemp(name) != nullptr);
-        path = name;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
-
-/// Runs argv (no shell) with stdout discarded and stderr kept, within timeout_s.
-Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::path &err_path, double timeout_s,
-                   const std::string &what) {
-    const pid_t pid = ::fork();
-    if (pid < 0) return fail(ErrorKind::Infra, "cannot fork for {}", what);
-    if (pid == 0) {
-        ::setpgid(0, 0);
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ::dup2(devnull, STDOUT_FILENO);
-        ::dup2(err, STDERR_FILENO);
-        std::vector<char *> args;
-        for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
-        args.push_back(nullptr);
-        ::execvp(args[0], args.data());
-        std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
-        ::_exit(127);
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    int status = 0;
-    for (;;) {
-        const pid_t done = ::waitpid(pid, &status, WNOHANG);
-        if (done == pid) break;
-        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
-            ::kill(-pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
-            return fail(ErrorKind::Infra, "{} did not finish within {:.0f} s", what, timeout_s);
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-    std::string tail = read_file(err_path).value_or("");
-    if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
-    return fail(ErrorKind::Infra, "{} failed ({}): {}", what,
-                WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : fmt::format("signal {}", WTERMSIG(status)), tail);
-}
 
 class BuildSide final : public AbSide {
 public:

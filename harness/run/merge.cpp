@@ -26,14 +26,6 @@ std::string field(const json::object &o, std::string_view key) {
     return v ? (v->is_string() ? std::string(v->get_string()) : json::serialize(*v)) : "";
 }
 
-std::vector<double> numbers(const json::object &m, std::string_view key) {
-    std::vector<double> out;
-    if (const auto *a = m.if_contains(key); a && a->is_array())
-        for (const auto &v : a->get_array())
-            if (v.is_number()) out.push_back(v.to_number<double>());
-    return out;
-}
-
 }  // namespace
 
 Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> shards, const MergeOptions &o) {
@@ -113,7 +105,7 @@ size_t redecide_perf(RunResults &results, double alpha) {
     for (auto &r : results.results)
         for (auto &c : r.checks) {
             if (c.check != "perf") continue;
-            const auto cur = numbers(c.metrics, "samples_s"), base = numbers(c.metrics, "baseline_samples_s");
+            const auto [cur, base] = samples_to_gate(c.metrics);
             if (cur.empty() || base.empty()) continue;  // not compared: no baseline, another machine, or not timed
             DecisionPolicy policy;
             policy.alpha = alpha;

@@ -5,12 +5,15 @@
 #include <map>
 #include <memory>
 
+#include "backend/calibration.hpp"
 #include "checks/compile_check.hpp"
 #include "checks/cost_check.hpp"
+#include "checks/instructions_check.hpp"
 #include "checks/perf_check.hpp"
 #include "io/files.hpp"
 #include "io/npy.hpp"
 #include "plan/inputs.hpp"
+#include "run/instruction_counts.hpp"
 #include "stats/stats.hpp"
 #include "store/baseline_store.hpp"
 #include "store/keys.hpp"
@@ -61,12 +64,40 @@ Result<std::optional<BaselineFile>> perf_baselines(const Suite &suite, const Per
     return file;
 }
 
-std::vector<double> baseline_samples(const BaselineFile *file, const std::string &case_id, const std::string &kernel) {
+std::vector<double> baseline_samples(const BaselineFile *file, const std::string &case_id, const std::string &kernel,
+                                     const char *key = "samples_s") {
     std::vector<double> out;
     if (const BaselineEntry *e = file ? file->find(case_id, kernel) : nullptr)
-        if (const auto *s = e->values.if_contains("samples_s"); s && s->is_array())
+        if (const auto *s = e->values.if_contains(key); s && s->is_array())
             for (const auto &x : s->get_array()) out.push_back(x.to_number<double>());
     return out;
+}
+
+/// Whether a case x kernel is gated on calibrated times, with both sides' calibration
+/// samples, or why not when the baseline cannot be.
+PerfCalibration calibration_of(const BaselineFile *file, const std::string &case_id, const std::string &kernel,
+                               const TimingOutcome &outcome, bool wanted) {
+    PerfCalibration c;
+    c.samples_s = outcome.calibration_s;
+    c.workload = kCalibrationWorkload;
+    const BaselineEntry *e = file ? file->find(case_id, kernel) : nullptr;
+    if (!wanted || !e) return c;
+    if (c.samples_s.empty()) {
+        c.note = "this kernel's host timed no calibration workload (a remote adapter): gated on absolute time";
+        return c;
+    }
+    c.baseline_samples_s = baseline_samples(file, case_id, kernel, "calibration_s");
+    const auto *w = e->values.if_contains("calibration_workload");
+    const std::string base_workload = w && w->is_string() ? std::string(w->get_string()) : "";
+    if (c.baseline_samples_s.empty())
+        c.note = "the baseline has no calibration samples (recorded before calibrated baselines): gated on absolute time; "
+                 "re-record it (attngate baseline update --checks perf) to gate time relative to the machine";
+    else if (base_workload != c.workload)
+        c.note = fmt::format("the baseline's calibration workload \"{}\" is not this build's \"{}\": gated on absolute time",
+                             base_workload, c.workload);
+    c.gated = c.note.empty();
+    if (!c.gated) c.baseline_samples_s.clear();
+    return c;
 }
 
 /// A case x kernel the perf phase times: the suite's perf.kernels pick the kernel, and a
@@ -74,6 +105,52 @@ std::vector<double> baseline_samples(const BaselineFile *file, const std::string
 bool perf_selected(const Suite &suite, const CaseSpec &c, const std::string &label) {
     return c.timed && (suite.perf.kernels.empty() ||
                        std::find(suite.perf.kernels.begin(), suite.perf.kernels.end(), label) != suite.perf.kernels.end());
+}
+
+/// --perf-metric instructions: one call of each in-process case x kernel counted under
+/// callgrind in one child, each against this machine class's instruction baseline.
+Result<void> instruction_phase(const Suite &suite, const std::vector<Target> &targets, Backends &backends, RunResults &results,
+                               const PerfPhaseOptions &o) {
+    auto key = baseline_key("instructions", suite.name, o.machine_class);
+    if (!key) return std::unexpected(key.error());
+    auto file = load_baseline_file(*o.store, *key);
+    if (!file) return std::unexpected(file.error());
+    const std::string unavailable = instruction_counting_unavailable();
+    const auto in_process = [&](const Target &t) { return backends.host_of(t.kernel->spec.kernel)->name() == "in-process"; };
+    CountRequest request{suite.file, o.plugins, {}, o.timeout_s};
+    for (const auto &t : targets)
+        if (in_process(t)) request.labels.emplace_back(t.spec->id, t.kernel->spec.label());
+    std::map<std::pair<std::string, std::string>, double> counts;
+    std::string count_error;
+    if (unavailable.empty() && !request.labels.empty()) {
+        auto c = count_under_callgrind(request);
+        if (c) counts = std::move(*c);
+        else count_error = c.error().message;
+    }
+    for (const auto &t : targets) {
+        CaseResult &r = results.results[t.result_index];
+        const std::string label = t.kernel->spec.label();
+        const auto add = [&](Verdict v, std::string why) { r.checks.push_back(CheckResult{"instructions", v, std::move(why), {}, {}}); };
+        if (o.cost) r.checks.push_back(CheckResult{"cost", Verdict::Skip, "not priced: --perf-metric instructions measures no time", {}, {}});
+        if (!unavailable.empty()) add(Verdict::Skip, unavailable);
+        else if (!in_process(t))
+            add(Verdict::Skip, fmt::format("not counted: instructions are counted in-process only, and {} runs in {}", label,
+                                           backends.host_of(t.kernel->spec.kernel)->name()));
+        else if (!count_error.empty()) add(Verdict::Error, count_error);
+        else if (const auto it = counts.find({t.spec->id, label}); it == counts.end())
+            add(Verdict::Error, "the counting child reported no count for this case x kernel");
+        else {
+            std::optional<double> base;
+            if (const BaselineEntry *e = *file ? (*file)->find(t.spec->id, label) : nullptr)
+                if (const auto *v = e->values.if_contains("instructions"); v && v->is_number()) base = v->to_number<double>();
+            const std::string note = fmt::format(
+                "no instructions baseline for {} / {} on machine class \"{}\" (record one: attngate baseline update --checks instructions)",
+                t.spec->id, label, o.machine_class);
+            r.checks.push_back(instructions_check(it->second, base, t.spec->perf_threshold_pct.value_or(suite.perf.threshold_pct),
+                                                  o.machine_class, note, o.strict));
+        }
+    }
+    return {};
 }
 
 }  // namespace
@@ -115,23 +192,31 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
             targets.push_back(Target{i, pc.spec, k, Invocation{&suite, pc.spec, in->second.get(), &k->spec}});
         }
     if (targets.empty()) return {};
+    if (options.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
 
     std::string note;
     auto base = perf_baselines(suite, options, note);
     if (!base) return std::unexpected(base.error());
     const BaselineFile *base_file = *base ? &**base : nullptr;
-    const TimingRequest timing{static_cast<int>(suite.perf.repetitions), suite.perf.min_time_s, options.isolation, options.timeout_s};
+    const TimingRequest timing{static_cast<int>(suite.perf.repetitions), suite.perf.min_time_s, options.isolation, options.timeout_s,
+                               options.calibrate};
     const std::vector<TimingOutcome> outcomes = time_targets(targets, backends, timing);
 
     std::vector<PerfDecision> decisions(targets.size());
+    std::vector<PerfCalibration> calibrations(targets.size());
     std::vector<bool> decided(targets.size(), false);
     for (size_t i = 0; i < targets.size(); ++i) {
-        const auto base_s = baseline_samples(base_file, targets[i].spec->id, targets[i].kernel->spec.label());
+        const std::string &case_id = targets[i].spec->id, kernel = targets[i].kernel->spec.label();
+        calibrations[i] = calibration_of(base_file, case_id, kernel, outcomes[i], options.calibrate);
+        const auto base_s = baseline_samples(base_file, case_id, kernel);
         if (base_s.empty() || !outcomes[i].error.empty()) continue;
         DecisionPolicy policy;
         policy.alpha = suite.perf.alpha;
         policy.threshold = targets[i].spec->perf_threshold_pct.value_or(suite.perf.threshold_pct) / 100.0;
-        decisions[i] = decide(outcomes[i].samples_s, base_s, policy);
+        const PerfCalibration &c = calibrations[i];
+        decisions[i] = c.gated ? decide(relative_to_calibration(outcomes[i].samples_s, c.samples_s),
+                                        relative_to_calibration(base_s, c.baseline_samples_s), policy)
+                               : decide(outcomes[i].samples_s, base_s, policy);
         decided[i] = true;
     }
     {  // the run-wide correction counts only the comparisons that were made
@@ -169,6 +254,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         const double threshold = t.spec->perf_threshold_pct.value_or(suite.perf.threshold_pct);
         r.checks.push_back(perf_check(outcomes[i].samples_s, base_s, decided[i] ? &decisions[i] : nullptr, state, why, shape, flops,
                                       threshold, options.machine_class, options.strict));
+        add_calibration(r.checks.back(), calibrations[i]);
         if (!no_pricing.empty()) r.checks.push_back(CheckResult{"cost", Verdict::Skip, no_pricing, {}, {}});
         if (pricing)
             r.checks.push_back(cost_check(median(outcomes[i].samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
@@ -246,7 +332,7 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
     for (size_t i = 0; i < targets.size(); ++i) {
         if (!outcomes[i].error.empty())
             return fail(ErrorKind::Infra, "{} / {}: {}", targets[i].spec->id, targets[i].kernel->spec.label(), outcomes[i].error);
-        out.push_back({targets[i].spec->id, targets[i].kernel->spec.label(), outcomes[i].samples_s});
+        out.push_back({targets[i].spec->id, targets[i].kernel->spec.label(), outcomes[i].samples_s, outcomes[i].instructions});
     }
     return out;
 }

@@ -33,7 +33,13 @@ struct CostInputs {
 /// Loads pricing and workloads from the store; an unknown device class is a usage error.
 Result<CostInputs> load_cost_inputs(Store &store, const std::string &device_class);
 
+/// What the perf phase measures: time (google/benchmark samples, the noise-aware rule) or
+/// one call's instructions under callgrind (a plain threshold; check "instructions").
+enum class PerfMetric { Time, Instructions };
+
 struct PerfPhaseOptions {
+    PerfMetric metric = PerfMetric::Time;
+    std::vector<std::string> plugins;  ///< the run's --plugin paths: the counting child loads them too
     bool isolation = true;
     double timeout_s = 3600.0;  ///< for the whole timing child
     std::string machine_class;
@@ -42,6 +48,9 @@ struct PerfPhaseOptions {
     /// Where a slower kernel's profiler trace goes (its host's, when it has one); the perf
     /// check links it relative to the results file. Empty: no traces.
     std::filesystem::path profiles_dir;
+    /// Gate time relative to the calibration workload timed with the cases (baselines
+    /// that have its samples); false: absolute time, as baselines before calibration.
+    bool calibrate = true;
     bool strict = false;          ///< a case the perf rule cannot gate fails (see perf_check)
     std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
 };
@@ -53,6 +62,7 @@ using PerfInputs = std::map<std::string, std::shared_ptr<const CaseInputs>>;
 struct LabelledSamples {
     std::string case_id, kernel;
     std::vector<double> samples_s;
+    std::optional<double> instructions;  ///< of one call, when counted instead of timed
 };
 
 /// Times the plan's case x kernels that the suite's perf settings select, without any

@@ -354,6 +354,9 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
         po.strict = options.strict || suite.perf.require_verdict;
         po.workload_kernel = options.workload_kernel;
+        po.calibrate = options.calibrate;
+        po.metric = options.count_instructions ? PerfMetric::Instructions : PerfMetric::Time;
+        po.plugins = options.plugins;
         if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());
     }
     results.complete = true;

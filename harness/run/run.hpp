@@ -32,6 +32,9 @@ struct RunOptions {
     std::string device_class = "gcp-e2-standard-2";  ///< the price list entry for this machine's time
     std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
     bool strict = false;  ///< a timed case the perf rule cannot gate fails (also the suite's perf.require_verdict)
+    bool calibrate = true;  ///< gate time relative to the calibration workload (PerfPhaseOptions::calibrate)
+    bool count_instructions = false;  ///< --perf-metric instructions (PerfPhaseOptions::metric)
+    std::vector<std::string> plugins;  ///< the --plugin paths, for the instruction-counting child
     std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
     std::optional<ShardSpec> shard;      ///< run only this shard of the plan (see sharding.hpp)
 };

@@ -96,6 +96,16 @@ const char *perf_status_name(PerfStatus s) {
     return "insufficient";
 }
 
+std::vector<double> relative_to_calibration(const std::vector<double> &samples, const std::vector<double> &calibration) {
+    if (samples.empty() || calibration.empty()) return {};
+    const double unit = median(calibration);
+    if (!(unit > 0.0) || !std::isfinite(unit)) return {};
+    std::vector<double> out;
+    out.reserve(samples.size());
+    for (double x : samples) out.push_back(x / unit);
+    return out;
+}
+
 int required_repetitions(double alpha, double relative_noise, double threshold) {
     return std::max(min_repetitions_for_alpha(alpha), repetitions_for_noise(relative_noise, threshold));
 }

@@ -49,6 +49,13 @@ struct PerfDecision {
     std::string reason;              ///< one line for people
 };
 
+/// A kernel's times relative to the machine's speed: each sample divided by the median of
+/// the calibration workload's samples timed in the same process. Dividing a side by one
+/// constant keeps its ranks and relative noise, so `decide` on two such sides judges
+/// the ratio of the two medians after the machine's change of speed is taken out.
+/// Empty when either input is empty or the calibration median is not positive.
+std::vector<double> relative_to_calibration(const std::vector<double> &samples, const std::vector<double> &calibration);
+
 /// Repetitions per side needed to gate at `threshold` given the relative noise
 /// (scaled MAD / median) of the samples:
 ///

@@ -1,17 +1,29 @@
 """Gate-accuracy benchmark: how often the perf gate cries wolf, and how often it catches a
-real slowdown, in baseline mode and in paired A/B mode, on this machine.
+real slowdown, per mode, on this machine, quiet and under a background load.
 
-Runs repeated A/A comparisons of the same build (every regression flagged is a false
-alarm) and comparisons against injected slowdowns of 2, 5 and 10% (the test plugin's
-`flash-slowdown` kernel adds that much extra work per call). Prints the false-alarm rate
-per suite run and the detection rate per case and per suite run, and writes them as JSON.
+Modes: `baseline` (absolute time against a stored baseline, --no-calibration),
+`calibrated` (time relative to the calibration workload timed in the same child, the
+default), `ab` (paired A/B of two builds, interleaved) and `instructions` (one call's
+instructions under callgrind, plain threshold). Baselines are recorded once, on the quiet
+machine, before any load starts: what a CI runner that is busy today compares against.
 
-    python3 tests/bench/gate_accuracy.py --attngate build/attngate \
-        --plugin build/tests/libattngate_faulty_kernels.so --aa-runs 100 --effect-runs 20
+For each load level (stress-ng --cpu N in the background; 0 = none) and mode, it runs A/A
+comparisons of the same build (every regression flagged is a false alarm) and
+comparisons against injected slowdowns (the test plugin's `flash-slowdown` adds that
+percentage of extra work per call; in instructions mode a fixed, FLOP-proportional loop,
+ATTNGATE_TEST_SLOWDOWN_WORK=1, whose actual instruction increase is reported as
+`median_ratio`). Prints the false-alarm rate per suite run and the detection rate per
+case and writes them as JSON.
+
+    python3 tests/bench/gate_accuracy.py --attngate build/attngate \\
+        --plugin build/tests/libattngate_faulty_kernels.so --loads 0,1,2 --aa-runs 100 --effect-runs 20
 """
 import argparse
 import json
 import os
+import shutil
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,87 +40,173 @@ SUITE = {
         {"id": "decode_bf16", "seq_q": 1, "seq_k": 512, "heads_q": 8, "heads_kv": 2, "head_dim": 64, "causal": True, "dtype": "bf16"},
     ],
 }
+MODES = ("baseline", "calibrated", "ab", "instructions")
 
 
-def statuses(results_path):
+def verdicts(results_path):
+    """(case, status, ratio) of every perf or instructions check."""
     with open(results_path) as f:
         results = json.load(f)
     out = []
     for entry in results["results"]:
         for check in entry["checks"]:
-            if check["check"] == "perf":
-                out.append(check["metrics"].get("status", "?"))
+            if check["check"] in ("perf", "instructions"):
+                out.append((entry["case"], check["metrics"].get("status", "?"), check["metrics"].get("ratio")))
     return out
 
 
-def env_with(pct):
-    return dict(os.environ, ATTNGATE_TEST_SLOWDOWN_PCT=str(pct))
+def env_with(pct, work=False):
+    env = dict(os.environ, ATTNGATE_TEST_SLOWDOWN_PCT=str(pct))
+    if work:
+        env["ATTNGATE_TEST_SLOWDOWN_WORK"] = "1"
+    return env
+
+
+def run_checked(cmd, env=None):
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if r.returncode not in (0, 1):
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr[-2000:]}")
+    return r
+
+
+def run_cmd(args, work, out, *extra):
+    return [args.attngate, "run", "--suite", work["suite"], "--checks", "perf", "--baselines", work["baselines"],
+            "--plugin", args.plugin, "--out", out, *extra]
 
 
 def baseline_mode_run(args, work, pct, out):
-    cmd = [args.attngate, "run", "--suite", work["suite"], "--checks", "perf", "--baselines", work["baselines"],
-           "--plugin", args.plugin, "--out", out]
-    r = subprocess.run(cmd, env=env_with(pct), capture_output=True, text=True)
-    if r.returncode not in (0, 1):
-        sys.exit(f"run failed: {r.stderr}")
-    return statuses(out)
+    run_checked(run_cmd(args, work, out, "--no-calibration"), env_with(pct))
+    return verdicts(out)
+
+
+def calibrated_mode_run(args, work, pct, out):
+    run_checked(run_cmd(args, work, out), env_with(pct))
+    return verdicts(out)
+
+
+def instructions_mode_run(args, work, pct, out):
+    run_checked(run_cmd(args, work, out, "--perf-metric", "instructions"), env_with(pct, work=True))
+    return verdicts(out)
 
 
 def ab_mode_run(args, work, pct, out):
-    cmd = [args.attngate, "ab", "--a", args.attngate, "--b", f"env ATTNGATE_TEST_SLOWDOWN_PCT={pct} {args.attngate}",
-           "--suite", work["suite"], "--plugin", args.plugin, "--rounds", str(args.rounds), "--min-time", "0.02", "--out", out]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode not in (0, 1):
-        sys.exit(f"ab failed: {r.stderr}")
-    return statuses(out)
+    run_checked([args.attngate, "ab", "--a", args.attngate, "--b", f"env ATTNGATE_TEST_SLOWDOWN_PCT={pct} {args.attngate}",
+                 "--suite", work["suite"], "--plugin", args.plugin, "--rounds", str(args.rounds), "--min-time", "0.02",
+                 "--out", out])
+    return verdicts(out)
 
 
-def measure(mode, runner, args, work, pct, runs):
+RUNNERS = {"baseline": baseline_mode_run, "calibrated": calibrated_mode_run, "ab": ab_mode_run,
+           "instructions": instructions_mode_run}
+
+
+def record_baselines(args, work):
+    """Perf (with calibration samples) and instruction baselines of the unmodified kernel."""
+    accept = [args.attngate, "baseline", "update", "--baselines", work["baselines"], "--yes", "--allow-in-ci",
+              "--reason", "gate-accuracy benchmark"]
+    first = os.path.join(work["dir"], "baseline-run.json")
+    run_checked(run_cmd(args, work, first), env_with(0))
+    subprocess.run([*accept, "--results", first, "--checks", "perf"], check=True, capture_output=True)
+    if "instructions" in args.modes:
+        counted = os.path.join(work["dir"], "baseline-instructions.json")
+        run_checked(run_cmd(args, work, counted, "--perf-metric", "instructions"), env_with(0, work=True))
+        subprocess.run([*accept, "--results", counted, "--checks", "instructions"], check=True, capture_output=True)
+
+
+def measure(mode, args, work, load, pct, runs):
     cases = suites_flagged = regressions = too_noisy = 0
+    ratios, per_case = [], {}
     start = time.monotonic()
     for i in range(runs):
-        s = runner(args, work, pct, os.path.join(work["dir"], f"{mode}-{pct}-{i}.json"))
-        cases += len(s)
-        regressions += s.count("regression")
-        too_noisy += s.count("too_noisy")
-        suites_flagged += any(x == "regression" for x in s)
+        v = RUNNERS[mode](args, work, pct, os.path.join(work["dir"], f"{mode}-{load}-{pct}-{i}.json"))
+        statuses = [s for _, s, _ in v]
+        for case, _, r in v:
+            if isinstance(r, (int, float)):
+                ratios.append(r)
+                per_case.setdefault(case, []).append(r)
+        cases += len(statuses)
+        regressions += statuses.count("regression")
+        too_noisy += statuses.count("too_noisy")
+        suites_flagged += "regression" in statuses
     seconds = (time.monotonic() - start) / runs
-    return {"mode": mode, "slowdown_pct": pct, "suite_runs": runs, "case_verdicts": cases,
+    return {"mode": mode, "load_cpus": load, "slowdown_pct": pct, "suite_runs": runs, "case_verdicts": cases,
             "suite_runs_flagged": suites_flagged, "suite_flag_rate": suites_flagged / runs,
             "case_detection_rate": regressions / cases if cases else 0.0, "too_noisy_rate": too_noisy / cases if cases else 0.0,
+            "median_ratio": statistics.median(ratios) if ratios else None,
+            "median_ratio_per_case": {c: statistics.median(r) for c, r in per_case.items()},
             "seconds_per_suite_run": seconds}
+
+
+class Load:
+    """stress-ng --cpu N in the background for the duration of a with-block (N = 0: none)."""
+
+    def __init__(self, cpus):
+        self.cpus, self.proc = cpus, None
+
+    def __enter__(self):
+        if self.cpus:
+            if not shutil.which("stress-ng"):
+                sys.exit("stress-ng is not installed (apt install stress-ng)")
+            self.proc = subprocess.Popen(["stress-ng", "--cpu", str(self.cpus), "--timeout", "0", "--quiet"],
+                                         start_new_session=True)
+            time.sleep(1.0)
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attngate", required=True)
     parser.add_argument("--plugin", required=True)
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of " + ", ".join(MODES))
+    parser.add_argument("--loads", default="0", help="stress-ng --cpu levels, comma-separated (0: no load)")
+    parser.add_argument("--effects", default="2,5,10", help="injected slowdowns in percent, comma-separated")
     parser.add_argument("--aa-runs", type=int, default=100)
     parser.add_argument("--effect-runs", type=int, default=20)
+    parser.add_argument("--ab-runs", type=int, default=None, help="A/A and effect runs in ab mode (default: as the others)")
+    parser.add_argument("--instruction-runs", type=int, default=None,
+                        help="runs per row in instructions mode (default: as the others; its counts do not vary)")
     parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="the suite's kernel threads (default: the suites' default, 2)")
     parser.add_argument("--json", default="gate-accuracy.json")
     args = parser.parse_args()
     args.attngate, args.plugin = os.path.abspath(args.attngate), os.path.abspath(args.plugin)
+    args.modes = [m for m in args.modes.split(",") if m]
+    if unknown := set(args.modes) - set(MODES):
+        sys.exit(f"--modes: unknown {sorted(unknown)}")
+    loads = [int(x) for x in args.loads.split(",")]
+    effects = [int(x) for x in args.effects.split(",") if x]
+    rows = []
+    suite = dict(SUITE, **({"threads": args.threads} if args.threads else {}))
     with tempfile.TemporaryDirectory(prefix="attngate-accuracy-") as d:
         work = {"dir": d, "suite": os.path.join(d, "suite.json"), "baselines": os.path.join(d, "baselines")}
         with open(work["suite"], "w") as f:
-            json.dump(SUITE, f)
-        # Baseline mode needs a recorded baseline of the unmodified kernel first.
-        first = os.path.join(d, "baseline-run.json")
-        baseline_mode_run(args, work, 0, first)
-        subprocess.run([args.attngate, "baseline", "update", "--results", first, "--baselines", work["baselines"],
-                        "--checks", "perf", "--yes", "--allow-in-ci", "--reason", "gate-accuracy benchmark"],
-                       check=True, capture_output=True)
-        rows = []
-        for mode, runner in (("baseline", baseline_mode_run), ("ab", ab_mode_run)):
-            for pct in (0, 2, 5, 10):
-                rows.append(measure(mode, runner, args, work, pct, args.aa_runs if pct == 0 else args.effect_runs))
-                r = rows[-1]
-                print(f"{mode:8} slowdown {pct:>2}%: {r['suite_runs_flagged']:>3}/{r['suite_runs']} suite runs flagged "
-                      f"({100 * r['suite_flag_rate']:.1f}%), case detection {100 * r['case_detection_rate']:.1f}%, "
-                      f"too noisy {100 * r['too_noisy_rate']:.1f}%, {r['seconds_per_suite_run']:.1f} s per suite run", flush=True)
-    with open(args.json, "w") as f:
-        json.dump({"suite": SUITE, "rows": rows}, f, indent=2)
+            json.dump(suite, f)
+        record_baselines(args, work)  # quiet machine, before any load
+        for load in loads:
+            with Load(load):
+                for mode in args.modes:
+                    for pct in [0, *effects]:
+                        runs = args.aa_runs if pct == 0 else args.effect_runs
+                        if mode == "ab" and args.ab_runs:
+                            runs = args.ab_runs
+                        if mode == "instructions" and args.instruction_runs:
+                            runs = args.instruction_runs
+                        rows.append(measure(mode, args, work, load, pct, runs))
+                        r = rows[-1]
+                        ratio = f"{r['median_ratio']:.3f}" if r["median_ratio"] is not None else "-"
+                        print(f"load {load} {mode:12} slowdown {pct:>2}%: {r['suite_runs_flagged']:>3}/{r['suite_runs']} suite runs "
+                              f"flagged ({100 * r['suite_flag_rate']:.1f}%), case detection {100 * r['case_detection_rate']:.1f}%, "
+                              f"too noisy {100 * r['too_noisy_rate']:.1f}%, median ratio {ratio}, "
+                              f"{r['seconds_per_suite_run']:.1f} s per suite run; per case "
+                              + ", ".join(f"{c} {x:.3f}" for c, x in r["median_ratio_per_case"].items()), flush=True)
+                        with open(args.json, "w") as f:  # after every row: an interrupted run keeps what it measured
+                            json.dump({"suite": suite, "command": sys.argv, "rows": rows}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -129,14 +129,35 @@ int memory_fault_run(const attngate_kernel *self, const attngate_problem *p, cha
     return rc;
 }
 
+/// Spin-loop iterations per dense attention FLOP of the work-based slowdown: about what
+/// flash executes per FLOP on this project's runners under callgrind, so that a PCT there
+/// adds roughly PCT percent of instructions (tests/bench/gate_accuracy.py prints the
+/// increase it actually measured per case).
+constexpr double kSpinPerFlop = 0.05;
+
 /// Flash plus extra work worth ATTNGATE_TEST_SLOWDOWN_PCT percent of its own time: the
-/// injected slowdown of the gate-accuracy benchmark and the perf tests.
+/// injected slowdown of the gate-accuracy benchmark and the perf tests. With
+/// ATTNGATE_TEST_SLOWDOWN_WORK=1 the extra work is a fixed number of loop iterations
+/// proportional to the case's FLOPs instead: the same every call and in every process,
+/// whatever the machine's speed, which is what an instruction count can see.
 int slowdown_run(const attngate_kernel *, const attngate_problem *p, char *err, size_t n) {
     static const double pct = [] {
         const char *v = std::getenv("ATTNGATE_TEST_SLOWDOWN_PCT");
         return v ? std::atof(v) : 0.0;
     }();
+    static const bool by_work = [] {
+        const char *v = std::getenv("ATTNGATE_TEST_SLOWDOWN_WORK");
+        return v && std::atoi(v) != 0;
+    }();
     const attngate_kernel &flash = builtin_flash();
+    if (by_work) {
+        const int rc = flash.run(&flash, p, err, n);
+        const double flops = 4.0 * static_cast<double>(p->batch * p->heads_q * p->seq_q * p->seq_k * p->head_dim);
+        const auto iterations = static_cast<uint64_t>(pct / 100.0 * flops * kSpinPerFlop);
+        volatile uint64_t spin = 0;
+        for (uint64_t i = 0; i < iterations; ++i) spin = spin + 1;
+        return rc;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = flash.run(&flash, p, err, n);
     const auto took = std::chrono::steady_clock::now() - t0;

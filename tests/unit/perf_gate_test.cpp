@@ -50,6 +50,69 @@ TEST_CASE("a clear slowdown fails the perf check with its numbers", "[perf]") {
     CHECK(r.metrics.at("gflops").as_double() == Approx(2.0 * 64 * 128 * 128 * 2 / 1.2e-3 / 1e9).epsilon(0.01));
 }
 
+namespace {
+/// A perf check as the perf phase makes it in calibrated mode: decided on times relative
+/// to each side's calibration samples, then redecided from its metrics as `merge` does.
+CheckResult calibrated_check(const std::vector<double> &now, const std::vector<double> &base, const std::vector<double> &cal_now,
+                             const std::vector<double> &cal_base) {
+    const PerfDecision d = decide(relative_to_calibration(now, cal_now), relative_to_calibration(base, cal_base), DecisionPolicy{});
+    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    add_calibration(r, PerfCalibration{cal_now, cal_base, "w-v1", true, ""});
+    return r;
+}
+}  // namespace
+
+TEST_CASE("relative_to_calibration divides by the calibration median and refuses what it cannot use", "[perf]") {
+    CHECK(relative_to_calibration({2.0, 4.0}, {1.0, 2.0, 100.0}) == std::vector<double>{1.0, 2.0});
+    CHECK(relative_to_calibration({2.0}, {}).empty());
+    CHECK(relative_to_calibration({}, {1.0}).empty());
+    CHECK(relative_to_calibration({2.0}, {0.0, 0.0, 1.0}).empty());
+}
+
+TEST_CASE("calibrated mode: a uniformly slower machine passes, a slower kernel fails", "[perf]") {
+    const auto base = around(1e-3, 15), cal_base = around(2e-4, 15, 0.02);
+    SECTION("the machine is 1.8x slower: kernel and calibration move together") {
+        const auto now = around(1.8e-3, 15), cal_now = around(3.6e-4, 15, 0.02);
+        CHECK(decide(now, base, DecisionPolicy{}).status == PerfStatus::Regression);  // what absolute mode would say
+        const CheckResult r = calibrated_check(now, base, cal_now, cal_base);
+        CHECK(r.verdict == Verdict::Pass);
+        CHECK(r.metrics.at("mode").as_string() == "calibrated");
+        CHECK(r.metrics.at("calibration_ratio").as_double() == Approx(1.8).epsilon(0.01));
+        CHECK(r.metrics.at("absolute_ratio").as_double() == Approx(1.8).epsilon(0.01));
+        CHECK(r.metrics.at("ratio").as_double() == Approx(1.0).epsilon(0.02));
+        const auto [cur, old] = samples_to_gate(r.metrics);
+        CHECK(decide(cur, old, DecisionPolicy{}).status == PerfStatus::Ok);
+    }
+    SECTION("the kernel is 1.2x slower on a machine of unchanged speed") {
+        const auto now = around(1.2e-3, 15);
+        const CheckResult r = calibrated_check(now, base, cal_base, cal_base);
+        CHECK(r.verdict == Verdict::Fail);
+        CHECK(r.metrics.at("ratio").as_double() == Approx(1.2).epsilon(0.01));
+        CHECK(r.metrics.at("calibration_s").as_array().size() == 15);
+        const auto [cur, old] = samples_to_gate(r.metrics);
+        CHECK(decide(cur, old, DecisionPolicy{}).status == PerfStatus::Regression);
+    }
+    SECTION("the kernel is 1.2x slower on a machine 1.5x faster: absolute time hides it, calibrated time does not") {
+        const auto now = around(1.2e-3 / 1.5, 15), cal_now = around(2e-4 / 1.5, 15, 0.02);
+        CHECK(decide(now, base, DecisionPolicy{}).status != PerfStatus::Regression);
+        CHECK(calibrated_check(now, base, cal_now, cal_base).verdict == Verdict::Fail);
+    }
+}
+
+TEST_CASE("a baseline without calibration is gated on absolute time with a note", "[perf]") {
+    const auto base = around(1e-3, 15), now = around(1.2e-3, 15);
+    const PerfDecision d = decide(now, base, DecisionPolicy{});
+    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    add_calibration(r, PerfCalibration{around(2e-4, 15), {}, "w-v1", false, "the baseline has no calibration samples"});
+    CHECK(r.metrics.at("mode").as_string() == "absolute");
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_FALSE(r.metrics.contains("calibration_ratio"));
+    CHECK(r.notes == std::vector<std::string>{"the baseline has no calibration samples"});
+    const auto [cur, old] = samples_to_gate(r.metrics);  // merge redecides on the absolute samples
+    CHECK(cur == now);
+    CHECK(old == base);
+}
+
 TEST_CASE("too few repetitions are reported as too noisy with what is needed, never passed", "[perf]") {
     const auto base = around(1e-3, 5), now = around(1.3e-3, 5);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
