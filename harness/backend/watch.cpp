@@ -16,7 +16,8 @@ constexpr uint32_t kPoisonBits[2] = {0x7FC0DEADu, 0x7FC0BEEFu};  // quiet NaNs w
 
 template <typename T>
 void check_tensor(const char *name, const std::vector<T> &pristine, std::vector<T> &mine, std::vector<std::string> &out) {
-    if (mine.size() != pristine.size() || std::memcmp(mine.data(), pristine.data(), mine.size() * sizeof(T)) == 0) return;
+    // An absent tensor (no bias, no segments) has no data pointer to compare.
+    if (mine.empty() || mine.size() != pristine.size() || std::memcmp(mine.data(), pristine.data(), mine.size() * sizeof(T)) == 0) return;
     size_t changed = 0, first = mine.size();
     for (size_t i = 0; i < mine.size(); ++i)
         if (std::memcmp(&mine[i], &pristine[i], sizeof(T)) != 0) {
