@@ -1,6 +1,8 @@
 // JSON reading and writing helpers.
 #include "io/json_io.hpp"
 
+#include <boost/json/basic_parser_impl.hpp>
+
 #include "io/files.hpp"
 
 namespace attngate {
@@ -32,14 +34,99 @@ size_t first_invalid_utf8(std::string_view text) {
 }
 }  // namespace
 
+namespace {
+/// Boost.JSON's own value-building handler, plus what it lacks: a key given twice in one
+/// object is an error (Boost.JSON keeps the last silently, so an edited suite could hide a
+/// setting). Keys are compared after unescaping.
+struct UniqueKeyHandler {
+    static constexpr size_t max_object_size = json::object::max_size();
+    static constexpr size_t max_array_size = json::array::max_size();
+    static constexpr size_t max_key_size = json::string::max_size();
+    static constexpr size_t max_string_size = json::string::max_size();
+
+    json::value_stack st;
+    std::vector<std::set<std::string, std::less<>>> keys;  // one set per open object
+    std::string key;                                        // the key being read
+    std::optional<std::string> duplicate;
+
+    UniqueKeyHandler() { st.reset(); }
+
+    bool on_document_begin(boost::system::error_code &) { return true; }
+    bool on_document_end(boost::system::error_code &) { return true; }
+    bool on_object_begin(boost::system::error_code &) {
+        keys.emplace_back();
+        return true;
+    }
+    bool on_object_end(size_t n, boost::system::error_code &) {
+        keys.pop_back();
+        st.push_object(n);
+        return true;
+    }
+    bool on_array_begin(boost::system::error_code &) { return true; }
+    bool on_array_end(size_t n, boost::system::error_code &) {
+        st.push_array(n);
+        return true;
+    }
+    bool on_key_part(json::string_view s, size_t, boost::system::error_code &) {
+        key.append(s.data(), s.size());
+        st.push_chars(s);
+        return true;
+    }
+    bool on_key(json::string_view s, size_t, boost::system::error_code &ec) {
+        key.append(s.data(), s.size());
+        if (!keys.back().insert(key).second) {
+            duplicate = key;
+            ec = json::error::syntax;
+            return false;
+        }
+        key.clear();
+        st.push_key(s);
+        return true;
+    }
+    bool on_string_part(json::string_view s, size_t, boost::system::error_code &) {
+        st.push_chars(s);
+        return true;
+    }
+    bool on_string(json::string_view s, size_t, boost::system::error_code &) {
+        st.push_string(s);
+        return true;
+    }
+    bool on_number_part(json::string_view, boost::system::error_code &) { return true; }
+    bool on_int64(int64_t i, json::string_view, boost::system::error_code &) {
+        st.push_int64(i);
+        return true;
+    }
+    bool on_uint64(uint64_t u, json::string_view, boost::system::error_code &) {
+        st.push_uint64(u);
+        return true;
+    }
+    bool on_double(double d, json::string_view, boost::system::error_code &) {
+        st.push_double(d);
+        return true;
+    }
+    bool on_bool(bool b, boost::system::error_code &) {
+        st.push_bool(b);
+        return true;
+    }
+    bool on_null(boost::system::error_code &) {
+        st.push_null();
+        return true;
+    }
+    bool on_comment_part(json::string_view, boost::system::error_code &) { return true; }
+    bool on_comment(json::string_view, boost::system::error_code &) { return true; }
+};
+}  // namespace
+
 Result<json::value> parse_json(std::string_view text, const std::string &file) {
-    json::stream_parser parser;
+    json::basic_parser<UniqueKeyHandler> parser{json::parse_options{}};
     boost::system::error_code ec;
-    const size_t used = parser.write_some(text.data(), text.size(), ec);
-    if (!ec && used < text.size()) {
+    const size_t used = parser.write_some(false, text.data(), text.size(), ec);
+    if (ec == json::error::extra_data) {
         return fail(ErrorKind::BadInput, "{}: byte {}: expected end of JSON, found more text", file, used);
     }
-    if (!ec) parser.finish(ec);
+    if (parser.handler().duplicate)
+        return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: key \"{}\" appears twice in one object", file, used,
+                    valid_utf8(*parser.handler().duplicate));
     if (ec) {
         // Boost.JSON says only "syntax error" for these two; say what it is.
         if (text.starts_with("\xEF\xBB\xBF"))
@@ -48,7 +135,7 @@ Result<json::value> parse_json(std::string_view text, const std::string &file) {
             return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: not valid UTF-8", file, bad);
         return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: {}", file, used, ec.message());
     }
-    return parser.release();
+    return parser.handler().st.release();
 }
 
 Result<json::value> load_json_file(const std::filesystem::path &path) {
@@ -88,10 +175,15 @@ void pretty(const json::value &v, std::string &out, int indent) {
         if (o.empty()) { out += "{}"; return; }
         out += "{\n";
         bool first = true;
+        // Two keys that differ only in bytes that are not UTF-8 become one key here; the first
+        // is kept, so that what is written never has a key twice (parse_json refuses that).
+        std::set<std::string, std::less<>> written;
         for (const auto &kv : o) {
+            std::string key = valid_utf8(kv.key());
+            if (!written.insert(key).second) continue;
             if (!first) out += ",\n";
             first = false;
-            out += pad + json::serialize(json::string(valid_utf8(kv.key()))) + ": ";
+            out += pad + json::serialize(json::string(key)) + ": ";
             pretty(kv.value(), out, indent + 2);
         }
         out += "\n" + std::string(static_cast<size_t>(indent), ' ') + "}";
