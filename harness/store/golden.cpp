@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/ranges.h>
+
 #include "attngate/builtin_kernels.hpp"
 #include "io/files.hpp"
 #include "plan/inputs.hpp"
@@ -149,7 +151,11 @@ Result<GoldenManifest> load_golden_manifest(const Suite &suite, Store &store) {
     if (!*obj)
         return fail(ErrorKind::BadInput, "{}: missing golden manifest for suite \"{}\"; make it with: {}", file, suite.name,
                     regenerate_hint(suite));
-    auto doc = parse_json((*obj)->bytes, file);
+    return parse_golden_manifest((*obj)->bytes, file, suite);
+}
+
+Result<GoldenManifest> parse_golden_manifest(std::string_view bytes, const std::string &file, const Suite &suite) {
+    auto doc = parse_json(bytes, file);
     if (!doc) return std::unexpected(doc.error());
     GoldenManifest m;
     ObjectReader r(*doc, file, "$");
@@ -171,6 +177,9 @@ Result<GoldenManifest> load_golden_manifest(const Suite &suite, Store &store) {
     for (const auto &c : suite.cases) {
         const GoldenEntry *e = m.find(c.id);
         if (!e) return fail(ErrorKind::BadInput, "{}: missing golden for case \"{}\"; make it with: {}", file, c.id, regenerate_hint(suite));
+        if (e->shape != output_shape(c))
+            return fail(ErrorKind::BadInput, "{}: case \"{}\": the golden's shape [{}] is not the case's output shape [{}]; regenerate with: {}",
+                        file, c.id, fmt::join(e->shape, ", "), fmt::join(output_shape(c), ", "), regenerate_hint(suite));
         if (e->inputs_sha256 != generate_inputs(suite, c).sha256())
             return fail(ErrorKind::BadInput, "{}: case \"{}\": its inputs changed since the golden was made (suite edited?); regenerate with: {}",
                         file, c.id, regenerate_hint(suite));

@@ -55,6 +55,8 @@ Result<bool> has_golden_manifest(const Suite &suite, Store &store);
 /// Reads the manifest and checks that it covers the suite's cases and that its inputs
 /// hashes still match the generator: a stale golden is bad input, not drift.
 Result<GoldenManifest> load_golden_manifest(const Suite &suite, Store &store);
+/// The same checks on a manifest's bytes; `file` names it in messages.
+Result<GoldenManifest> parse_golden_manifest(std::string_view bytes, const std::string &file, const Suite &suite);
 
 /// Loads one golden and verifies its SHA-256 against the manifest (ErrorKind::Corrupt).
 Result<std::vector<double>> load_golden(const Suite &suite, Store &store, const GoldenEntry &entry);

@@ -98,6 +98,34 @@ TEST_CASE("a suite edited after its goldens were made is stale, not drift", "[go
     CHECK_THAT(m.error().message, Catch::Contains("inputs changed"));
 }
 
+TEST_CASE("a golden whose manifest shape is not the case's is bad input before anything is compared", "[golden]") {
+    // A golden and manifest that agree with each other but not with the case (a hand-edited
+    // or foreign manifest) used to reach the comparison with mismatched sizes.
+    test::TempDir dir;
+    const Suite s = tiny(dir);
+    DirectoryStore store(dir / "baselines");
+    auto m = generate_goldens(s, store, nullptr);
+    REQUIRE(m);
+    const auto gdir = dir / "baselines" / "goldens" / s.name;
+    const std::vector<double> fewer(40 * 2 * 4, 0.5);
+    const std::string bytes = serialize_npy(make_npy(std::span<const double>(fewer), {1, 40, 2, 4}));
+    test::write_text(gdir / m->cases[0].file, bytes);
+    auto manifest = read_file(gdir / "manifest.json");
+    REQUIRE(manifest);
+    auto doc = parse_json(*manifest, "manifest.json");
+    REQUIRE(doc);
+    auto &entry = doc->at("cases").as_array()[0].as_object();
+    REQUIRE(entry.at("case").as_string() == m->cases[0].case_id);
+    entry["shape"] = json::array{1, 40, 2, 4};
+    entry["sha256"] = sha256_hex(bytes);
+    test::write_text(gdir / "manifest.json", pretty_json(*doc));
+
+    auto loaded = load_golden_manifest(s, store);
+    REQUIRE_FALSE(loaded);
+    CHECK(loaded.error().kind == ErrorKind::BadInput);
+    CHECK_THAT(loaded.error().message, Catch::Contains("case \"" + m->cases[0].case_id + "\": the golden's shape [1, 40, 2, 4] is not the case's output shape [1, 40, 2, 8]"));
+}
+
 TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]") {
     test::TempDir dir;
     const Suite s = tiny(dir);
