@@ -14,6 +14,7 @@
 
 #include "backend/observe.hpp"
 #include "io/error.hpp"
+#include "io/process.hpp"
 
 namespace attngate {
 
@@ -57,30 +58,6 @@ std::string signal_name(int sig) {
     return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
 }
 
-/// The process group of the child running now, for the signal handler below (0: none).
-volatile sig_atomic_t g_child_group = 0;
-
-/// SIGTERM or SIGINT to the harness: the child's whole group dies first (the kernel and
-/// whatever it forked), then the harness ends with the signal as it would have.
-extern "C" void kill_child_then_die(int sig) {
-    if (g_child_group > 0) ::kill(-g_child_group, SIGKILL);
-    std::signal(sig, SIG_DFL);
-    ::raise(sig);
-}
-
-void install_interrupt_handlers() {
-    static const bool installed = [] {
-        for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-            struct sigaction sa {};
-            sa.sa_handler = kill_child_then_die;
-            ::sigemptyset(&sa.sa_mask);
-            ::sigaction(sig, &sa, nullptr);
-        }
-        return true;
-    }();
-    (void)installed;
-}
-
 [[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<std::string()> &work, pid_t parent) {
     // Its own process group, so that the harness can kill whatever the kernel forks, and
     // killed with the harness even when the harness gets SIGKILL.
@@ -99,7 +76,6 @@ void install_interrupt_handlers() {
 
 std::expected<std::string, CrashInfo> run_isolated(const std::function<std::string()> &work, double timeout_s) {
     Pipe result, err;
-    install_interrupt_handlers();
     std::fflush(stdout);
     std::fflush(stderr);
     const auto t0 = std::chrono::steady_clock::now();
@@ -108,7 +84,7 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
     ATTNGATE_CHECK(pid >= 0);
     if (pid == 0) run_child(result, err, work, parent);
     ::setpgid(pid, pid);  // also here: no window in which a signal finds the group missing
-    g_child_group = pid;
+    kill_group_on_termination(pid);
     result.close_end(1);
     err.close_end(1);
 
@@ -149,7 +125,7 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    g_child_group = 0;
+    kill_group_on_termination(0);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     CrashInfo crash;

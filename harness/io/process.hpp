@@ -3,6 +3,8 @@
 #pragma once
 
 #include <filesystem>
+
+#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -19,9 +21,15 @@ struct TempDir {
     TempDir &operator=(const TempDir &) = delete;
 };
 
-/// Runs argv (no shell, PATH searched) with stdout discarded and stderr kept in err_path,
-/// within timeout_s (then its process group is killed); `what` names it in errors, which
-/// carry the end of its stderr. extra_env: NAME=value entries added to its environment.
+/// Until called again with 0, SIGTERM, SIGINT or SIGHUP to the harness first kills process
+/// group `pgid` (a child and whatever it started), then ends the harness with that signal.
+/// One group at a time: the harness runs its children one after another.
+void kill_group_on_termination(pid_t pgid);
+
+/// Runs argv (no shell, PATH searched) in its own process group, with stdout discarded and
+/// stderr kept in err_path, within timeout_s (then the group is killed); the group also
+/// dies when the harness is killed or interrupted. `what` names it in errors, which carry
+/// the end of its stderr. extra_env: NAME=value entries added to its environment.
 Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::path &err_path, double timeout_s,
                    const std::string &what, const std::vector<std::string> &extra_env = {});
 
