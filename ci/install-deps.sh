@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake
+  clang-19 libclang-rt-19-dev  # the sanitizer build and its libFuzzer targets (fuzz/)
   catch2                      # unit and e2e tests (Catch2 2.13)
   libbenchmark-dev            # timing engine
   libcurl4-openssl-dev        # HTTP baseline store

@@ -13,6 +13,10 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")
 #include <immintrin.h>
+// clang ignores GCC's target pragma; its own applies the same ISA to every function below.
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16"))), apply_to = function)
+#endif
 
 namespace attngate::kernels {
 namespace {
@@ -36,6 +40,10 @@ struct Avx512Bf16Lanes {
 const PairGemm &pair_gemm_avx512bf16() { return PairKernels<Avx512Bf16Lanes>::table(); }
 
 }  // namespace attngate::kernels
+
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 
 #pragma GCC diagnostic pop
 #pragma GCC pop_options

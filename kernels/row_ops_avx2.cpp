@@ -7,6 +7,10 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
+// clang ignores GCC's target pragma; its own applies the same ISA to every function below.
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#endif
 
 // SLEEF's vector exp and tanh (libsleef). sleef.h declares them only when the whole file
 // is compiled with -mavx, which this file deliberately is not, so they are declared here.
@@ -71,5 +75,9 @@ struct Avx2 {
 const RowOps &row_ops_avx2() { return SimdRows<Avx2>::table(); }
 
 }  // namespace attngate::kernels
+
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 
 #pragma GCC pop_options

@@ -12,6 +12,10 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
 #include <immintrin.h>
+// clang ignores GCC's target pragma; its own applies the same ISA to every function below.
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))), apply_to = function)
+#endif
 
 // SLEEF's vector exp and tanh (libsleef). sleef.h declares them only when the whole file
 // is compiled with -mavx512f, which this file deliberately is not, so they are declared here.
@@ -74,6 +78,10 @@ struct Avx512 {
 const RowOps &row_ops_avx512() { return SimdRows<Avx512>::table(); }
 
 }  // namespace attngate::kernels
+
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 
 #pragma GCC diagnostic pop
 #pragma GCC pop_options

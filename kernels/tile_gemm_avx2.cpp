@@ -8,6 +8,10 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
+// clang ignores GCC's target pragma; its own applies the same ISA to every function below.
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#endif
 
 namespace attngate::kernels {
 namespace {
@@ -37,5 +41,9 @@ struct Avx2Lanes {
 const TileGemm &tile_gemm_avx2() { return TileKernels<Avx2Lanes>::table(); }
 
 }  // namespace attngate::kernels
+
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 
 #pragma GCC pop_options

@@ -13,6 +13,10 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
 #include <immintrin.h>
+// clang ignores GCC's target pragma; its own applies the same ISA to every function below.
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))), apply_to = function)
+#endif
 
 namespace attngate::kernels {
 namespace {
@@ -36,6 +40,10 @@ struct Avx512Lanes {
 const TileGemm &tile_gemm_avx512() { return TileKernels<Avx512Lanes>::table(); }
 
 }  // namespace attngate::kernels
+
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 
 #pragma GCC diagnostic pop
 #pragma GCC pop_options

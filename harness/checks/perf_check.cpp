@@ -45,7 +45,11 @@ void apply_perf_decision(CheckResult &r, const PerfDecision &d) {
     case PerfStatus::Ok:
     case PerfStatus::Improvement: r.verdict = Verdict::Pass; break;
     case PerfStatus::TooNoisy:
-    case PerfStatus::Insufficient: r = ungated(std::move(r), r.metrics.contains("strict"));  // reported, never a silent pass
+    case PerfStatus::Insufficient: {
+        // Read before the move: argument order is unspecified (clang moved r out first).
+        const bool strict = r.metrics.contains("strict");
+        r = ungated(std::move(r), strict);  // reported, never a silent pass
+    }
     }
 }
 

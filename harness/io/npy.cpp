@@ -1,6 +1,7 @@
 // .npy serialisation.
 #include "io/npy.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <regex>
@@ -24,8 +25,11 @@ size_t item_size(const std::string &descr) { return descr == "<f8" ? 8 : 4; }
 }  // namespace
 
 int64_t NpyArray::size() const {
+    // A zero anywhere makes an empty array, whatever the other dimensions (a file may claim
+    // (2^62, 8, 0)); otherwise the product saturates like the reader's size check.
+    if (std::ranges::find(shape, 0) != shape.end()) return 0;
     int64_t n = 1;
-    for (int64_t d : shape) n *= d;
+    for (int64_t d : shape) n = saturating_mul(n, d);
     return n;
 }
 

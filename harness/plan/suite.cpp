@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "io/files.hpp"
 #include "io/json_io.hpp"
 #include "io/sizes.hpp"
 
@@ -201,7 +202,13 @@ void read_perf(ObjectReader &r, Suite &s) {
 }  // namespace
 
 Result<Suite> load_suite(const std::filesystem::path &path) {
-    auto doc = load_json_file(path);
+    auto text = read_file(path);
+    if (!text) return std::unexpected(text.error());
+    return parse_suite(*text, path);
+}
+
+Result<Suite> parse_suite(std::string_view text, const std::filesystem::path &path) {
+    auto doc = parse_json(text, path.string());
     if (!doc) return std::unexpected(doc.error());
     const std::string file = path.string();
     Suite s;

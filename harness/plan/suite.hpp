@@ -97,6 +97,8 @@ struct Suite {
 
 /// Reads and validates a suite file.
 Result<Suite> load_suite(const std::filesystem::path &path);
+/// Validates a suite's text; `path` names it in messages and in Suite::file.
+Result<Suite> parse_suite(std::string_view text, const std::filesystem::path &path);
 
 const char *dtype_name(attngate_dtype d);
 

@@ -105,19 +105,23 @@ json::object parse_requirement_lines(std::string_view text) {
 Result<json::object> parse_lockfile(const std::filesystem::path &path) {
     auto bytes = read_file(path);
     if (!bytes) return fail(ErrorKind::BadInput, "--lockfile {}", bytes.error().message);
+    return parse_lockfile_text(*bytes, path);
+}
+
+Result<json::object> parse_lockfile_text(const std::string &bytes, const std::filesystem::path &path) {
     const std::string name = path.filename().string();
     using Parser = json::object (*)(const json::object &);
     const std::pair<const char *, std::pair<const char *, Parser>> json_formats[] = {
         {"package-lock.json", {"npm", npm_packages}}, {"vcpkg.json", {"vcpkg", vcpkg_packages}}, {"conan.lock", {"conan", conan_packages}}};
     for (const auto &[file_name, fmt_parser] : json_formats) {
         if (name != file_name) continue;
-        auto doc = parse_json(*bytes, path.string());
+        auto doc = parse_json(bytes, path.string());
         if (!doc) return fail(ErrorKind::BadInput, "--lockfile {}", doc.error().message);
         if (!doc->is_object()) return fail(ErrorKind::BadInput, "--lockfile {}: at $: expected an object", path.string());
         return json::object{{"format", fmt_parser.first}, {"packages", fmt_parser.second(doc->get_object())}};
     }
-    json::object pkgs = parse_requirement_lines(*bytes);
-    if (pkgs.empty()) return opaque(*bytes);
+    json::object pkgs = parse_requirement_lines(bytes);
+    if (pkgs.empty()) return opaque(bytes);
     return json::object{{"format", "pip"}, {"packages", std::move(pkgs)}};
 }
 

@@ -13,6 +13,8 @@ namespace attngate {
 /// A file in no known format is recorded by its SHA-256 ("format": "opaque", "sha256": ...).
 /// A missing file, or a known JSON format that does not parse, is an error naming the file.
 Result<json::object> parse_lockfile(const std::filesystem::path &path);
+/// The same on a lock file's bytes; `path` picks the format by its file name.
+Result<json::object> parse_lockfile_text(const std::string &bytes, const std::filesystem::path &path);
 
 /// Parses "name==version" lines (pip freeze, requirements.txt); comments and options are
 /// ignored. Returns no packages when no line has that shape.

@@ -69,3 +69,14 @@ TEST_CASE("npy headers claiming huge shapes are rejected before allocating", "[n
     REQUIRE_FALSE(lie);
     CHECK_THAT(lie.error().message, Catch::Contains("expected 20 data bytes"));
 }
+
+TEST_CASE("an empty array with huge other dimensions has size 0, without overflow", "[npy]") {
+    // Found by fuzz/npy_fuzz: (2^62, 8, 0) is a valid empty array, but its size was computed
+    // as 2^62 * 8 * 0 from the left and overflowed (UBSan) before the zero.
+    const std::vector<double> none;
+    const std::string bytes = serialize_npy(make_npy(std::span<const double>(none), {int64_t{1} << 62, 8, 0}));
+    auto a = parse_npy(bytes, "e.npy");
+    REQUIRE(a);
+    CHECK(a->size() == 0);
+    CHECK(a->data.empty());
+}
