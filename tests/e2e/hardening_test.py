@@ -350,6 +350,30 @@ class HardeningTest(unittest.TestCase):
             if sig == signal.SIGTERM:  # the harness had a chance to act: the side's whole group is gone
                 self.assertFalse(alive(background), "what the side started outlived the harness after SIGTERM")
 
+    def test_ab_sides_with_spaces_in_their_paths_run_without_a_shell(self):
+        # A build directory, and a quoted command line, whose paths hold a space: used to be
+        # split through sh.
+        build = self.path("my build")
+        os.makedirs(build, exist_ok=True)
+        shutil.copy(ARGS.attngate, os.path.join(build, "attngate"))
+        quoted = "'" + os.path.join(build, "attngate") + "'"
+        p = attngate("ab", "--suite", self.suite, "--baselines", self.bl, "--a", build, "--b", quoted, "--rounds", "2",
+                     "--out", self.path("ab-spaces.json"))
+        self.assertExit(p, 0)
+        self.assertEqual(read_json(self.path("ab-spaces.json"))["complete"], True)
+
+    def test_an_ab_side_that_writes_unexpected_timing_json_is_infrastructure(self):
+        # The side computes its outputs like attngate, then writes string samples.
+        script = self.path("lying-side.sh")
+        with open(script, "w") as f:
+            f.write(f'case " $* " in *" --outputs "*) exec {ARGS.attngate} "$@";; esac\n'
+                    'while [ $# -gt 0 ]; do\n'
+                    '  if [ "$1" = --out ]; then echo \'[{"case": "c1", "kernel": "reference", "samples_s": ["1"]}]\' > "$2"; fi\n'
+                    '  shift\ndone\n')
+        p = attngate("ab", "--suite", self.suite, "--baselines", self.bl, "--a", f"/bin/sh {script}", "--b", ARGS.attngate,
+                     "--rounds", "2", "--out", self.path("ab-lying.json"))
+        self.assertExit(p, 3, "wrote unexpected timing JSON", "$[0].samples_s")
+
     # --- files -----------------------------------------------------------------------------
 
     def test_out_never_replaces_a_symlink_or_device(self):
