@@ -8,7 +8,7 @@ bash ci/build.sh
 (cd build && ctest --output-on-failure -j"$(nproc)")
 
 # The sanitizer build uses clang-19 (a second compiler) so that it can also build the
-# libFuzzer targets of the input readers (fuzz/); each runs ATTNGATE_FUZZ_SECONDS (10 s).
+# libFuzzer targets of the input readers (fuzz/); each runs ATTNGATE_LIBFUZZER_SECONDS (10 s).
 CC=clang-19 CXX=clang++-19 ATTNGATE_BUILD_DIR=build-sanitize bash ci/build.sh -DATTNGATE_SANITIZE=ON -DATTNGATE_FUZZ=ON
 (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --output-on-failure -j"$(nproc)" -L "unit|libfuzzer")
