@@ -453,7 +453,9 @@ class HardeningTest(unittest.TestCase):
                 else:  # the loser is told what the winner changed and how to retry
                     self.assertIn("what the other update changed", err)
                     self.assertIn("re-run `attngate baseline update`", err)
-            outcomes.append(sorted(code for code, _ in ended.values()))
+            codes = sorted(code for code, _ in ended.values())
+            self.assertIn(0, codes, f"trial {trial}: neither update landed")  # the first writer's precondition holds
+            outcomes.append(codes)
         self.assertEqual(len(outcomes), 10)
         print(f"concurrent updates, exit codes per trial: {outcomes}", file=sys.stderr)
 
