@@ -18,6 +18,7 @@
 #include "report/report_files.hpp"
 #include "run/run.hpp"
 #include "run/sharding.hpp"
+#include "run/time_server.hpp"
 #include "store/baseline_update.hpp"
 
 namespace attngate::cli {
@@ -31,7 +32,7 @@ struct PerfArgs {
     std::vector<std::string> kernels, cases;
     int repetitions = 1;
     double min_time_s = 0.02;
-    bool no_isolation = false;
+    bool no_isolation = false, serve = false;
     std::string metric = "time";
     // compare
     std::string a_file, b_file;
@@ -54,6 +55,16 @@ int cmd_time(const PerfArgs &a) {
     if (!backends) return report_error(backends.error());
     auto plan = make_plan(*suite, backends->kernels(), origins, {a.kernels, a.cases});
     if (!plan) return report_error(plan.error());
+    if (a.serve) {
+        // The server is the harness's child already: it times in its own process, and what
+        // a kernel prints goes to stderr, never into the answers.
+        const int reply_fd = ::dup(STDOUT_FILENO);
+        ::dup2(STDERR_FILENO, STDOUT_FILENO);
+        PlanTimer timer(*suite, *plan, *backends);
+        auto served = serve_timing(timer, TimingRequest{1, a.min_time_s, false, 3600}, stdin, reply_fd);
+        return served ? 0 : report_error(served.error());
+    }
+    if (a.out.empty()) return report_error(Error{ErrorKind::Usage, "time: --out is required (unless --serve)"});
     if (!a.outputs.empty())
         if (auto w = write_plan_outputs(*suite, *plan, *backends, a.outputs, !a.no_isolation); !w) return report_error(w.error());
     TimingRequest request{a.repetitions, a.min_time_s, !a.no_isolation, 3600};
@@ -242,7 +253,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     auto args = std::make_shared<PerfArgs>();
     auto *time = app.add_subcommand("time", "time a suite's case x kernels and write the samples (what ab runs on each side)");
     time->add_option("--suite", args->suite, "suite file or name in suites/")->required();
-    time->add_option("--out", args->out, "where the samples go (JSON)")->required();
+    time->add_option("--out", args->out, "where the samples go (JSON); required unless --serve");
     add_kernel_source_options(time, args->sources);
     time->add_option("--kernel", args->kernels, "only these kernels (repeatable)");
     time->add_option("--case", args->cases, "only these cases (repeatable)");
@@ -255,6 +266,9 @@ std::function<int()> add_perf_commands(CLI::App &app) {
         ->check(CLI::IsMember({"time", "instructions"}))
         ->capture_default_str();
     time->add_option("--outputs", args->outputs, "also write each case x kernel's output as .npy here, with index.json (what ab diffs)");
+    time->add_flag("--serve", args->serve,
+                   "answer timing requests on stdin until it ends, one JSON line each (what ab keeps running per side; "
+                   "see harness/run/time_server.hpp)");
 
     auto *compare = app.add_subcommand("compare", "compare the timings of two results files (B against A) with the perf rule");
     compare->add_option("A", args->a_file, "reference results.json")->required();

@@ -48,6 +48,9 @@ struct TimingRequest {
     /// Instead of timing, count each invocation's instructions of one call on one thread
     /// (instruction_count.hpp; the process must be under callgrind).
     bool count_instructions = false;
+    /// Calls per repetition of each invocation, in order (0 or absent: as many as
+    /// min_time_s takes). A remote host may ignore it.
+    std::vector<int64_t> iterations{};
 };
 
 /// One invocation's timing: samples, or why there are none.

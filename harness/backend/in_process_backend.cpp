@@ -117,10 +117,13 @@ Instances attach_instances(std::vector<Target> &targets, int num_threads) {
 /// Times every target in this process: one instance per kernel, shared by its cases; with
 /// `calibrate`, the calibration workload joins them as one more (last) entry.
 std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int num_threads, const TimingOptions &timing,
-                                              bool calibrate) {
+                                              bool calibrate, const std::vector<int64_t> &iterations) {
     const Instances instances = attach_instances(targets, num_threads);
     std::vector<TimedCall> calls;
-    for (auto &t : targets) calls.push_back({t.kernel->name, [&t] { call_once(t); }});
+    for (size_t i = 0; i < targets.size(); ++i) {
+        Target &t = targets[i];
+        calls.push_back({t.kernel->name, [&t] { call_once(t); }, i < iterations.size() ? iterations[i] : 0});
+    }
     if (calibrate) calls.push_back({"calibration", run_calibration_workload});
     return time_calls(calls, timing);
 }
@@ -156,11 +159,11 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
     const int threads = invs.front().suite->threads;  // one suite per timing set
     std::vector<std::vector<double>> samples;
     if (!req.isolation) {
-        samples = time_targets(targets, threads, timing, req.calibrate);
+        samples = time_targets(targets, threads, timing, req.calibrate, req.iterations);
     } else {
         auto bytes = run_isolated([&] {
             json::array all;
-            for (const auto &s : time_targets(targets, threads, timing, req.calibrate)) all.push_back(json::array(s.begin(), s.end()));
+            for (const auto &s : time_targets(targets, threads, timing, req.calibrate, req.iterations)) all.push_back(json::array(s.begin(), s.end()));
             return json::serialize(all);
         }, req.timeout_s);
         if (!bytes) {

@@ -125,7 +125,7 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    kill_group_on_termination(0);
+    forget_group_on_termination(pid);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     CrashInfo crash;

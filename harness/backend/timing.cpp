@@ -49,14 +49,15 @@ std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &reques
     benchmark::ClearRegisteredBenchmarks();
     for (size_t i = 0; i < requests.size(); ++i) {
         const auto &call = requests[i].call;
-        benchmark::RegisterBenchmark(("r" + std::to_string(i)).c_str(),
-                                     [&call](benchmark::State &state) {
-                                         for (auto _ : state) call();
-                                     })
-            ->Repetitions(options.repetitions)
-            ->MinTime(options.min_time_s)
-            ->UseRealTime()
-            ->ReportAggregatesOnly(false);
+        auto *b = benchmark::RegisterBenchmark(("r" + std::to_string(i)).c_str(),
+                                               [&call](benchmark::State &state) {
+                                                   for (auto _ : state) call();
+                                               })
+                      ->Repetitions(options.repetitions)
+                      ->UseRealTime()
+                      ->ReportAggregatesOnly(false);
+        if (requests[i].iterations > 0) b->Iterations(requests[i].iterations);
+        else b->MinTime(options.min_time_s);
     }
     SampleCollector collector(requests.size());
     benchmark::RunSpecifiedBenchmarks(&collector);

@@ -4,6 +4,7 @@
 // every repetition's time per call instead of only the aggregates.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct TimingOptions {
 struct TimedCall {
     std::string name;
     std::function<void()> call;
+    /// Calls per repetition; 0: as many as min_time_s takes (estimated first, which costs
+    /// about one more repetition).
+    int64_t iterations = 0;
 };
 
 /// Seconds per call of every repetition, one vector per request, in request order.

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,10 +33,13 @@ TempDir::~TempDir() {
 }
 
 namespace {
-volatile sig_atomic_t g_child_group = 0;  ///< for the handler below; 0: none
+/// The groups the handler below kills; 0: a free slot. A fixed array: the handler may only
+/// read what a signal cannot find half-written.
+volatile sig_atomic_t g_child_groups[8] = {};
 
 extern "C" void kill_child_group_then_die(int sig) {
-    if (g_child_group > 0) ::kill(-g_child_group, SIGKILL);
+    for (auto &g : g_child_groups)
+        if (g > 0) ::kill(-g, SIGKILL);
     std::signal(sig, SIG_DFL);
     ::raise(sig);
 }
@@ -51,22 +56,37 @@ void kill_group_on_termination(pid_t pgid) {
         return true;
     }();
     (void)installed;
-    g_child_group = pgid;
+    for (auto &g : g_child_groups)
+        if (g == 0) {
+            g = pgid;
+            return;
+        }
+    ATTNGATE_CHECK(!"more child groups alive at once than kill_group_on_termination keeps");
 }
 
-Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::path &err_path, double timeout_s,
-                   const std::string &what, const std::vector<std::string> &extra_env) {
+void forget_group_on_termination(pid_t pgid) {
+    for (auto &g : g_child_groups)
+        if (g == pgid) g = 0;
+}
+
+namespace {
+
+/// Forks argv (no shell, PATH searched) in its own process group, killed with the harness
+/// and registered with kill_group_on_termination: stdin from in_fd (-1: the harness's),
+/// stdout to out_fd (-1: /dev/null), stderr into err_path. -1 when fork fails.
+pid_t fork_exec(const std::vector<std::string> &argv, int in_fd, int out_fd, const std::filesystem::path &err_path,
+                const std::vector<std::string> &extra_env) {
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
-    if (pid < 0) return fail(ErrorKind::Infra, "cannot fork for {}", what);
+    if (pid < 0) return -1;
     if (pid == 0) {
         ::setpgid(0, 0);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the harness, even a SIGKILLed one
         if (::getppid() != parent) ::_exit(127);
         for (int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, SIG_DFL);
-        const int devnull = ::open("/dev/null", O_WRONLY);
         const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ::dup2(devnull, STDOUT_FILENO);
+        if (in_fd >= 0) ::dup2(in_fd, STDIN_FILENO);
+        ::dup2(out_fd >= 0 ? out_fd : ::open("/dev/null", O_WRONLY), STDOUT_FILENO);
         ::dup2(err, STDERR_FILENO);
         for (const auto &e : extra_env) ::putenv(const_cast<char *>(e.c_str()));
         std::vector<char *> args;
@@ -78,6 +98,15 @@ Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::
     }
     ::setpgid(pid, pid);  // also here: no window in which a signal finds the group missing
     kill_group_on_termination(pid);
+    return pid;
+}
+
+}  // namespace
+
+Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::path &err_path, double timeout_s,
+                   const std::string &what, const std::vector<std::string> &extra_env) {
+    const pid_t pid = fork_exec(argv, -1, -1, err_path, extra_env);
+    if (pid < 0) return fail(ErrorKind::Infra, "cannot fork for {}", what);
     const auto t0 = std::chrono::steady_clock::now();
     int status = 0;
     bool timed_out = false;
@@ -94,13 +123,98 @@ Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::
     ::kill(-pid, SIGKILL);  // the child on a timeout, and whatever it left running in every case
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    kill_group_on_termination(0);
+    forget_group_on_termination(pid);
     if (timed_out) return fail(ErrorKind::Infra, "{} did not finish within {:.0f} s", what, timeout_s);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
     std::string tail = read_file(err_path).value_or("");
     if (tail.size() > 400) tail = tail.substr(tail.size() - 400);
     return fail(ErrorKind::Infra, "{} failed ({}): {}", what,
                 WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status)) : fmt::format("signal {}", WTERMSIG(status)), tail);
+}
+
+Result<std::unique_ptr<Coprocess>> Coprocess::start(const std::vector<std::string> &argv, const std::filesystem::path &err_path,
+                                                    const std::string &what) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return fail(ErrorKind::Infra, "cannot connect to {}", what);
+    const pid_t pid = fork_exec(argv, sv[1], sv[1], err_path, {});
+    if (pid < 0) {
+        ::close(sv[0]), ::close(sv[1]);
+        return fail(ErrorKind::Infra, "cannot fork for {}", what);
+    }
+    ::close(sv[1]);
+    std::unique_ptr<Coprocess> c(new Coprocess());
+    c->what_ = what;
+    c->err_path_ = err_path;
+    c->fd_ = sv[0];
+    c->pid_ = pid;
+    return c;
+}
+
+Coprocess::~Coprocess() {
+    if (pid_ < 0) return;
+    ::shutdown(fd_, SHUT_WR);  // end of requests: a server exits on its own
+    for (int i = 0; i < 100; ++i) {
+        siginfo_t info{};
+        if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    end();
+}
+
+void Coprocess::end() {
+    if (pid_ < 0) return;
+    ::kill(-pid_, SIGKILL);  // whatever it left running, and itself when it did not exit
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    forget_group_on_termination(pid_);
+    ::close(fd_);
+    pid_ = -1;
+}
+
+std::string Coprocess::stderr_tail() const {
+    std::string tail = read_file(err_path_).value_or("");
+    return tail.size() > 400 ? tail.substr(tail.size() - 400) : tail;
+}
+
+Error Coprocess::failed(const std::string &why) {
+    end();
+    return Error{ErrorKind::Infra, fmt::format("{} {}: {}", what_, why, stderr_tail())};
+}
+
+Result<std::string> Coprocess::read_line(double timeout_s) {
+    if (pid_ < 0) return fail(ErrorKind::Infra, "{} has already ended", what_);
+    constexpr size_t kMaxLine = 64u << 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+        if (const size_t nl = buffer_.find('\n'); nl != std::string::npos) {
+            std::string line = buffer_.substr(0, nl);
+            buffer_.erase(0, nl + 1);
+            return line;
+        }
+        if (buffer_.size() > kMaxLine) return std::unexpected(failed(fmt::format("wrote a line over {} MiB", kMaxLine >> 20)));
+        const double left = timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (left <= 0) return std::unexpected(failed(fmt::format("did not answer within {:.0f} s", timeout_s)));
+        pollfd p{fd_, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) continue;
+        char buf[65536];
+        const ssize_t n = ::read(fd_, buf, sizeof buf);
+        if (n > 0) buffer_.append(buf, static_cast<size_t>(n));
+        else if (n == 0 || errno != EINTR) return std::unexpected(failed("ended without answering"));
+    }
+}
+
+Result<std::string> Coprocess::request(const std::string &line, double timeout_s) {
+    if (pid_ < 0) return fail(ErrorKind::Infra, "{} has already ended", what_);
+    const std::string msg = line + "\n";
+    for (size_t done = 0; done < msg.size();) {
+        const ssize_t n = ::send(fd_, msg.data() + done, msg.size() - done, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return std::unexpected(failed("stopped reading requests"));
+        done += static_cast<size_t>(n);
+    }
+    return read_line(timeout_s);
 }
 
 std::filesystem::path find_on_path(const std::string &name) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 
 #include <sys/types.h>
 #include <string>
@@ -21,10 +22,11 @@ struct TempDir {
     TempDir &operator=(const TempDir &) = delete;
 };
 
-/// Until called again with 0, SIGTERM, SIGINT or SIGHUP to the harness first kills process
-/// group `pgid` (a child and whatever it started), then ends the harness with that signal.
-/// One group at a time: the harness runs its children one after another.
+/// Until forget_group_on_termination(pgid), SIGTERM, SIGINT or SIGHUP to the harness first
+/// kills process group `pgid` (a child and whatever it started), then ends the harness with
+/// that signal. Up to 8 groups at once (two resident A/B sides and a timed child).
 void kill_group_on_termination(pid_t pgid);
+void forget_group_on_termination(pid_t pgid);
 
 /// Runs argv (no shell, PATH searched) in its own process group, with stdout discarded and
 /// stderr kept in err_path, within timeout_s (then the group is killed); the group also
@@ -32,6 +34,38 @@ void kill_group_on_termination(pid_t pgid);
 /// the end of its stderr. extra_env: NAME=value entries added to its environment.
 Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::path &err_path, double timeout_s,
                    const std::string &what, const std::vector<std::string> &extra_env = {});
+
+/// A child kept running to answer requests: a line to it on its stdin, a line back on its
+/// stdout (one socket, so a write to a child that died is an error, never SIGPIPE). It runs
+/// in its own process group, dies with the harness, and its stderr is kept in err_path.
+class Coprocess {
+public:
+    static Result<std::unique_ptr<Coprocess>> start(const std::vector<std::string> &argv, const std::filesystem::path &err_path,
+                                                    const std::string &what);
+    /// Closes its stdin, gives it a moment to exit on its own, then kills its group.
+    ~Coprocess();
+    Coprocess(const Coprocess &) = delete;
+    Coprocess &operator=(const Coprocess &) = delete;
+
+    /// The next line it writes, without the newline, within timeout_s. An Infra error, with
+    /// the end of its stderr, when it ends or stays silent first (then its group is killed).
+    Result<std::string> read_line(double timeout_s);
+    /// Writes line and a newline, then reads the answer line.
+    Result<std::string> request(const std::string &line, double timeout_s);
+    /// The end of what it wrote to stderr.
+    std::string stderr_tail() const;
+
+private:
+    Coprocess() = default;
+    Error failed(const std::string &why);
+    void end();
+
+    std::string what_;
+    std::filesystem::path err_path_;
+    int fd_ = -1;
+    pid_t pid_ = -1;
+    std::string buffer_;
+};
 
 /// The executable file `name` resolves to on PATH (or itself when it holds a '/'), or
 /// empty when there is none.

@@ -2,6 +2,7 @@
 // timings, then the paired decision rule over every case x kernel at once.
 #include "run/ab.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "checks/compile_check.hpp"
@@ -53,7 +54,28 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
     if (!out_b) return std::unexpected(out_b.error());
 
     std::map<AbLabel, std::vector<double>> samples[2];
-    for (int round = 0; round < o.rounds; ++round) {
+    auto rows_a = a.rows(o.round);
+    if (!rows_a) return std::unexpected(rows_a.error());
+    auto rows_b = b.rows(o.round);
+    if (!rows_b) return std::unexpected(rows_b.error());
+    std::vector<AbLabel> rows;  // timed one at a time on both sides
+    for (const auto &label : *rows_a)
+        if (std::find(rows_b->begin(), rows_b->end(), label) != rows_b->end()) rows.push_back(label);
+    for (int round = 0; !rows.empty() && round < o.rounds; ++round) {
+        if (progress) progress(round + 1, o.rounds);
+        for (size_t i = 0; i < rows.size(); ++i) {
+            double t[2];
+            for (int step = 0; step < 2; ++step) {
+                const int side = (round + i) % 2 == 0 ? step : 1 - step;  // A B, then B A: drift cancels
+                auto got = (side == 0 ? a : b).time_row(rows[i], o.round);
+                if (!got) return std::unexpected(got.error());
+                t[side] = *got;
+            }
+            samples[0][rows[i]].push_back(t[0]);
+            samples[1][rows[i]].push_back(t[1]);
+        }
+    }
+    for (int round = 0; rows.empty() && round < o.rounds; ++round) {
         if (progress) progress(round + 1, o.rounds);
         std::map<AbLabel, double> got[2];
         for (int step = 0; step < 2; ++step) {

@@ -1,6 +1,8 @@
 // A/B sides: spawned builds and resident backends.
 #include "run/ab_sides.hpp"
 
+#include <algorithm>
+
 #include "io/files.hpp"
 #include "io/process.hpp"
 #include "io/json_io.hpp"
@@ -48,6 +50,12 @@ Result<std::vector<std::string>> split_command(const std::string &line) {
 
 namespace {
 
+/// Repetitions a server times for one sample of one row; only the last counts. A process
+/// that sat idle while the other side ran is up to 30% slower in its first repetition,
+/// even after 20 ms of untimed calls (measured on the smoke suite), and by the second it
+/// is not: so the side that went second in a pair was the slower one.
+constexpr int kRowRepetitions = 2;
+
 class BuildSide final : public AbSide {
 public:
     BuildSide(std::vector<std::string> argv, std::string line, std::vector<std::string> time_args)
@@ -55,7 +63,30 @@ public:
 
     std::string describe() const override { return line_; }
 
+    Result<std::vector<AbLabel>> rows(const AbRoundOptions &o) override {
+        if (auto s = start_server(o.timeout_s); !s) return std::unexpected(s.error());
+        return rows_;
+    }
+
+    Result<double> time_row(const AbLabel &label, const AbRoundOptions &o) override {
+        const auto it = std::find(rows_.begin(), rows_.end(), label);
+        if (!server_ || it == rows_.end()) return AbSide::time_row(label, o);
+        auto got = ask(json::array{it - rows_.begin()}, kRowRepetitions, o);
+        if (!got) return std::unexpected(got.error());
+        return got->at(0).back();
+    }
+
     Result<std::map<AbLabel, double>> round(const AbRoundOptions &o) override {
+        if (auto s = start_server(o.timeout_s); !s) return std::unexpected(s.error());
+        if (server_) {
+            json::array all;
+            for (size_t i = 0; i < rows_.size(); ++i) all.push_back(i);
+            auto got = ask(std::move(all), o.samples, o);
+            if (!got) return std::unexpected(got.error());
+            std::map<AbLabel, double> times;
+            for (size_t i = 0; i < rows_.size(); ++i) times[rows_[i]] = median(got->at(i));
+            return times;
+        }
         const auto out = dir_.path / "times.json";
         if (auto r = run_time({"--repetitions", std::to_string(o.samples), "--min-time", fmt::format("{}", o.min_time_s), "--out", out.string()},
                               o.timeout_s);
@@ -130,6 +161,72 @@ public:
     }
 
 private:
+    /// Starts `<command> time --serve` once and reads its rows; a build that does not know
+    /// --serve leaves the side spawning `time` per round.
+    Result<void> start_server(double timeout_s) {
+        if (server_ || legacy_) return {};
+        std::vector<std::string> argv = argv_;
+        argv.insert(argv.end(), {"time", "--serve"});
+        argv.insert(argv.end(), time_args_.begin(), time_args_.end());
+        auto server = Coprocess::start(argv, dir_.path / "server-stderr.txt", fmt::format("\"{}\" (time --serve)", line_));
+        if (!server) return std::unexpected(server.error());
+        auto hello = (*server)->read_line(timeout_s);
+        if (!hello) {
+            if ((*server)->stderr_tail().find("--serve") == std::string::npos) return std::unexpected(hello.error());
+            legacy_ = true;  // "The following argument was not expected: --serve"
+            return {};
+        }
+        auto doc = parse_json(*hello, line_ + " (time --serve)");
+        if (!doc) return fail(ErrorKind::Infra, "{}", doc.error().message);
+        ObjectReader r(*doc, line_ + " (time --serve)", "$");
+        const json::value *rows = r.raw("rows");
+        if (r.ok() && (!rows || !rows->is_array())) r.fail_at("rows", "expected an array of [case, kernel]");
+        std::vector<AbLabel> labels;
+        if (r.ok())
+            for (const auto &x : rows->get_array()) {
+                if (!x.is_array() || x.get_array().size() != 2 || !x.get_array()[0].is_string() || !x.get_array()[1].is_string()) {
+                    r.fail_at("rows", "expected an array of [case, kernel]");
+                    break;
+                }
+                labels.emplace_back(std::string(x.get_array()[0].get_string()), std::string(x.get_array()[1].get_string()));
+            }
+        if (auto e = r.finish()) return fail(ErrorKind::Infra, "{}", e->message);
+        server_ = std::move(*server);
+        rows_ = std::move(labels);
+        return {};
+    }
+
+    /// The server's samples of these rows, in order.
+    Result<std::vector<std::vector<double>>> ask(json::array rows, int repetitions, const AbRoundOptions &o) {
+        const size_t n = rows.size();
+        const json::object request{{"rows", std::move(rows)}, {"repetitions", repetitions}, {"min_time_s", o.min_time_s}};
+        auto answer = server_->request(json::serialize(request), o.timeout_s);
+        if (!answer) return std::unexpected(answer.error());
+        const std::string who = line_ + " (time --serve)";
+        auto doc = parse_json(*answer, who);
+        if (!doc) return fail(ErrorKind::Infra, "{}", doc.error().message);
+        ObjectReader r(*doc, who, "$");
+        const std::string error = r.string("error", "");
+        const json::value *samples = r.raw("samples_s");
+        std::vector<std::vector<double>> out;
+        if (r.ok() && error.empty()) {
+            if (!samples || !samples->is_array() || samples->get_array().size() != n) r.fail_at("samples_s", fmt::format("expected {} arrays", n));
+            else
+                for (const auto &row : samples->get_array()) {
+                    out.emplace_back();
+                    for (const auto &x : row.is_array() ? row.get_array() : json::array{})
+                        if (x.is_number() && x.to_number<double>() > 0) out.back().push_back(x.to_number<double>());
+                    if (out.back().empty() || out.back().size() != (row.is_array() ? row.get_array().size() : 0)) {
+                        r.fail_at("samples_s", "expected arrays of positive seconds");
+                        break;
+                    }
+                }
+        }
+        if (auto e = r.finish()) return fail(ErrorKind::Infra, "{}", e->message);
+        if (!error.empty()) return fail(ErrorKind::Infra, "\"{}\" could not time: {}", line_, error);
+        return out;
+    }
+
     Result<void> run_time(std::vector<std::string> extra, double timeout_s) {
         std::vector<std::string> argv = argv_;
         argv.push_back("time");
@@ -142,6 +239,9 @@ private:
     std::string line_;
     std::vector<std::string> time_args_;
     TempDir dir_;
+    std::unique_ptr<Coprocess> server_;  ///< declared after dir_: stopped before its stderr file goes
+    bool legacy_ = false;
+    std::vector<AbLabel> rows_;
 };
 
 class BackendSide final : public AbSide {

@@ -42,6 +42,13 @@ public:
     virtual std::string describe() const = 0;
     /// Times every case x kernel once more: seconds per call (median of the round's samples).
     virtual Result<std::map<AbLabel, double>> round(const AbRoundOptions &o) = 0;
+    /// The case x kernels this side can time one at a time (time_row), so that the two
+    /// sides alternate row by row; empty: it times whole rounds only.
+    virtual Result<std::vector<AbLabel>> rows(const AbRoundOptions & /*o*/) { return std::vector<AbLabel>{}; }
+    /// One sample of one of rows(): seconds per call.
+    virtual Result<double> time_row(const AbLabel &label, const AbRoundOptions & /*o*/) {
+        return fail(ErrorKind::Usage, "{}: cannot time {} / {} alone", describe(), label.first, label.second);
+    }
     /// Every case x kernel's output, computed once.
     virtual Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) = 0;
     /// What this side's fingerprint says (an adapter's versions), for the results.
@@ -52,8 +59,10 @@ public:
     }
 };
 
-/// An attngate build: `<command> time ...` spawned without a shell; a directory means
-/// DIR/attngate. time_args carry the suite, plugins and filters.
+/// An attngate build: `<command> time --serve ...` kept running for the whole run and timed
+/// row by row (a build older than --serve: `<command> time ...` spawned once per round),
+/// without a shell; a directory means DIR/attngate. time_args carry the suite, plugins and
+/// filters.
 std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args);
 
 /// Backends that stay up for the whole A/B run (adapters): timed and run in-process.

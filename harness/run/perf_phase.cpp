@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <numeric>
 
 #include "backend/calibration.hpp"
 #include "checks/compile_check.hpp"
@@ -40,7 +41,12 @@ std::vector<TimingOutcome> time_targets(const std::vector<Target> &targets, Back
         for (size_t i = 0; i < targets.size(); ++i)
             if (backends.host_of(targets[i].kernel->spec.kernel) == b.get()) mine.push_back(i), invs.push_back(targets[i].inv);
         if (invs.empty()) continue;
-        auto got = b->time(invs, req);
+        TimingRequest mine_req = req;
+        if (!req.iterations.empty()) {
+            mine_req.iterations.clear();
+            for (size_t i : mine) mine_req.iterations.push_back(req.iterations.at(i));
+        }
+        auto got = b->time(invs, mine_req);
         ATTNGATE_CHECK(got.size() == invs.size());
         for (size_t j = 0; j < mine.size(); ++j) out[mine[j]] = std::move(got[j]);
     }
@@ -314,20 +320,31 @@ Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &
     return write_file_atomic(dir / "index.json", pretty_json(index));
 }
 
-Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &plan, Backends &backends,
-                                               const TimingRequest &timing) {
-    std::vector<Target> targets;
-    std::vector<std::unique_ptr<CaseInputs>> inputs;
+PlanTimer::PlanTimer(const Suite &suite, const Plan &plan, Backends &backends) : backends_(backends) {
     for (const auto &pc : plan.cases) {
         bool any = false;
         for (const PlannedKernel *k : pc.kernels) any |= perf_selected(suite, *pc.spec, k->spec.label());
         if (!any) continue;
-        inputs.push_back(std::make_unique<CaseInputs>(generate_inputs(suite, *pc.spec)));
+        inputs_.push_back(std::make_unique<CaseInputs>(generate_inputs(suite, *pc.spec)));
         for (const PlannedKernel *k : pc.kernels)
             if (perf_selected(suite, *pc.spec, k->spec.label()))
-                targets.push_back(Target{0, pc.spec, k, Invocation{&suite, pc.spec, inputs.back().get(), &k->spec}});
+                rows_.push_back(Row{pc.spec, k, Invocation{&suite, pc.spec, inputs_.back().get(), &k->spec}});
     }
-    const auto outcomes = time_targets(targets, backends, timing);
+}
+
+std::vector<std::pair<std::string, std::string>> PlanTimer::labels() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &r : rows_) out.emplace_back(r.spec->id, r.kernel->spec.label());
+    return out;
+}
+
+Result<std::vector<LabelledSamples>> PlanTimer::time(const TimingRequest &timing, const std::vector<size_t> &which) {
+    std::vector<Target> targets;
+    for (size_t i : which) {
+        ATTNGATE_CHECK(i < rows_.size());
+        targets.push_back(Target{0, rows_[i].spec, rows_[i].kernel, rows_[i].inv});
+    }
+    const auto outcomes = time_targets(targets, backends_, timing);
     std::vector<LabelledSamples> out;
     for (size_t i = 0; i < targets.size(); ++i) {
         if (!outcomes[i].error.empty())
@@ -335,6 +352,14 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
         out.push_back({targets[i].spec->id, targets[i].kernel->spec.label(), outcomes[i].samples_s, outcomes[i].instructions});
     }
     return out;
+}
+
+Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &plan, Backends &backends,
+                                               const TimingRequest &timing) {
+    PlanTimer timer(suite, plan, backends);
+    std::vector<size_t> all(timer.size());
+    std::iota(all.begin(), all.end(), size_t{0});
+    return timer.time(timing, all);
 }
 
 Result<CostInputs> load_cost_inputs(Store &store, const std::string &device_class) {

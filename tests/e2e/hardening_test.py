@@ -322,10 +322,13 @@ class HardeningTest(unittest.TestCase):
     def test_an_ab_side_and_what_it_started_die_with_the_harness(self):
         # A side is any command line; this one starts a background process and then hangs,
         # like a build that spawned a server. The side used to outlive a killed `ab`.
+        # Its outputs come from attngate; then, as the resident timing server (time --serve),
+        # it hangs: the harness holds it as a coprocess by then, not as a spawned run.
         pids = self.path("ab-side-pids")
         script = self.path("hanging-side.sh")
         with open(script, "w") as f:
-            f.write(f"sleep 300 &\necho $$ $! >> {pids}\nexec sleep 300\n")
+            f.write(f'case " $* " in *" --outputs "*) exec {ARGS.attngate} "$@";; esac\n'
+                    f"sleep 300 &\necho $$ $! >> {pids}\nexec sleep 300\n")
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if os.path.exists(pids):
                 os.unlink(pids)
@@ -363,16 +366,54 @@ class HardeningTest(unittest.TestCase):
         self.assertEqual(read_json(self.path("ab-spaces.json"))["complete"], True)
 
     def test_an_ab_side_that_writes_unexpected_timing_json_is_infrastructure(self):
-        # The side computes its outputs like attngate, then writes string samples.
-        script = self.path("lying-side.sh")
-        with open(script, "w") as f:
+        # The side computes its outputs like attngate, then writes string samples: as a build
+        # older than `time --serve` (refused the way CLI11 refuses it, then spawned per
+        # round), and as a timing server.
+        legacy = self.path("lying-side.sh")
+        with open(legacy, "w") as f:
             f.write(f'case " $* " in *" --outputs "*) exec {ARGS.attngate} "$@";; esac\n'
+                    'case " $* " in *" --serve "*) echo "The following argument was not expected: --serve" >&2; exit 2;; esac\n'
                     'while [ $# -gt 0 ]; do\n'
                     '  if [ "$1" = --out ]; then echo \'[{"case": "c1", "kernel": "reference", "samples_s": ["1"]}]\' > "$2"; fi\n'
                     '  shift\ndone\n')
-        p = attngate("ab", "--suite", self.suite, "--baselines", self.bl, "--a", f"/bin/sh {script}", "--b", ARGS.attngate,
-                     "--rounds", "2", "--out", self.path("ab-lying.json"))
-        self.assertExit(p, 3, "wrote unexpected timing JSON", "$[0].samples_s")
+        server = self.path("lying-server.sh")
+        with open(server, "w") as f:
+            f.write(f'case " $* " in *" --outputs "*) exec {ARGS.attngate} "$@";; esac\n'
+                    'echo \'{"rows": [["c1", "reference"]]}\'\n'
+                    'while read line; do echo \'{"samples_s": [["1"]]}\'; done\n')
+        for script, said in ((legacy, ["wrote unexpected timing JSON", "$[0].samples_s"]), (server, ["time --serve", "$.samples_s"])):
+            p = attngate("ab", "--suite", self.suite, "--baselines", self.bl, "--a", f"/bin/sh {script}", "--b", ARGS.attngate,
+                         "--rounds", "2", "--out", self.path("ab-lying.json"))
+            self.assertExit(p, 3, *said)
+
+    def test_an_ab_side_older_than_time_serve_is_timed_round_by_round(self):
+        # A base build from before `time --serve` (the A side of a dependency-bump PR): it
+        # refuses --serve, and is spawned once per round instead.
+        older = self.path("older-build.sh")
+        calls = self.path("older-calls")
+        with open(older, "w") as f:
+            f.write(f'echo "$*" >> {calls}\n'
+                    'case " $* " in *" --serve "*) echo "The following argument was not expected: --serve" >&2; exit 2;; esac\n'
+                    f'exec {ARGS.attngate} "$@"\n')
+        p = attngate("ab", "--suite", self.suite, "--baselines", self.bl, "--a", f"/bin/sh {older}", "--b", ARGS.attngate,
+                     "--rounds", "3", "--out", self.path("ab-older.json"))
+        self.assertExit(p, 0)
+        with open(calls) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(sum("--serve" in x for x in lines), 1, lines)
+        self.assertEqual(sum("--repetitions 3" in x for x in lines), 3, "one spawned `time` per round")
+        perf = [c for r in read_json(self.path("ab-older.json"))["results"] for c in r["checks"] if c["check"] == "perf"]
+        self.assertTrue(perf)
+        self.assertTrue(all(len(c["metrics"]["samples_s"]) == 3 for c in perf), "a pair per round")
+
+    def test_an_ab_timing_server_that_dies_is_infrastructure_naming_it(self):
+        dying = self.path("dying-server.sh")
+        with open(dying, "w") as f:
+            f.write(f'case " $* " in *" --outputs "*) exec {ARGS.attngate} "$@";; esac\n'
+                    'echo \'{"rows": [["c1", "reference"]]}\'\nread line\necho "segfault, say" >&2\nexit 139\n')
+        p = attngate("ab", "--suite", self.suite, "--baselines", self.bl, "--a", ARGS.attngate, "--b", f"/bin/sh {dying}",
+                     "--rounds", "2", "--out", self.path("ab-dying.json"))
+        self.assertExit(p, 3, "ended without answering", "segfault, say", dying)
 
     # --- files -----------------------------------------------------------------------------
 

@@ -4,12 +4,14 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include "backend/isolation.hpp"
+#include "io/process.hpp"
 
 using namespace attngate;
 
@@ -59,4 +61,32 @@ TEST_CASE("a child that exits before writing its result is not read as a result"
     REQUIRE(e.crash);
     CHECK(e.crash->kind == "exit");
     CHECK(e.crash->exit_code == 7);
+}
+
+// A resident A/B side: requests and answers line by line; a child that ends or stays
+// silent is an infrastructure error naming it, never a hang or a SIGPIPE.
+TEST_CASE("a coprocess answers line by line and its end or silence is an error", "[isolation]") {
+    const auto err = std::filesystem::temp_directory_path() / fmt::format("attngate-coprocess-{}.txt", ::getpid());
+    {
+        auto c = Coprocess::start({"/bin/sh", "-c", "echo hello; read x; echo \"got $x\"; echo bye >&2; exit 3"}, err, "the echo side");
+        REQUIRE(c);
+        CHECK((*c)->read_line(10).value() == "hello");
+        CHECK((*c)->request("one", 10).value() == "got one");
+        auto gone = (*c)->request("two", 10);
+        REQUIRE(!gone);
+        CHECK(gone.error().kind == ErrorKind::Infra);
+        CHECK_THAT(gone.error().message, Catch::Contains("the echo side") && Catch::Contains("bye"));
+        auto after = (*c)->request("three", 10);  // the socket is closed: an error, not SIGPIPE
+        REQUIRE(!after);
+    }
+    {
+        auto c = Coprocess::start({"/bin/sh", "-c", "exec sleep 30"}, err, "the silent side");
+        REQUIRE(c);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto silent = (*c)->request("anyone?", 0.3);
+        REQUIRE(!silent);
+        CHECK_THAT(silent.error().message, Catch::Contains("did not answer within"));
+        CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 5);
+    }
+    std::filesystem::remove(err);
 }
