@@ -1,7 +1,7 @@
 """Plumbing for talking to the JAX adapter as the harness does: start it, speak the
 protocol over HTTP, make a case's tensors with numpy, and judge outputs against the fp64
-oracle with the harness's tolerance rule. Used by jax_adapter_test.py and by
-kernels/jax/tools/drive_suite.py."""
+oracle with a tolerance of the harness's form. Used by jax_adapter_test.py and by
+tests/bench/jax_suite_pass.py."""
 import http.client
 import io
 import json
@@ -200,7 +200,11 @@ def _allowed(case, t):
 
 
 def tolerance(case, golden, t):
-    """The harness's rule: 2 x straightforward error + 2 ulp(dtype) x max |golden|."""
+    """2 x straightforward error + 2 ulp(dtype) x max |golden|: the harness's rule with the
+    floor in the operand dtype's ulp, as it was before the gate moved to an f32 floor for
+    every dtype. For bf16 cases it is looser than the gate; these adapter tests check each
+    mapping's semantics, and the gate's own rule is applied by jax_gate_test.py through
+    `attngate run`."""
     finite = np.isfinite(golden)
     sf = straightforward(case, t)
     sf_err = float(np.max(np.abs(np.where(finite, sf - golden, 0)), initial=0.0))

@@ -83,10 +83,15 @@ class JaxGateTest(unittest.TestCase):
                 self.assertGreaterEqual(len(checks["perf"]["metrics"]["samples_s"]), 9)
         skipped = [e for e in rows if e["verdict"] == "skip"]
         self.assertTrue(any("top-left" in e["reason"] for e in skipped), "flash says why it skips bottom-right causal cases")
+        self.assertReportHasEveryCheck(html, "golden", "memory", "compile", "perf")
+
+    def assertReportHasEveryCheck(self, html, *checks):
+        """Every kernel has a row of each check in the report's table of every case x kernel x check."""
         with open(html) as f:
             report = f.read()
         for kernel in KERNELS:
-            self.assertIn(kernel, report)
+            for check in checks:
+                self.assertIn(f"<td>{kernel}</td><td>{check}</td>", report, f"{html}: no {check} row of {kernel}")
 
     def test_the_older_release_fails_exactly_the_window_cases_it_ignores(self):
         r = self.run_jax("--adapter", adapter("old"), "--checks", "golden", "--kernel", "jax-xla", out="old.json")
@@ -106,12 +111,20 @@ class JaxGateTest(unittest.TestCase):
                                   cwd=ARGS.source_dir, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             self.assertIn("LISTENING", server.stdout.readline())
-            r = self.run_jax("--remote", f"http://127.0.0.1:{port}", "--checks", "golden,memory",
+            html = self.path("remote.html")
+            r = self.run_jax("--remote", f"http://127.0.0.1:{port}", "--checks", "golden,memory,perf", "--html", html,
                              "--case", "mha_s128_f32", "--case", "causal_s256_bf16", out="remote.json")
             self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
             results = read_json(self.path("remote.json"))
             self.assertEqual(results["fingerprint"]["adapters"]["attngate-jax"]["interpret_mode"], "tpu")
             self.assertEqual(sum(e["verdict"] == "pass" for e in results["results"]), 6)
+            for e in results["results"]:  # goldens, memory, compile time and timing, over HTTP
+                checks = {c["check"]: c for c in e["checks"]}
+                self.assertEqual(checks["golden"]["verdict"], "pass")
+                self.assertEqual(checks["memory"]["metrics"]["source"], "rss")
+                self.assertGreater(checks["compile"]["metrics"]["compile_s"], 0)
+                self.assertGreaterEqual(len(checks["perf"]["metrics"]["samples_s"]), 9)
+            self.assertReportHasEveryCheck(html, "golden", "memory", "compile", "perf")
         finally:
             server.kill()
             server.wait()
