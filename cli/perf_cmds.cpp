@@ -55,6 +55,8 @@ int cmd_time(const PerfArgs &a) {
     if (!backends) return report_error(backends.error());
     auto plan = make_plan(*suite, backends->kernels(), origins, {a.kernels, a.cases});
     if (!plan) return report_error(plan.error());
+    if (a.serve && (!a.out.empty() || !a.outputs.empty() || a.metric != "time"))
+        return report_error(Error{ErrorKind::Usage, "time --serve: answers timing requests only (no --out, --outputs or --metric)"});
     if (a.serve) {
         // The server is the harness's child already: it times in its own process, and what
         // a kernel prints goes to stderr, never into the answers.

@@ -406,6 +406,27 @@ class HardeningTest(unittest.TestCase):
         self.assertTrue(perf)
         self.assertTrue(all(len(c["metrics"]["samples_s"]) == 3 for c in perf), "a pair per round")
 
+    def test_the_timing_server_answers_every_line_and_refuses_bad_requests_as_data(self):
+        # time --serve's protocol (harness/run/time_server.hpp): its rows first, then one
+        # answer per request line; a bad request is an {"error"} answer, not the end of it.
+        requests = ['{"rows": [0], "repetitions": 2, "min_time_s": 0.001}', '{"rows": [7]}', "not json",
+                    '{"rows": [0], "repetitions": 0}', '{"rows": [0], "min_time_s": 1e9}', '{"rows": [0]}']
+        p = subprocess.run([ARGS.attngate, "time", "--suite", self.suite, "--serve"], input="\n".join(requests) + "\n",
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [json.loads(x) for x in p.stdout.splitlines()]
+        self.assertEqual(lines[0], {"rows": [["c1", "reference"]]})
+        self.assertEqual(len(lines), 1 + len(requests))
+        first, *bad, last = lines[1:]
+        self.assertEqual(len(first["samples_s"]), 1)
+        self.assertEqual(len(first["samples_s"][0]), 2)
+        self.assertTrue(all(x > 0 for x in first["samples_s"][0]))
+        for answer, said in zip(bad, ["row indices below 1", "invalid JSON", "repetitions", "min_time_s"]):
+            self.assertIn(said, answer["error"])
+        self.assertEqual(len(last["samples_s"][0]), 1)
+        p = attngate("time", "--suite", self.suite, "--serve", "--out", self.path("t.json"))
+        self.assertExit(p, 2, "--serve")
+
     def test_an_ab_timing_server_that_dies_is_infrastructure_naming_it(self):
         dying = self.path("dying-server.sh")
         with open(dying, "w") as f:
