@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <random>
 
+#include "io/json_io.hpp"
 #include "results/fingerprint.hpp"
 
 namespace attngate {
@@ -43,6 +44,13 @@ Result<std::string> append_history(Store &store, const RunResults &results) {
             !w && w.error().kind != ErrorKind::Conflict)
             return std::unexpected(w.error());
     }
+    // The whole results first, under the same run id: a record in the history can always be
+    // opened in full, and trends never read these.
+    auto full = make_key({"results", results.suite, key_component(results.machine_class.empty() ? "unknown" : results.machine_class),
+                          key_component(month), rec.run_id + ".json"},
+                         "results of suite " + results.suite);
+    if (!full) return std::unexpected(full.error());
+    if (auto w = store.put(*full, pretty_json(to_json(results)), Precondition::must_not_exist()); !w) return std::unexpected(w.error());
     if (auto w = store.put(*key, serialize_history_record(rec) + "\n", Precondition::must_not_exist()); !w)
         return std::unexpected(w.error());
     return *key;

@@ -19,7 +19,8 @@ namespace attngate {
 /// A unique run id that sorts by time: the start time compacted plus 8 random hex digits.
 std::string new_run_id(const std::string &started_at);
 
-/// Appends a run's record (and its fingerprint, when new); returns the record's key.
+/// Appends a run's record (and its fingerprint, when new), with the whole results beside it
+/// under results/<suite>/<machine class>/<YYYY-MM>/<run id>.json; returns the record's key.
 Result<std::string> append_history(Store &store, const RunResults &results);
 
 struct History {

@@ -4,6 +4,7 @@
 //   <check>/<machine class>/<suite>.json      perf, compile, numerics
 //   pricing.json, workloads/<name>.json
 //   history/<suite>/<machine class>/<YYYY-MM>/<run id>.json, history/<suite>/fingerprints/<hash>.json
+//   results/<suite>/<machine class>/<YYYY-MM>/<run id>.json   (the whole results of a history record)
 // Components derived from input (suite names, machine classes, case ids) are checked to
 // stay inside their folder.
 #pragma once

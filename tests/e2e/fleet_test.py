@@ -106,14 +106,20 @@ class FleetTest(unittest.TestCase):
 
     def test_history_append_print_and_trends(self):
         out = os.path.join(self.dir, "h.json")
+        local = []
         for _ in range(2):
             r = self.run_suite(out, "--checks", "golden,memory", "--kernel", "flash", "--append-history")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("history: recorded this run as", r.stdout)
+            local.append(read_json(out))
         records = glob.glob(os.path.join(self.store, "history", "fleet", "*", "*", "*.json"))
         self.assertEqual(len(records), 2)
         for rec in records:
             self.assertLess(os.path.getsize(rec), 2000)
+            # The whole results sit beside each record in the store, under the same run id.
+            full = rec.replace(os.path.join(self.store, "history"), os.path.join(self.store, "results"), 1)
+            self.assertTrue(os.path.exists(full), full)
+            self.assertIn(read_json(full), local)
         self.assertEqual(len(glob.glob(os.path.join(self.store, "history", "fleet", "fingerprints", "*.json"))), 1)
         r = attngate("history", "--suite", "fleet", "--machine", "fleet-test", "--metric", "max_abs_error", "--store", self.store)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -4,6 +4,7 @@ it: goldens and baselines round-trip, the bearer token never shows, and for the 
 down, 500 answers, a slow server, a truncated body, a body over the size limit and a
 conflicting writer, nothing stored is lost and the exit code is 3 (infrastructure), never
 1 (regression)."""
+import json
 import os
 import pty
 import select
@@ -92,6 +93,10 @@ class HttpStoreTest(unittest.TestCase):
         self.assertTrue(all("peak_baseline_bytes" in c["metrics"] for c in memory), memory[0])
         with open(results) as f, open(html) as g:
             self.assertNoToken(r.stdout, r.stderr, f.read(), g.read())
+        # Baselines, goldens, history and the whole results, under one base URL.
+        stored = {k: v for k, v in self.server.files().items() if k.startswith("results/remote/")}
+        self.assertEqual(len(stored), 1, sorted(self.server.files()))
+        self.assertEqual(json.loads(next(iter(stored.values()))), read_json(results))
         r = self.attngate_env("history", "--suite", "remote", "--machine-class", read_json(results)["machine_class"],
                               "--store", self.server.url, "--metric", "peak_bytes")
         self.assertEqual(r.returncode, 0, r.stderr)
