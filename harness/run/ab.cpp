@@ -36,6 +36,49 @@ std::optional<CheckResult> golden_of(const std::optional<GoldenManifest> &manife
 
 CheckResult failed(const std::string &check, const std::string &why) { return CheckResult{check, Verdict::Fail, why, {}, {}}; }
 
+using Samples = std::map<AbLabel, std::vector<double>>[2];
+
+/// Each round times each row on A and on B back to back (A B, then B A: drift cancels).
+Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows, const AbOptions &o,
+                         const std::function<void(int, int)> &progress, Samples &samples) {
+    for (int round = 0; round < o.rounds; ++round) {
+        if (progress) progress(round + 1, o.rounds);
+        for (size_t i = 0; i < rows.size(); ++i) {
+            double t[2];
+            for (int step = 0; step < 2; ++step) {
+                const int side = (round + i) % 2 == 0 ? step : 1 - step;
+                auto got = (side == 0 ? a : b).time_row(rows[i], o.round);
+                if (!got) return std::unexpected(got.error());
+                t[side] = *got;
+            }
+            samples[0][rows[i]].push_back(t[0]);
+            samples[1][rows[i]].push_back(t[1]);
+        }
+    }
+    return {};
+}
+
+/// Each round times every row on one side, then on the other (A B, then B A).
+Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::function<void(int, int)> &progress,
+                           Samples &samples) {
+    for (int round = 0; round < o.rounds; ++round) {
+        if (progress) progress(round + 1, o.rounds);
+        std::map<AbLabel, double> got[2];
+        for (int step = 0; step < 2; ++step) {
+            const int side = (round % 2 == 0) ? step : 1 - step;
+            auto t = (side == 0 ? a : b).round(o.round);
+            if (!t) return std::unexpected(t.error());
+            got[side] = std::move(*t);
+        }
+        for (const auto &[label, t] : got[0])  // a pair needs both sides of the same round
+            if (got[1].contains(label)) {
+                samples[0][label].push_back(t);
+                samples[1][label].push_back(got[1][label]);
+            }
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
@@ -61,35 +104,8 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
     std::vector<AbLabel> rows;  // timed one at a time on both sides
     for (const auto &label : *rows_a)
         if (std::find(rows_b->begin(), rows_b->end(), label) != rows_b->end()) rows.push_back(label);
-    for (int round = 0; !rows.empty() && round < o.rounds; ++round) {
-        if (progress) progress(round + 1, o.rounds);
-        for (size_t i = 0; i < rows.size(); ++i) {
-            double t[2];
-            for (int step = 0; step < 2; ++step) {
-                const int side = (round + i) % 2 == 0 ? step : 1 - step;  // A B, then B A: drift cancels
-                auto got = (side == 0 ? a : b).time_row(rows[i], o.round);
-                if (!got) return std::unexpected(got.error());
-                t[side] = *got;
-            }
-            samples[0][rows[i]].push_back(t[0]);
-            samples[1][rows[i]].push_back(t[1]);
-        }
-    }
-    for (int round = 0; rows.empty() && round < o.rounds; ++round) {
-        if (progress) progress(round + 1, o.rounds);
-        std::map<AbLabel, double> got[2];
-        for (int step = 0; step < 2; ++step) {
-            const int side = (round % 2 == 0) ? step : 1 - step;  // A B, then B A: drift cancels
-            auto t = (side == 0 ? a : b).round(o.round);
-            if (!t) return std::unexpected(t.error());
-            got[side] = std::move(*t);
-        }
-        for (const auto &[label, t] : got[0])  // a pair needs both sides of the same round
-            if (got[1].contains(label)) {
-                samples[0][label].push_back(t);
-                samples[1][label].push_back(got[1][label]);
-            }
-    }
+    auto paired = rows.empty() ? pair_by_round(a, b, o, progress, samples) : pair_by_row(a, b, rows, o, progress, samples);
+    if (!paired) return std::unexpected(paired.error());
 
     RunResults results;
     results.tool_version = tool_version();
