@@ -1,6 +1,8 @@
 // JSON reading and writing helpers.
 #include "io/json_io.hpp"
 
+#include <cmath>
+
 #include <boost/json/basic_parser_impl.hpp>
 
 #include "io/files.hpp"
@@ -48,6 +50,7 @@ struct UniqueKeyHandler {
     std::vector<std::set<std::string, std::less<>>> keys;  // one set per open object
     std::string key;                                        // the key being read
     std::optional<std::string> duplicate;
+    bool out_of_range = false;
 
     UniqueKeyHandler() { st.reset(); }
 
@@ -100,7 +103,12 @@ struct UniqueKeyHandler {
         st.push_uint64(u);
         return true;
     }
-    bool on_double(double d, json::string_view, boost::system::error_code &) {
+    bool on_double(double d, json::string_view, boost::system::error_code &ec) {
+        if (!std::isfinite(d)) {  // 1e99999 parses as infinity, which no JSON writer can write back
+            out_of_range = true;
+            ec = json::error::syntax;
+            return false;
+        }
         st.push_double(d);
         return true;
     }
@@ -124,6 +132,8 @@ Result<json::value> parse_json(std::string_view text, const std::string &file) {
     if (ec == json::error::extra_data) {
         return fail(ErrorKind::BadInput, "{}: byte {}: expected end of JSON, found more text", file, used);
     }
+    if (parser.handler().out_of_range)
+        return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: a number too large for a double", file, used);
     if (parser.handler().duplicate)
         return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: key \"{}\" appears twice in one object", file, used,
                     valid_utf8(*parser.handler().duplicate));

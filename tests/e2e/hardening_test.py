@@ -231,7 +231,8 @@ class HardeningTest(unittest.TestCase):
         path = self.path("inf_timeout.json")
         with open(path, "w") as f:
             f.write(json.dumps(s).replace('"timeout_s": 20', '"timeout_s": 1e999'))
-        self.assertExit(attngate("golden", "generate", "--suite", path, "--baselines", self.path("inf-bl")), 2, "$.timeout_s")
+        self.assertExit(attngate("golden", "generate", "--suite", path, "--baselines", self.path("inf-bl")), 2, path, "byte",
+                        "a number too large for a double")
 
     def test_hostile_plugin_tables_are_bad_input_naming_the_plugin(self):
         for name in ("null_table", "huge_count", "crashing_entry", "exiting_constructor", "control_name"):
