@@ -1,6 +1,8 @@
 // time, compare and ab.
 #include "perf_cmds.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <memory>
 
@@ -40,7 +42,7 @@ struct PerfArgs {
     std::string a, b, a_adapter, b_adapter, ab_out = "reports/ab.json", outputs;
     StoreArgs store;
     bool bitwise = false;
-    int rounds = 21;
+    int rounds = 13, max_rounds = 61;
     double threshold_pct = 5.0, alpha = 0.01;
     bool strict = false;
     ReportPaths reports;
@@ -100,6 +102,21 @@ void print_rows(const std::vector<Row> &rows) {
 double number_at(const json::object &m, const char *key) {
     const json::value *v = m.if_contains(key);
     return v && v->is_number() ? v->to_number<double>() : NAN;
+}
+
+/// "21 paired rounds", or "21 to 61 paired rounds (12 of 52 case x kernels took more)":
+/// the pairs each perf check was judged on, as run_ab's sequential rounds gave them.
+std::string rounds_said(const RunResults &results) {
+    std::vector<double> pairs;
+    for (const auto &r : results.results)
+        for (const auto &c : r.checks)
+            if (c.check == "perf")
+                if (const double n = number_at(c.metrics, "repetitions"); std::isfinite(n)) pairs.push_back(n);
+    if (pairs.empty()) return "no paired rounds";
+    const auto [lo, hi] = std::minmax_element(pairs.begin(), pairs.end());
+    if (*lo == *hi) return fmt::format("{:g} paired rounds", *lo);
+    const auto more = std::count_if(pairs.begin(), pairs.end(), [&](double n) { return n > *lo; });
+    return fmt::format("{:g} to {:g} paired rounds ({} of {} case x kernels took more)", *lo, *hi, more, pairs.size());
 }
 
 /// The numerics and golden table of an A/B or compare run: what moved, per case x kernel.
@@ -198,6 +215,7 @@ int cmd_ab(const PerfArgs &args) {
     }
     AbOptions o;
     o.rounds = a.rounds;
+    o.max_rounds = a.max_rounds;
     o.round.min_time_s = a.min_time_s;
     o.policy.alpha = a.alpha;
     o.policy.threshold = a.threshold_pct / 100.0;
@@ -244,8 +262,8 @@ int cmd_ab(const PerfArgs &args) {
     // The headline says what the rows say: a regression, or how many cases could not be gated.
     std::string headline = regressions ? fmt::format("REGRESSION in {} case(s)", regressions) : "no regression";
     if (ungated) headline += fmt::format("{} {} case(s) too noisy to gate{}", regressions ? ";" : ", but", ungated, o.strict ? " (strict: failed)" : "");
-    fmt::print("\n{}: B ({}) against A ({}), {} paired rounds; results in {}\n", headline, (*side_b)->describe(),
-               (*side_a)->describe(), o.rounds, a.ab_out);
+    fmt::print("\n{}: B ({}) against A ({}), {}; results in {}\n", headline, (*side_b)->describe(), (*side_a)->describe(),
+               rounds_said(*results), a.ab_out);
     return failed ? 1 : 0;
 }
 
@@ -284,7 +302,12 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     add_store_options(ab, args->store);
     ab->add_flag("--bitwise", args->bitwise, "fail any case x kernel whose output bits differ between the sides");
     ab->add_option("--suite", args->suite, "suite file or name in suites/")->required();
-    ab->add_option("--rounds", args->rounds, "paired rounds (each times every case once per side)")->check(CLI::Range(2, 100000))->capture_default_str();
+    ab->add_option("--rounds", args->rounds, "paired rounds over every case x kernel (each times it once per side)")
+        ->check(CLI::Range(2, 100000))->capture_default_str();
+    ab->add_option("--max-rounds", args->max_rounds,
+                   "a case x kernel still undecided after --rounds (too noisy, or a CI that still reaches the threshold) gets 10 "
+                   "more rounds at a time, up to this many; at most --rounds: none")
+        ->check(CLI::Range(2, 100000))->capture_default_str();
     ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();
     ab->add_option("--plugin", args->sources.plugins, "kernel plugin .so both sides load (repeatable)");
     ab->add_option("--kernel", args->kernels, "only these kernels (repeatable)");

@@ -2,6 +2,7 @@
 #include "checks/perf_check.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "stats/stats.hpp"
 
@@ -85,6 +86,11 @@ std::vector<double> numbers_at(const json::object &m, const char *key) {
 }
 }  // namespace
 
+double PerfCalibration::machine_ratio() const {
+    if (samples_s.empty() || baseline_samples_s.empty()) return std::numeric_limits<double>::quiet_NaN();
+    return median(samples_s) / median(baseline_samples_s);
+}
+
 void add_calibration(CheckResult &r, const PerfCalibration &c) {
     if (r.metrics.contains("baseline_samples_s")) r.metrics["mode"] = c.gated ? "calibrated" : "absolute";
     if (!c.note.empty()) r.notes.push_back(c.note);
@@ -93,7 +99,7 @@ void add_calibration(CheckResult &r, const PerfCalibration &c) {
     r.metrics["calibration_s"] = json::array(c.samples_s.begin(), c.samples_s.end());
     if (c.baseline_samples_s.empty()) return;
     r.metrics["baseline_calibration_s"] = json::array(c.baseline_samples_s.begin(), c.baseline_samples_s.end());
-    r.metrics["calibration_ratio"] = number_or_null(median(c.samples_s) / median(c.baseline_samples_s));
+    r.metrics["calibration_ratio"] = number_or_null(c.machine_ratio());
     const auto *now = r.metrics.if_contains("median_s");
     const auto *then = r.metrics.if_contains("baseline_median_s");
     if (now && then && now->is_number() && then->is_number())

@@ -35,6 +35,9 @@ struct PerfCalibration {
     std::string workload;  ///< the workload's name (calibration.hpp), recorded with the samples
     bool gated = false;    ///< the decision compared calibrated times (mode "calibrated")
     std::string note;      ///< why it was not, when it could not be
+    /// The machine's change of speed, median(samples_s) / median(baseline_samples_s); NaN
+    /// without both (what guard_machine_speed reads).
+    double machine_ratio() const;
 };
 
 /// Records calibration on a perf check: its samples (kept for the next baseline and for

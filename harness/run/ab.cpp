@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "checks/compile_check.hpp"
 #include "checks/golden_check.hpp"
@@ -38,12 +39,43 @@ CheckResult failed(const std::string &check, const std::string &why) { return Ch
 
 using Samples = std::map<AbLabel, std::vector<double>>[2];
 
-/// Each round times each row on A and on B back to back (A B, then B A: drift cancels).
+/// Times one round: the rows `wanted` accepts (a side that times whole rounds times all).
+using RoundFn = std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted)>;
+
+/// Sequential rounds: every row for o.rounds rounds, then kExtraRounds more at a time for
+/// the rows whose pairs so far cannot place their ratio against the threshold (too noisy,
+/// or a CI that still reaches it: wants_more_repetitions), until none is left or
+/// o.max_rounds is reached. A clear row costs the minimum; the time goes to the rows whose
+/// verdict more pairs can still change.
+Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples,
+                               const RoundFn &one_round) {
+    constexpr int kExtraRounds = 10;
+    const int last = std::max(o.rounds, o.max_rounds);
+    std::set<AbLabel> open;
+    bool every_row = true;
+    for (int round = 0; round < last;) {
+        const int until = every_row ? o.rounds : std::min(last, round + kExtraRounds);
+        for (; round < until; ++round) {
+            if (progress) progress(round + 1, every_row ? o.rounds : last);
+            auto r = one_round(round, [&](const AbLabel &label) { return every_row || open.contains(label); });
+            if (!r) return r;
+        }
+        every_row = false;
+        open.clear();
+        for (const auto &[label, a] : samples[0])
+            if (wants_more_repetitions(decide_paired(samples[1][label], a, o.policy))) open.insert(label);
+        if (open.empty()) break;
+    }
+    return {};
+}
+
+/// Each round times each wanted row on A and on B back to back, the order alternating by
+/// round and row (A B, then B A: drift cancels).
 Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows, const AbOptions &o,
                          const std::function<void(int, int)> &progress, Samples &samples) {
-    for (int round = 0; round < o.rounds; ++round) {
-        if (progress) progress(round + 1, o.rounds);
+    return sequential_rounds(o, progress, samples, [&](int round, const auto &wanted) -> Result<void> {
         for (size_t i = 0; i < rows.size(); ++i) {
+            if (!wanted(rows[i])) continue;
             double t[2];
             for (int step = 0; step < 2; ++step) {
                 const int side = (round + i) % 2 == 0 ? step : 1 - step;
@@ -54,15 +86,15 @@ Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows,
             samples[0][rows[i]].push_back(t[0]);
             samples[1][rows[i]].push_back(t[1]);
         }
-    }
-    return {};
+        return {};
+    });
 }
 
-/// Each round times every row on one side, then on the other (A B, then B A).
+/// Each round times every row on one side, then on the other (A B, then B A): a side that
+/// times whole rounds only, so a round past o.rounds times the decided rows too.
 Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::function<void(int, int)> &progress,
                            Samples &samples) {
-    for (int round = 0; round < o.rounds; ++round) {
-        if (progress) progress(round + 1, o.rounds);
+    return sequential_rounds(o, progress, samples, [&](int round, const auto &) -> Result<void> {
         std::map<AbLabel, double> got[2];
         for (int step = 0; step < 2; ++step) {
             const int side = (round % 2 == 0) ? step : 1 - step;
@@ -75,8 +107,8 @@ Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::
                 samples[0][label].push_back(t);
                 samples[1][label].push_back(got[1][label]);
             }
-    }
-    return {};
+        return {};
+    });
 }
 
 }  // namespace

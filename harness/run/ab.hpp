@@ -1,6 +1,8 @@
-// Paired A/B of two sides on the same machine: two attngate builds (each round spawns
-// `<build> time` A B / B A over the same cases, so machine drift hits both sides alike)
-// or two adapters kept up for the whole run (e.g. two jax releases). Each case x kernel
+// Paired A/B of two sides on the same machine: two attngate builds (each kept running as a
+// timing server; each case x kernel is timed on A and B back to back, order alternating,
+// so machine drift hits both sides alike), an older build spawned per round, or two
+// adapters kept up for the whole run (e.g. two jax releases). Rounds are sequential: a
+// row whose verdict more pairs could still change gets more of them, up to max_rounds. Each case x kernel
 // is judged on its paired timings (perf), its outputs diffed bit for bit (numerics), B's
 // output against the golden (and A's, as information), and B's first-call time against
 // A's (compile).
@@ -20,7 +22,8 @@
 namespace attngate {
 
 struct AbOptions {
-    int rounds = 21;
+    int rounds = 13;      ///< paired rounds over every row
+    int max_rounds = 61;  ///< rows still undecided after `rounds` get more, up to this (row by row only)
     AbRoundOptions round;
     DecisionPolicy policy;
     Store *store = nullptr;  ///< goldens, when the suite has them (required)

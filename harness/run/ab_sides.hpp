@@ -1,7 +1,8 @@
 // The two sides of a paired A/B run. A side is either another attngate build (a command
-// line whose `time` subcommand is spawned once per round) or a set of resident backends
-// (adapters started once, e.g. two JAX virtual environments): both answer "time every
-// case x kernel once more" and "hand me every output".
+// line whose `time --serve` stays up for the run; an older build's `time` is spawned once
+// per round) or a set of resident backends (adapters started once, e.g. two JAX virtual
+// environments): both answer "time this case x kernel (or every one) once more" and
+// "hand me every output".
 #pragma once
 
 #include <filesystem>

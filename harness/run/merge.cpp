@@ -116,7 +116,11 @@ size_t redecide_perf(RunResults &results, double alpha) {
             checks.push_back(&c);
         }
     apply_benjamini_hochberg(decisions, alpha);
-    for (size_t i = 0; i < checks.size(); ++i) apply_perf_decision(*checks[i], decisions[i]);
+    for (size_t i = 0; i < checks.size(); ++i) {
+        if (const auto *r = checks[i]->metrics.if_contains("calibration_ratio"); r && r->is_number())  // as the perf phase
+            guard_machine_speed(decisions[i], r->to_number<double>());
+        apply_perf_decision(*checks[i], decisions[i]);
+    }
     return checks.size();
 }
 

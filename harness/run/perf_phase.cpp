@@ -81,28 +81,32 @@ std::vector<double> baseline_samples(const BaselineFile *file, const std::string
 
 /// Whether a case x kernel is gated on calibrated times, with both sides' calibration
 /// samples, or why not when the baseline cannot be.
+/// The baseline's calibration samples are kept whenever they are of this build's workload,
+/// gated or not (`wanted` false: --no-calibration): the machine-speed guard reads them.
 PerfCalibration calibration_of(const BaselineFile *file, const std::string &case_id, const std::string &kernel,
                                const TimingOutcome &outcome, bool wanted) {
     PerfCalibration c;
     c.samples_s = outcome.calibration_s;
     c.workload = kCalibrationWorkload;
     const BaselineEntry *e = file ? file->find(case_id, kernel) : nullptr;
-    if (!wanted || !e) return c;
+    if (!e) return c;
+    std::string why_not;
     if (c.samples_s.empty()) {
-        c.note = "this kernel's host timed no calibration workload (a remote adapter): gated on absolute time";
-        return c;
+        why_not = "this kernel's host timed no calibration workload (a remote adapter): gated on absolute time";
+    } else {
+        c.baseline_samples_s = baseline_samples(file, case_id, kernel, "calibration_s");
+        const auto *w = e->values.if_contains("calibration_workload");
+        const std::string base_workload = w && w->is_string() ? std::string(w->get_string()) : "";
+        if (c.baseline_samples_s.empty())
+            why_not = "the baseline has no calibration samples (recorded before calibrated baselines): gated on absolute time; "
+                      "re-record it (attngate baseline update --checks perf) to gate time relative to the machine";
+        else if (base_workload != c.workload)
+            why_not = fmt::format("the baseline's calibration workload \"{}\" is not this build's \"{}\": gated on absolute time",
+                                  base_workload, c.workload);
+        if (!why_not.empty()) c.baseline_samples_s.clear();
     }
-    c.baseline_samples_s = baseline_samples(file, case_id, kernel, "calibration_s");
-    const auto *w = e->values.if_contains("calibration_workload");
-    const std::string base_workload = w && w->is_string() ? std::string(w->get_string()) : "";
-    if (c.baseline_samples_s.empty())
-        c.note = "the baseline has no calibration samples (recorded before calibrated baselines): gated on absolute time; "
-                 "re-record it (attngate baseline update --checks perf) to gate time relative to the machine";
-    else if (base_workload != c.workload)
-        c.note = fmt::format("the baseline's calibration workload \"{}\" is not this build's \"{}\": gated on absolute time",
-                             base_workload, c.workload);
-    c.gated = c.note.empty();
-    if (!c.gated) c.baseline_samples_s.clear();
+    c.gated = wanted && why_not.empty();
+    if (wanted) c.note = std::move(why_not);
     return c;
 }
 
@@ -204,8 +208,9 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     auto base = perf_baselines(suite, options, note);
     if (!base) return std::unexpected(base.error());
     const BaselineFile *base_file = *base ? &**base : nullptr;
+    // The calibration is timed even when not gated on (--no-calibration): the guard reads it.
     const TimingRequest timing{static_cast<int>(suite.perf.repetitions), suite.perf.min_time_s, options.isolation, options.timeout_s,
-                               options.calibrate};
+                               true};
     const std::vector<TimingOutcome> outcomes = time_targets(targets, backends, timing);
 
     std::vector<PerfDecision> decisions(targets.size());
@@ -233,6 +238,8 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         for (size_t i = 0, j = 0; i < targets.size(); ++i)
             if (decided[i]) decisions[i] = made[j++];
     }
+    for (size_t i = 0; i < targets.size(); ++i)  // calibrated or not: the machine may have moved
+        if (decided[i]) guard_machine_speed(decisions[i], calibrations[i].machine_ratio());
 
     const Pricing *pricing = options.cost && options.cost->pricing ? &*options.cost->pricing : nullptr;
     const std::string no_pricing = options.cost ? options.cost->no_pricing : "";

@@ -155,6 +155,31 @@ PerfDecision decide_paired(const std::vector<double> &current, const std::vector
     return d;
 }
 
+bool wants_more_repetitions(const PerfDecision &d) {
+    switch (d.status) {
+    case PerfStatus::TooNoisy: return true;
+    case PerfStatus::Ok: return !(d.ci_high < 1.0 + d.threshold);
+    case PerfStatus::Regression:
+    case PerfStatus::Improvement:
+    case PerfStatus::Insufficient: return false;
+    }
+    return false;
+}
+
+void guard_machine_speed(PerfDecision &d, double machine_ratio) {
+    if (!(machine_ratio > 0.0) || !std::isfinite(machine_ratio) || d.status == PerfStatus::Insufficient) return;
+    const double moved = std::max(machine_ratio, 1.0 / machine_ratio);
+    if (moved <= 1.0 + d.threshold) return;
+    if (d.status == PerfStatus::Regression && d.ci_low > (1.0 + d.threshold) * moved) return;
+    if (d.status == PerfStatus::Improvement && d.ci_high < (1.0 - d.threshold) / moved) return;
+    d.status = PerfStatus::TooNoisy;
+    d.reason = fmt::format(
+        "not gated: the machine's speed moved since the baseline was recorded (calibration workload x{:.3f} of its baseline "
+        "time, beyond the {:g}% threshold), and only a change beyond x{:.3f} could be told from that move (median time x{:.3f} "
+        "of baseline, 95% CI {:.3f} to {:.3f}); re-run on a steady machine, re-record the baseline here, or use paired A/B",
+        machine_ratio, 100 * d.threshold, (1.0 + d.threshold) * moved, d.ratio, d.ci_low, d.ci_high);
+}
+
 void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha) {
     std::vector<double> slower, faster;
     for (const auto &d : decisions) {

@@ -91,6 +91,25 @@ PerfDecision decide(const std::vector<double> &current, const std::vector<double
 PerfDecision decide_paired(const std::vector<double> &current, const std::vector<double> &baseline,
                            const DecisionPolicy &policy);
 
+/// Whether more repetitions could still change this decision's verdict about a regression
+/// (what sequential A/B rounds stop on): TooNoisy, or Ok with a CI that still reaches
+/// 1 + threshold, i.e. the samples cannot yet tell "within the threshold" from "beyond it".
+/// A Regression, an Improvement, an Ok whose CI lies below 1 + threshold, and an
+/// Insufficient decision (fewer samples than asked for, or unusable ones) want none.
+bool wants_more_repetitions(const PerfDecision &d);
+
+/// The machine-speed guard of a comparison against a stored baseline, applied after the
+/// Benjamini-Hochberg pass. `machine_ratio` is the calibration workload's median time now
+/// over its median when the baseline was recorded (> 1: the machine is slower now).
+/// Calibration takes out a change of the machine's speed only in part (measured on a
+/// shared VM: the workload moved 2.2x while the kernels moved 1.33x), so once the machine
+/// moved by more than the threshold, m = max(r, 1/r) > 1 + threshold, only a change larger
+/// than the move is believed: a Regression stands when ci_low > (1 + threshold) x m, an
+/// Improvement when ci_high < (1 - threshold) / m. Anything else becomes TooNoisy with the
+/// reason, an Ok included, since the move could as well hide a regression. A ratio that is
+/// NaN or not positive, or an Insufficient decision, is left as it is.
+void guard_machine_speed(PerfDecision &d, double machine_ratio);
+
 /// The run-wide pass: Benjamini-Hochberg over the p-values of every decision that has one
 /// (both directions separately), sets p_adjusted / p_adjusted_faster, and turns a
 /// Regression or Improvement whose adjusted p exceeds alpha into an inconclusive result:

@@ -91,7 +91,7 @@ def instructions_mode_run(args, work, pct, out):
 
 def ab_mode_run(args, work, pct, out):
     run_checked([args.attngate, "ab", "--a", args.attngate, "--b", f"env ATTNGATE_TEST_SLOWDOWN_PCT={pct} {args.attngate}",
-                 "--suite", work["suite"], "--plugin", args.plugin, "--rounds", str(args.rounds), "--min-time", "0.02",
+                 "--suite", work["suite"], "--plugin", args.plugin, "--rounds", str(args.rounds), "--max-rounds", str(args.max_rounds), "--min-time", "0.02",
                  "--out", out])
     return verdicts(out)
 
@@ -170,7 +170,8 @@ def main():
     parser.add_argument("--ab-runs", type=int, default=None, help="A/A and effect runs in ab mode (default: as the others)")
     parser.add_argument("--instruction-runs", type=int, default=None,
                         help="runs per row in instructions mode (default: as the others; its counts do not vary)")
-    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--rounds", type=int, default=13)
+    parser.add_argument("--max-rounds", type=int, default=61, help="ab --max-rounds (at most --rounds: fixed rounds)")
     parser.add_argument("--threads", type=int, default=None,
                         help="the suite's kernel threads (default: the suites' default, 2)")
     parser.add_argument("--json", default="gate-accuracy.json")

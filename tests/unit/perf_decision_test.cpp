@@ -269,3 +269,65 @@ TEST_CASE("paired decisions use per pair ratios and survive shared drift", "[per
     CHECK(decide_paired(b, std::vector<double>(a.begin(), a.end() - 1), DecisionPolicy{}).status ==
           PerfStatus::Insufficient);
 }
+
+TEST_CASE("more repetitions are wanted exactly while the CI cannot place the ratio against the threshold", "[perf]") {
+    DecisionPolicy policy;
+    // Conclusive either way: nothing more to learn about a regression.
+    CHECK_FALSE(wants_more_repetitions(decide(times(1.12, 0.01, 15, "c"), times(1.0, 0.01, 15, "b"), policy)));
+    CHECK_FALSE(wants_more_repetitions(decide(times(0.85, 0.01, 12, "c"), times(1.0, 0.01, 12, "b"), policy)));
+    // Ok with the whole CI below 1 + threshold: shown to be within it.
+    const auto within = decide(times(1.0, 0.02, 15, "c"), times(1.0, 0.02, 15, "b"), policy);
+    REQUIRE(within.status == PerfStatus::Ok);
+    REQUIRE(within.ci_high < 1.05);
+    CHECK_FALSE(wants_more_repetitions(within));
+    // Ok (enough repetitions for the noise) but the CI still reaches the threshold: a true
+    // 10% slowdown can sit here, so more pairs can still turn it into a regression.
+    const auto straddling = decide(times(1.06, 0.04, 15, "c"), times(1.0, 0.04, 15, "b"), policy);
+    REQUIRE(straddling.status == PerfStatus::Ok);
+    REQUIRE(straddling.ci_low < 1.05);
+    REQUIRE(straddling.ci_high > 1.05);
+    CHECK(wants_more_repetitions(straddling));
+    // Too noisy: by definition more repetitions are needed.
+    const auto noisy = decide(times(1.04, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
+    REQUIRE(noisy.status == PerfStatus::TooNoisy);
+    CHECK(wants_more_repetitions(noisy));
+    // Fewer samples than the rule's minimum: the caller asked for that few; not extended.
+    CHECK_FALSE(wants_more_repetitions(decide(times(1.5, 0.01, 5, "c"), times(1.0, 0.01, 20, "b"), policy)));
+}
+
+TEST_CASE("the machine-speed guard: once the machine moved beyond the threshold, only a larger change is believed", "[perf]") {
+    DecisionPolicy policy;
+    const auto regression = decide(times(1.6, 0.01, 15, "c"), times(1.0, 0.01, 15, "b"), policy);  // CI about 1.58-1.62
+    const auto ok = decide(times(1.0, 0.02, 15, "c"), times(1.0, 0.02, 15, "b"), policy);
+    const auto faster = decide(times(0.6, 0.01, 15, "c"), times(1.0, 0.01, 15, "b"), policy);
+    REQUIRE(regression.status == PerfStatus::Regression);
+    REQUIRE(ok.status == PerfStatus::Ok);
+    REQUIRE(faster.status == PerfStatus::Improvement);
+    auto guarded = [](PerfDecision d, double machine) {
+        guard_machine_speed(d, machine);
+        return d;
+    };
+    // A steady machine (within the threshold either way), or no calibration: unchanged.
+    for (double steady : {1.0, 1.04, 1.0 / 1.04, std::nan(""), 0.0, -1.0}) {
+        CHECK(guarded(regression, steady).status == PerfStatus::Regression);
+        CHECK(guarded(ok, steady).status == PerfStatus::Ok);
+        CHECK(guarded(faster, steady).status == PerfStatus::Improvement);
+    }
+    // The machine 2.2x faster than at recording (the bimodal calibration seen on this VM):
+    // a x1.6 regression could be the machine's doing, an ok could hide one.
+    for (double moved : {1 / 2.2, 2.2}) {
+        const auto r = guarded(regression, moved);
+        CHECK(r.status == PerfStatus::TooNoisy);
+        CHECK_THAT(r.reason, Catch::StartsWith("not gated: the machine's speed moved") && Catch::Contains("x2.310"));
+        CHECK(r.ratio == regression.ratio);  // the figures stay
+        CHECK(guarded(ok, moved).status == PerfStatus::TooNoisy);
+        CHECK(guarded(faster, moved).status == PerfStatus::TooNoisy);
+    }
+    // A change larger than the move still stands: x1.6 beyond a 1.2x move (1.05 x 1.2 = 1.26).
+    CHECK(guarded(regression, 1.2).status == PerfStatus::Regression);
+    CHECK(guarded(regression, 1 / 1.2).status == PerfStatus::Regression);
+    CHECK(guarded(faster, 1.2).status == PerfStatus::Improvement);  // 0.6 < 0.95 / 1.2
+    // Too few samples stays what it is.
+    const auto few = decide(times(1.5, 0.01, 5, "c"), times(1.0, 0.01, 20, "b"), policy);
+    CHECK(guarded(few, 3.0).status == PerfStatus::Insufficient);
+}
