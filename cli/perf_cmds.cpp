@@ -42,7 +42,7 @@ struct PerfArgs {
     std::string a, b, a_adapter, b_adapter, ab_out = "reports/ab.json", outputs;
     StoreArgs store;
     bool bitwise = false;
-    int rounds = 13, max_rounds = 61;
+    int rounds = 21, max_rounds = 0;
     double threshold_pct = 5.0, alpha = 0.01;
     bool strict = false;
     ReportPaths reports;
@@ -93,7 +93,7 @@ struct Row {
 };
 
 void print_rows(const std::vector<Row> &rows) {
-    fmt::print("{:<48} {:>8} {:>17} {:>9} {:<12} {}\n", "case/kernel", "ratio", "95% CI", "p (adj)", "status", "reason");
+    fmt::print("{:<48} {:>8} {:>17} {:>9} {:<12} {}\n", "case/kernel", "ratio", "CI", "p (adj)", "status", "reason");
     for (const auto &r : rows)
         fmt::print("{:<48} {:>8.3f} {:>8.3f}-{:<8.3f} {:>9.2g} {:<12} {}\n", r.label, r.ratio, r.ci_low, r.ci_high, r.p_adjusted,
                    r.status, r.reason);
@@ -305,9 +305,10 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_option("--rounds", args->rounds, "paired rounds over every case x kernel (each times it once per side)")
         ->check(CLI::Range(2, 100000))->capture_default_str();
     ab->add_option("--max-rounds", args->max_rounds,
-                   "a case x kernel still undecided after --rounds (too noisy, or a CI that still reaches the threshold) gets 10 "
-                   "more rounds at a time, up to this many; at most --rounds: none")
-        ->check(CLI::Range(2, 100000))->capture_default_str();
+                   "sequential rounds: a case x kernel still undecided after --rounds (too noisy, or a CI that still reaches the "
+                   "threshold) gets 10 more rounds at a time, up to this many, each look judged at Bonferroni's share of alpha; "
+                   "0 or at most --rounds: fixed rounds")
+        ->check(CLI::Range(0, 100000))->capture_default_str();
     ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();
     ab->add_option("--plugin", args->sources.plugins, "kernel plugin .so both sides load (repeatable)");
     ab->add_option("--kernel", args->kernels, "only these kernels (repeatable)");

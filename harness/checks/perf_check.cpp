@@ -34,6 +34,7 @@ void apply_perf_decision(CheckResult &r, const PerfDecision &d) {
     r.metrics["ratio"] = number_or_null(d.ratio);
     r.metrics["ci_low"] = number_or_null(d.ci_low);
     r.metrics["ci_high"] = number_or_null(d.ci_high);
+    r.metrics["ci_level"] = d.ci_level;
     r.metrics["p_value"] = number_or_null(d.p_value);
     r.metrics["p_adjusted"] = number_or_null(d.p_adjusted);
     r.metrics["relative_noise"] = number_or_null(d.relative_noise);

@@ -51,8 +51,8 @@ std::string perf_figures(const CheckResult &k) {
     const auto cur = json_numbers(metric(k, "samples_s")), base = json_numbers(metric(k, "baseline_samples_s"));
     std::string s = "<div><div class=\"note\">time per repetition, this run against the baseline</div>" + svg_distribution(cur, base, "seconds") + "</div>";
     if (const auto *ratio = metric(k, "ratio"); ratio && ratio->is_number())
-        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, 95% CI [{}, {}], p = {} (adjusted {}), status {}</p>", format_number(ratio),
-                         format_number(metric(k, "ci_low")), format_number(metric(k, "ci_high")), format_number(metric(k, "p_value")),
+        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, {:.3g}% CI [{}, {}], p = {} (adjusted {}), status {}</p>", format_number(ratio),
+                         100 * number_or(metric(k, "ci_level"), 0.95), format_number(metric(k, "ci_low")), format_number(metric(k, "ci_high")), format_number(metric(k, "p_value")),
                          format_number(metric(k, "p_adjusted")), markup_escape(format_number(metric(k, "status"))));
     const double threshold = 1.0 + number_or(metric(k, "threshold_pct"), NAN) / 100.0;  // a percent becomes a ratio here, once
     if (const std::string ci = svg_ratio_interval(number_or(metric(k, "ratio"), NAN), number_or(metric(k, "ci_low"), NAN),

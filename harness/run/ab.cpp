@@ -47,10 +47,22 @@ using RoundFn = std::function<Result<void>(int round, const std::function<bool(c
 /// or a CI that still reaches it: wants_more_repetitions), until none is left or
 /// o.max_rounds is reached. A clear row costs the minimum; the time goes to the rows whose
 /// verdict more pairs can still change.
+constexpr int kExtraRounds = 10;
+
+/// The decision policy of every look: Bonferroni over the looks a row can get (one after
+/// o.rounds, one after each kExtraRounds more), so that looking again at a row that did
+/// not change cannot raise its chance of a false regression (per_look).
+int looks_of(const AbOptions &o) {
+    const int extra = std::max(0, o.max_rounds - o.rounds);
+    return 1 + (extra + kExtraRounds - 1) / kExtraRounds;
+}
+
+DecisionPolicy looks_policy(const AbOptions &o) { return per_look(o.policy, looks_of(o)); }
+
 Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples,
                                const RoundFn &one_round) {
-    constexpr int kExtraRounds = 10;
     const int last = std::max(o.rounds, o.max_rounds);
+    const DecisionPolicy policy = looks_policy(o);
     std::set<AbLabel> open;
     bool every_row = true;
     for (int round = 0; round < last;) {
@@ -63,7 +75,7 @@ Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int,
         every_row = false;
         open.clear();
         for (const auto &[label, a] : samples[0])
-            if (wants_more_repetitions(decide_paired(samples[1][label], a, o.policy))) open.insert(label);
+            if (wants_more_repetitions(decide_paired(samples[1][label], a, policy))) open.insert(label);
         if (open.empty()) break;
     }
     return {};
@@ -149,13 +161,14 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
     if (auto fb = b.fingerprint(); !fb.empty())
         for (const auto &[k, v] : fb) results.fingerprint[k] = v;
 
+    const DecisionPolicy policy = looks_policy(o);
     std::vector<AbLabel> labels;
     std::vector<PerfDecision> decisions;
     for (const auto &[label, sa] : samples[0]) {
         labels.push_back(label);
-        decisions.push_back(decide_paired(samples[1][label], sa, o.policy));
+        decisions.push_back(decide_paired(samples[1][label], sa, policy));
     }
-    apply_benjamini_hochberg(decisions, o.policy.alpha);
+    apply_benjamini_hochberg(decisions, policy.alpha);
     std::map<AbLabel, size_t> decided;
     for (size_t i = 0; i < labels.size(); ++i) decided[labels[i]] = i;
 
@@ -203,6 +216,7 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
                                        attention_shape(*c), flops[c->id], 100 * o.policy.threshold,
                                        "A/B paired on this machine", o.strict);
             p.metrics["mode"] = "ab";
+            p.metrics["looks"] = looks_of(o);  // merge redecides with it
             p.metrics["a"] = a.describe();
             p.metrics["b"] = b.describe();
             if (p.verdict == Verdict::Fail && !o.profiles_dir.empty())

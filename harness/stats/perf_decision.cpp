@@ -41,8 +41,8 @@ bool insufficient(PerfDecision &d, size_t n_current, size_t n_baseline, const De
 
 /// Step 2: significance and practical size, either direction.
 void classify(PerfDecision &d, const DecisionPolicy &policy) {
-    const std::string figures = fmt::format("median time x{:.3f} of baseline (95% CI {:.3f} to {:.3f})", d.ratio,
-                                            d.ci_low, d.ci_high);
+    const std::string figures = fmt::format("median time x{:.3f} of baseline ({:.3g}% CI {:.3f} to {:.3f})", d.ratio,
+                                            100 * d.ci_level, d.ci_low, d.ci_high);
     if (d.p_adjusted <= policy.alpha && d.ci_low > 1.0 + policy.threshold) {
         d.status = PerfStatus::Regression;
         d.reason = fmt::format("regression: {}, p = {:.2g} <= alpha {:g}, beyond the {:g}% threshold", figures,
@@ -63,8 +63,9 @@ bool conclusive(const PerfDecision &d) { return d.status == PerfStatus::Regressi
 /// "too noisy to gate: ...", with what the noise needs.
 std::string too_noisy_reason(const PerfDecision &d) {
     return fmt::format("too noisy to gate: relative noise {:.1f}% against a {:.1f}% threshold needs {} repetitions per side, have {} "
-                       "(median time x{:.3f} of baseline, 95% CI {:.3f} to {:.3f}: inconclusive)",
-                       100 * d.relative_noise, 100 * d.threshold, d.required_repetitions, d.repetitions, d.ratio, d.ci_low, d.ci_high);
+                       "(median time x{:.3f} of baseline, {:.3g}% CI {:.3f} to {:.3f}: inconclusive)",
+                       100 * d.relative_noise, 100 * d.threshold, d.required_repetitions, d.repetitions, d.ratio, 100 * d.ci_level,
+                       d.ci_low, d.ci_high);
 }
 
 /// Step 3 of the rule, for a decision that step 2 classified: noise can only make an
@@ -117,8 +118,8 @@ PerfDecision decide(const std::vector<double> &current, const std::vector<double
     PerfDecision d;
     d.threshold = policy.threshold;
     d.ratio = median(current) / median(baseline);
-    const auto ci = bootstrap_median_ratio_ci(current, baseline, policy.bootstrap_resamples, policy.seed);
-    d.ci_low = ci.low, d.ci_high = ci.high;
+    const auto ci = bootstrap_median_ratio_ci(current, baseline, policy.bootstrap_resamples, policy.seed, policy.ci_level);
+    d.ci_low = ci.low, d.ci_high = ci.high, d.ci_level = policy.ci_level;
     d.p_value = d.p_adjusted = mann_whitney_greater(current, baseline).p_value;
     d.p_value_faster = d.p_adjusted_faster = mann_whitney_greater(baseline, current).p_value;
     d.relative_noise = std::max(relative_noise(current), relative_noise(baseline));
@@ -139,8 +140,8 @@ PerfDecision decide_paired(const std::vector<double> &current, const std::vector
     PerfDecision d;
     d.threshold = policy.threshold;
     d.ratio = median(pair_ratios);
-    const auto ci = bootstrap_paired_ratio_ci(current, baseline, policy.bootstrap_resamples, policy.seed);
-    d.ci_low = ci.low, d.ci_high = ci.high;
+    const auto ci = bootstrap_paired_ratio_ci(current, baseline, policy.bootstrap_resamples, policy.seed, policy.ci_level);
+    d.ci_low = ci.low, d.ci_high = ci.high, d.ci_level = policy.ci_level;
     d.p_value = d.p_adjusted = wilcoxon_greater(current, baseline).p_value;
     d.p_value_faster = d.p_adjusted_faster = wilcoxon_greater(baseline, current).p_value;
     // The per-pair ratio already combines both sides: express its noise per side so that
@@ -153,6 +154,13 @@ PerfDecision decide_paired(const std::vector<double> &current, const std::vector
     classify(d, policy);
     unless_conclusive_too_noisy(d);
     return d;
+}
+
+DecisionPolicy per_look(DecisionPolicy policy, int looks) {
+    if (looks <= 1) return policy;
+    policy.alpha /= looks;
+    policy.ci_level = 1.0 - (1.0 - policy.ci_level) / looks;
+    return policy;
 }
 
 bool wants_more_repetitions(const PerfDecision &d) {
@@ -176,8 +184,8 @@ void guard_machine_speed(PerfDecision &d, double machine_ratio) {
     d.reason = fmt::format(
         "not gated: the machine's speed moved since the baseline was recorded (calibration workload x{:.3f} of its baseline "
         "time, beyond the {:g}% threshold), and only a change beyond x{:.3f} could be told from that move (median time x{:.3f} "
-        "of baseline, 95% CI {:.3f} to {:.3f}); re-run on a steady machine, re-record the baseline here, or use paired A/B",
-        machine_ratio, 100 * d.threshold, (1.0 + d.threshold) * moved, d.ratio, d.ci_low, d.ci_high);
+        "of baseline, {:.3g}% CI {:.3f} to {:.3f}); re-run on a steady machine, re-record the baseline here, or use paired A/B",
+        machine_ratio, 100 * d.threshold, (1.0 + d.threshold) * moved, d.ratio, 100 * d.ci_level, d.ci_low, d.ci_high);
 }
 
 void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha) {

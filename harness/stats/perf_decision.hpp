@@ -17,6 +17,7 @@ struct DecisionPolicy {
     double threshold = 0.05;   ///< practical threshold on the median-time ratio (5%)
     int min_reps = 9;          ///< fewest samples per side (see min_repetitions_for_alpha)
     int bootstrap_resamples = 2000;
+    double ci_level = 0.95;    ///< of the bootstrap CI; lower per look when a run looks several times
     uint64_t seed = kDefaultBootstrapSeed;
 };
 
@@ -36,8 +37,9 @@ const char *perf_status_name(PerfStatus s);
 struct PerfDecision {
     PerfStatus status = PerfStatus::Insufficient;
     double ratio = 0.0;    ///< median(current) / median(baseline), or the median pair ratio
-    double ci_low = 0.0;   ///< bootstrap 95% CI of that ratio
+    double ci_low = 0.0;   ///< bootstrap CI of that ratio (95% unless the policy says otherwise)
     double ci_high = 0.0;
+    double ci_level = 0.95;  ///< of that CI (the policy's)
     double p_value = 1.0;            ///< one-sided, H1: current is slower (raw)
     double p_adjusted = 1.0;         ///< p_value after Benjamini-Hochberg over the run
     double p_value_faster = 1.0;     ///< one-sided, H1: current is faster (raw)
@@ -90,6 +92,12 @@ PerfDecision decide(const std::vector<double> &current, const std::vector<double
 /// ratio; sizes must match (else Insufficient).
 PerfDecision decide_paired(const std::vector<double> &current, const std::vector<double> &baseline,
                            const DecisionPolicy &policy);
+
+/// The policy for each of `looks` looks at the same growing samples (sequential A/B
+/// rounds): Bonferroni over the looks, alpha / looks and a CI at level
+/// 1 - (1 - ci_level) / looks, so that the chance that any look flags a row that did not
+/// change stays within the single-look figures. looks <= 1: the policy unchanged.
+DecisionPolicy per_look(DecisionPolicy policy, int looks);
 
 /// Whether more repetitions could still change this decision's verdict about a regression
 /// (what sequential A/B rounds stop on): TooNoisy, or Ok with a CI that still reaches

@@ -170,8 +170,8 @@ def main():
     parser.add_argument("--ab-runs", type=int, default=None, help="A/A and effect runs in ab mode (default: as the others)")
     parser.add_argument("--instruction-runs", type=int, default=None,
                         help="runs per row in instructions mode (default: as the others; its counts do not vary)")
-    parser.add_argument("--rounds", type=int, default=13)
-    parser.add_argument("--max-rounds", type=int, default=61, help="ab --max-rounds (at most --rounds: fixed rounds)")
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--max-rounds", type=int, default=0, help="ab --max-rounds (0 or at most --rounds: fixed rounds)")
     parser.add_argument("--threads", type=int, default=None,
                         help="the suite's kernel threads (default: the suites' default, 2)")
     parser.add_argument("--json", default="gate-accuracy.json")

@@ -331,3 +331,20 @@ TEST_CASE("the machine-speed guard: once the machine moved beyond the threshold,
     const auto few = decide(times(1.5, 0.01, 5, "c"), times(1.0, 0.01, 20, "b"), policy);
     CHECK(guarded(few, 3.0).status == PerfStatus::Insufficient);
 }
+
+TEST_CASE("per look: Bonferroni over the looks of a sequential test", "[perf]") {
+    DecisionPolicy base;
+    CHECK(per_look(base, 1).alpha == base.alpha);
+    CHECK(per_look(base, 0).ci_level == base.ci_level);
+    const auto six = per_look(base, 6);
+    CHECK(six.alpha == Approx(0.01 / 6));
+    CHECK(six.ci_level == Approx(1 - 0.05 / 6));
+    // The wider CI is what a decision reports, and what it is judged on.
+    const auto c = times(1.08, 0.06, 15, "c"), b = times(1.0, 0.06, 15, "b");
+    const auto once = decide(c, b, base), sixfold = decide(c, b, six);
+    CHECK(sixfold.ci_level == Approx(1 - 0.05 / 6));
+    CHECK(sixfold.ci_low < once.ci_low);
+    CHECK(sixfold.ci_high > once.ci_high);
+    CHECK_THAT(sixfold.reason, Catch::Contains("99.2% CI"));
+    CHECK_THAT(once.reason, Catch::Contains("(95% CI"));
+}
