@@ -1,8 +1,9 @@
 // Paired A/B of two sides on the same machine: two attngate builds (each kept running as a
 // timing server; each case x kernel is timed on A and B back to back, order alternating,
 // so machine drift hits both sides alike), an older build spawned per round, or two
-// adapters kept up for the whole run (e.g. two jax releases). Rounds are sequential: a
-// row whose verdict more pairs could still change gets more of them, up to max_rounds. Each case x kernel
+// adapters kept up for the whole run (e.g. two jax releases). With max_rounds above
+// rounds, rounds are sequential: a row whose verdict more pairs could still change gets
+// more of them, up to max_rounds, each look judged at Bonferroni's share. Each case x kernel
 // is judged on its paired timings (perf), its outputs diffed bit for bit (numerics), B's
 // output against the golden (and A's, as information), and B's first-call time against
 // A's (compile).
