@@ -42,23 +42,25 @@ using Samples = std::map<AbLabel, std::vector<double>>[2];
 /// Times one round: the rows `wanted` accepts (a side that times whole rounds times all).
 using RoundFn = std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted)>;
 
-/// Sequential rounds: every row for o.rounds rounds, then kExtraRounds more at a time for
-/// the rows whose pairs so far cannot place their ratio against the threshold (too noisy,
-/// or a CI that still reaches it: wants_more_repetitions), until none is left or
-/// o.max_rounds is reached. A clear row costs the minimum; the time goes to the rows whose
-/// verdict more pairs can still change.
+/// More rounds for the rows still undecided come this many at a time.
 constexpr int kExtraRounds = 10;
 
-/// The decision policy of every look: Bonferroni over the looks a row can get (one after
-/// o.rounds, one after each kExtraRounds more), so that looking again at a row that did
-/// not change cannot raise its chance of a false regression (per_look).
+/// The looks a row can get: one after o.rounds, one after each kExtraRounds more.
 int looks_of(const AbOptions &o) {
     const int extra = std::max(0, o.max_rounds - o.rounds);
     return 1 + (extra + kExtraRounds - 1) / kExtraRounds;
 }
 
+/// The decision policy of every look: Bonferroni over the looks (per_look), so that
+/// looking again at a row that did not change does not multiply its chance of a false
+/// regression.
 DecisionPolicy looks_policy(const AbOptions &o) { return per_look(o.policy, looks_of(o)); }
 
+/// Sequential rounds: every row for o.rounds rounds, then kExtraRounds more at a time for
+/// the rows whose pairs so far cannot place their ratio against the threshold (too noisy,
+/// or a CI that still reaches it: wants_more_repetitions), until none is left or
+/// o.max_rounds is reached. A clear row costs the minimum; the time goes to the rows whose
+/// verdict more pairs can still change. max_rounds <= rounds: fixed rounds.
 Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples,
                                const RoundFn &one_round) {
     const int last = std::max(o.rounds, o.max_rounds);
@@ -72,6 +74,7 @@ Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int,
             auto r = one_round(round, [&](const AbLabel &label) { return every_row || open.contains(label); });
             if (!r) return r;
         }
+        if (round >= last) break;
         every_row = false;
         open.clear();
         for (const auto &[label, a] : samples[0])
