@@ -123,7 +123,8 @@ size_t redecide_perf(RunResults &results, double alpha) {
     apply_benjamini_hochberg(decisions, bh_alpha);
     for (size_t i = 0; i < checks.size(); ++i) {
         if (const auto *r = checks[i]->metrics.if_contains("calibration_ratio"); r && r->is_number())  // as the perf phase
-            guard_machine_speed(decisions[i], r->to_number<double>());
+            guard_machine_speed(decisions[i], r->to_number<double>(), checks[i]->metrics.contains("mode") &&
+                                                                       checks[i]->metrics.at("mode") == "calibrated");
         apply_perf_decision(*checks[i], decisions[i]);
     }
     return checks.size();

@@ -239,7 +239,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
             if (decided[i]) decisions[i] = made[j++];
     }
     for (size_t i = 0; i < targets.size(); ++i)  // calibrated or not: the machine may have moved
-        if (decided[i]) guard_machine_speed(decisions[i], calibrations[i].machine_ratio());
+        if (decided[i]) guard_machine_speed(decisions[i], calibrations[i].machine_ratio(), calibrations[i].gated);
 
     const Pricing *pricing = options.cost && options.cost->pricing ? &*options.cost->pricing : nullptr;
     const std::string no_pricing = options.cost ? options.cost->no_pricing : "";

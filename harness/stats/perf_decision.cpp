@@ -174,18 +174,22 @@ bool wants_more_repetitions(const PerfDecision &d) {
     return false;
 }
 
-void guard_machine_speed(PerfDecision &d, double machine_ratio) {
+void guard_machine_speed(PerfDecision &d, double machine_ratio, bool calibrated) {
     if (!(machine_ratio > 0.0) || !std::isfinite(machine_ratio) || d.status == PerfStatus::Insufficient) return;
-    const double moved = std::max(machine_ratio, 1.0 / machine_ratio);
-    if (moved <= 1.0 + d.threshold) return;
-    if (d.status == PerfStatus::Regression && d.ci_low > (1.0 + d.threshold) * moved) return;
-    if (d.status == PerfStatus::Improvement && d.ci_high < (1.0 - d.threshold) / moved) return;
+    if (std::max(machine_ratio, 1.0 / machine_ratio) <= 1.0 + d.threshold) return;
+    // The other reading is this one times `other`: calibrated times x r are absolute ones.
+    const double other = calibrated ? machine_ratio : 1.0 / machine_ratio;
+    const double lower = std::min(1.0, other), higher = std::max(1.0, other);
+    if (d.status == PerfStatus::Regression && d.ci_low * lower > 1.0 + d.threshold) return;
+    if (d.status == PerfStatus::Improvement && d.ci_high * higher < 1.0 - d.threshold) return;
+    if (d.status == PerfStatus::Ok && (other <= 1.0 || d.ci_high * other < 1.0 + d.threshold)) return;
     d.status = PerfStatus::TooNoisy;
     d.reason = fmt::format(
         "not gated: the machine's speed moved since the baseline was recorded (calibration workload x{:.3f} of its baseline "
-        "time, beyond the {:g}% threshold), and only a change beyond x{:.3f} could be told from that move (median time x{:.3f} "
-        "of baseline, {:.3g}% CI {:.3f} to {:.3f}); re-run on a steady machine, re-record the baseline here, or use paired A/B",
-        machine_ratio, 100 * d.threshold, (1.0 + d.threshold) * moved, d.ratio, 100 * d.ci_level, d.ci_low, d.ci_high);
+        "time, beyond the {:g}% threshold), and the {} reading, x{:.3f}, does not agree with this one (median time x{:.3f} of "
+        "baseline, {:.3g}% CI {:.3f} to {:.3f}); re-run on a steady machine, re-record the baseline here, or use paired A/B",
+        machine_ratio, 100 * d.threshold, calibrated ? "absolute" : "calibrated", d.ratio * other, d.ratio, 100 * d.ci_level,
+        d.ci_low, d.ci_high);
 }
 
 void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha) {

@@ -108,15 +108,18 @@ bool wants_more_repetitions(const PerfDecision &d);
 
 /// The machine-speed guard of a comparison against a stored baseline, applied after the
 /// Benjamini-Hochberg pass. `machine_ratio` is the calibration workload's median time now
-/// over its median when the baseline was recorded (> 1: the machine is slower now).
-/// Calibration takes out a change of the machine's speed only in part (measured on a
-/// shared VM: the workload moved 2.2x while the kernels moved 1.33x), so once the machine
-/// moved by more than the threshold, m = max(r, 1/r) > 1 + threshold, only a change larger
-/// than the move is believed: a Regression stands when ci_low > (1 + threshold) x m, an
-/// Improvement when ci_high < (1 - threshold) / m. Anything else becomes TooNoisy with the
-/// reason, an Ok included, since the move could as well hide a regression. A ratio that is
-/// NaN or not positive, or an Insufficient decision, is left as it is.
-void guard_machine_speed(PerfDecision &d, double machine_ratio);
+/// over its median when the baseline was recorded (> 1: the machine is slower now);
+/// `calibrated`: the decision compared calibrated times (else absolute ones). Calibration
+/// takes out a change of the machine's speed only in part (measured on a shared VM: the
+/// workload moved 2.2x while the kernels moved 1.33x), so the kernel's true change lies
+/// between the two readings, absolute and calibrated. Once the machine moved by more than
+/// the threshold (max(r, 1/r) > 1 + threshold), a verdict stands only when it holds for
+/// both: a Regression when the lower reading's CI still clears 1 + threshold, an
+/// Improvement when the higher reading's CI is still below 1 - threshold, an Ok when the
+/// other reading is lower or its CI is below 1 + threshold. Anything else becomes TooNoisy
+/// with the reason. A ratio that is NaN or not positive, or an Insufficient decision, is
+/// left as it is.
+void guard_machine_speed(PerfDecision &d, double machine_ratio, bool calibrated);
 
 /// The run-wide pass: Benjamini-Hochberg over the p-values of every decision that has one
 /// (both directions separately), sets p_adjusted / p_adjusted_faster, and turns a

@@ -295,7 +295,7 @@ TEST_CASE("more repetitions are wanted exactly while the CI cannot place the rat
     CHECK_FALSE(wants_more_repetitions(decide(times(1.5, 0.01, 5, "c"), times(1.0, 0.01, 20, "b"), policy)));
 }
 
-TEST_CASE("the machine-speed guard: once the machine moved beyond the threshold, only a larger change is believed", "[perf]") {
+TEST_CASE("the machine-speed guard: once the machine moved, a verdict stands only when both readings agree", "[perf]") {
     DecisionPolicy policy;
     const auto regression = decide(times(1.6, 0.01, 15, "c"), times(1.0, 0.01, 15, "b"), policy);  // CI about 1.58-1.62
     const auto ok = decide(times(1.0, 0.02, 15, "c"), times(1.0, 0.02, 15, "b"), policy);
@@ -303,33 +303,45 @@ TEST_CASE("the machine-speed guard: once the machine moved beyond the threshold,
     REQUIRE(regression.status == PerfStatus::Regression);
     REQUIRE(ok.status == PerfStatus::Ok);
     REQUIRE(faster.status == PerfStatus::Improvement);
-    auto guarded = [](PerfDecision d, double machine) {
-        guard_machine_speed(d, machine);
+    auto guarded = [](PerfDecision d, double machine, bool calibrated) {
+        guard_machine_speed(d, machine, calibrated);
         return d;
     };
-    // A steady machine (within the threshold either way), or no calibration: unchanged.
-    for (double steady : {1.0, 1.04, 1.0 / 1.04, std::nan(""), 0.0, -1.0}) {
-        CHECK(guarded(regression, steady).status == PerfStatus::Regression);
-        CHECK(guarded(ok, steady).status == PerfStatus::Ok);
-        CHECK(guarded(faster, steady).status == PerfStatus::Improvement);
+    for (bool calibrated : {true, false}) {
+        // A steady machine (within the threshold either way), or no calibration: unchanged.
+        for (double steady : {1.0, 1.04, 1.0 / 1.04, std::nan(""), 0.0, -1.0}) {
+            CHECK(guarded(regression, steady, calibrated).status == PerfStatus::Regression);
+            CHECK(guarded(ok, steady, calibrated).status == PerfStatus::Ok);
+            CHECK(guarded(faster, steady, calibrated).status == PerfStatus::Improvement);
+        }
+        CHECK(guarded(decide(times(1.5, 0.01, 5, "c"), times(1.0, 0.01, 20, "b"), policy), 3.0, calibrated).status ==
+              PerfStatus::Insufficient);
     }
-    // The machine 2.2x faster than at recording (the bimodal calibration seen on this VM):
-    // a x1.6 regression could be the machine's doing, an ok could hide one.
-    for (double moved : {1 / 2.2, 2.2}) {
-        const auto r = guarded(regression, moved);
-        CHECK(r.status == PerfStatus::TooNoisy);
-        CHECK_THAT(r.reason, Catch::StartsWith("not gated: the machine's speed moved") && Catch::Contains("x2.310"));
-        CHECK(r.ratio == regression.ratio);  // the figures stay
-        CHECK(guarded(ok, moved).status == PerfStatus::TooNoisy);
-        CHECK(guarded(faster, moved).status == PerfStatus::TooNoisy);
-    }
-    // A change larger than the move still stands: x1.6 beyond a 1.2x move (1.05 x 1.2 = 1.26).
-    CHECK(guarded(regression, 1.2).status == PerfStatus::Regression);
-    CHECK(guarded(regression, 1 / 1.2).status == PerfStatus::Regression);
-    CHECK(guarded(faster, 1.2).status == PerfStatus::Improvement);  // 0.6 < 0.95 / 1.2
-    // Too few samples stays what it is.
-    const auto few = decide(times(1.5, 0.01, 5, "c"), times(1.0, 0.01, 20, "b"), policy);
-    CHECK(guarded(few, 3.0).status == PerfStatus::Insufficient);
+    // Calibrated, and the calibration ran 2.2x faster than at recording (the bimodal
+    // calibration seen on this VM): the absolute reading is x1.6 / 2.2 = x0.73. A x1.6
+    // "regression" could be the calibration's doing; an ok stands (the absolute reading
+    // is lower still); an improvement stands (both readings are faster).
+    const double fast_machine = 1 / 2.2;
+    const auto fooled = guarded(regression, fast_machine, true);
+    CHECK(fooled.status == PerfStatus::TooNoisy);
+    CHECK_THAT(fooled.reason, Catch::StartsWith("not gated: the machine's speed moved") && Catch::Contains("absolute reading, x0.7"));
+    CHECK(fooled.ratio == regression.ratio);  // the figures stay
+    CHECK(guarded(ok, fast_machine, true).status == PerfStatus::Ok);
+    CHECK(guarded(faster, fast_machine, true).status == PerfStatus::Improvement);
+    // Calibrated, the machine 2.2x slower now: the absolute reading is higher, so the
+    // regression stands (even elasticity 0 leaves it beyond the threshold), an ok could
+    // hide one, and the improvement could be the calibration's doing.
+    CHECK(guarded(regression, 2.2, true).status == PerfStatus::Regression);
+    CHECK(guarded(ok, 2.2, true).status == PerfStatus::TooNoisy);
+    CHECK(guarded(faster, 2.2, true).status == PerfStatus::TooNoisy);
+    // Absolute, mirrored: the calibrated reading is this one / r.
+    CHECK(guarded(regression, 2.2, false).status == PerfStatus::TooNoisy);  // x1.6 / 2.2: the machine's doing
+    CHECK(guarded(regression, fast_machine, false).status == PerfStatus::Regression);
+    CHECK(guarded(ok, fast_machine, false).status == PerfStatus::TooNoisy);  // a faster machine can hide a regression
+    CHECK(guarded(ok, 2.2, false).status == PerfStatus::Ok);
+    // A change larger than the move stands either way: x1.6 across a 1.2x move.
+    CHECK(guarded(regression, 1 / 1.2, true).status == PerfStatus::Regression);  // 1.58 / 1.2 > 1.05
+    CHECK(guarded(regression, 1.2, false).status == PerfStatus::Regression);
 }
 
 TEST_CASE("per look: Bonferroni over the looks of a sequential test", "[perf]") {
