@@ -242,7 +242,7 @@ int main(int argc, char **argv) {
                       "dedicated runners: a timed case the perf rule cannot gate (too noisy, no baseline) fails instead of skipping");
     run_cmd->add_flag("--no-calibration", run.no_calibration,
                       "gate absolute times instead of times relative to the calibration workload timed with the cases (still timed: "
-                      "a machine whose speed moved beyond the threshold is not gated either way)");
+                      "a verdict that the machine's change of speed could explain is not gated either way)");
     run_cmd->add_option("--perf-metric", run.perf_metric,
                         "time, or instructions: one call's instructions counted under valgrind's callgrind, gated with the plain "
                         "threshold (check \"instructions\", baselines kept per machine class)")

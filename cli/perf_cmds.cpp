@@ -42,7 +42,7 @@ struct PerfArgs {
     std::string a, b, a_adapter, b_adapter, ab_out = "reports/ab.json", outputs;
     StoreArgs store;
     bool bitwise = false;
-    int rounds = 21, max_rounds = 0;
+    int rounds = 13, max_rounds = 61;
     double threshold_pct = 5.0, alpha = 0.01;
     bool strict = false;
     ReportPaths reports;
@@ -99,11 +99,6 @@ void print_rows(const std::vector<Row> &rows) {
                    r.status, r.reason);
 }
 
-double number_at(const json::object &m, const char *key) {
-    const json::value *v = m.if_contains(key);
-    return v && v->is_number() ? v->to_number<double>() : NAN;
-}
-
 /// "21 paired rounds", or "21 to 61 paired rounds (12 of 52 case x kernels took more)":
 /// the pairs each perf check was judged on, as run_ab's sequential rounds gave them.
 std::string rounds_said(const RunResults &results) {
@@ -111,7 +106,7 @@ std::string rounds_said(const RunResults &results) {
     for (const auto &r : results.results)
         for (const auto &c : r.checks)
             if (c.check == "perf")
-                if (const double n = number_at(c.metrics, "repetitions"); std::isfinite(n)) pairs.push_back(n);
+                if (const auto n = number_at(c.metrics, "repetitions")) pairs.push_back(*n);
     if (pairs.empty()) return "no paired rounds";
     const auto [lo, hi] = std::minmax_element(pairs.begin(), pairs.end());
     if (*lo == *hi) return fmt::format("{:g} paired rounds", *lo);
@@ -249,8 +244,8 @@ int cmd_ab(const PerfArgs &args) {
             if (c.check != "perf") continue;
             const json::value *status = c.metrics.if_contains("status");
             rows.push_back({r.case_id + "/" + r.kernel, status && status->is_string() ? std::string(status->get_string()) : "?", c.reason,
-                            number_at(c.metrics, "ratio"), number_at(c.metrics, "ci_low"), number_at(c.metrics, "ci_high"),
-                            number_at(c.metrics, "p_adjusted")});
+                            number_at(c.metrics, "ratio").value_or(NAN), number_at(c.metrics, "ci_low").value_or(NAN),
+                            number_at(c.metrics, "ci_high").value_or(NAN), number_at(c.metrics, "p_adjusted").value_or(NAN)});
         }
     if (!rows.empty()) print_rows(rows);
     print_numerics(*results);
@@ -307,7 +302,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
     ab->add_option("--max-rounds", args->max_rounds,
                    "sequential rounds: a case x kernel still undecided after --rounds (too noisy, or a CI that still reaches the "
                    "threshold) gets 10 more rounds at a time, up to this many, each look judged at Bonferroni's share of alpha; "
-                   "0 or at most --rounds: fixed rounds")
+                   "0 or at most --rounds: fixed rounds (the default is sequential: 13 rounds, up to 61)")
         ->check(CLI::Range(0, 100000))->capture_default_str();
     ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();
     ab->add_option("--plugin", args->sources.plugins, "kernel plugin .so both sides load (repeatable)");

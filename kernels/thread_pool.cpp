@@ -16,7 +16,7 @@ ThreadPool::~ThreadPool() {
         stop_ = true;
     }
     wake_.notify_all();
-    // std::jthread joins on destruction.
+    workers_.clear();  // joined here, while the mutex and condition variables they use still live
 }
 
 void ThreadPool::drain(int worker) {

@@ -43,7 +43,8 @@ struct TimingRequest {
     double min_time_s = 0.02;
     bool isolation = true;
     double timeout_s = 3600.0;  ///< for the whole set
-    /// Also time the calibration workload (calibration.hpp), interleaved with the set.
+    /// Also time the calibration workload (calibration.hpp), on one thread and on the
+    /// suite's threads at once, interleaved with the set.
     bool calibrate = false;
     /// Instead of timing, count each invocation's instructions of one call on one thread
     /// (instruction_count.hpp; the process must be under callgrind).
@@ -62,6 +63,8 @@ struct TimingOutcome {
     /// process interleaved with this set (the same for every outcome of one set); empty
     /// when not asked for or when the host cannot run it (a remote adapter).
     std::vector<double> calibration_s;
+    /// The same workload on the suite's threads at once (ParallelCalibration), likewise.
+    std::vector<double> parallel_calibration_s;
     std::optional<double> instructions;  ///< of one call, when counting was asked for
 };
 

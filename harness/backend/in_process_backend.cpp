@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 
+#include "attngate/kernel_tools.hpp"
 #include "backend/calibration.hpp"
 #include "backend/instruction_count.hpp"
 #include "backend/isolation.hpp"
@@ -114,8 +115,12 @@ Instances attach_instances(std::vector<Target> &targets, int num_threads) {
     return instances;
 }
 
+/// The entries time_targets adds after the targets' when calibrating: the workload on one
+/// thread, then on the suite's threads.
+constexpr size_t kCalibrationEntries = 2;
+
 /// Times every target in this process: one instance per kernel, shared by its cases; with
-/// `calibrate`, the calibration workload joins them as one more (last) entry.
+/// `calibrate`, the calibration workloads join them as kCalibrationEntries more (last) entries.
 std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int num_threads, const TimingOptions &timing,
                                               bool calibrate, const std::vector<int64_t> &iterations) {
     const Instances instances = attach_instances(targets, num_threads);
@@ -124,7 +129,12 @@ std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int 
         Target &t = targets[i];
         calls.push_back({t.kernel->name, [&t] { call_once(t); }, i < iterations.size() ? iterations[i] : 0});
     }
-    if (calibrate) calls.push_back({"calibration", run_calibration_workload});
+    std::optional<ParallelCalibration> parallel;
+    if (calibrate) {
+        parallel.emplace(num_threads > 0 ? num_threads : kernels::default_threads());  // 0: the kernels' default
+        calls.push_back({"calibration", run_calibration_workload});
+        calls.push_back({"parallel calibration", [&parallel] { parallel->run(); }});
+    }
     return time_calls(calls, timing);
 }
 
@@ -170,7 +180,7 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
             for (auto &o : out) o.error = "timing child " + bytes.error().describe();
             return out;
         }
-        samples = parse_samples(*bytes, targets.size() + (req.calibrate ? 1 : 0));
+        samples = parse_samples(*bytes, targets.size() + (req.calibrate ? kCalibrationEntries : 0));
         if (samples.empty()) {
             for (auto &o : out) o.error = "timing child " + incomplete_result(0).describe();
             return out;
@@ -178,7 +188,9 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
     }
     for (size_t i = 0; i < out.size(); ++i) {
         out[i].samples_s = std::move(samples[i]);
-        if (req.calibrate) out[i].calibration_s = samples.back();
+        if (!req.calibrate) continue;
+        out[i].calibration_s = samples[targets.size()];
+        out[i].parallel_calibration_s = samples[targets.size() + 1];
     }
     return out;
 }

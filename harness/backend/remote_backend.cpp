@@ -50,11 +50,6 @@ std::vector<int64_t> int_series(const json::object &o, std::string_view key) {
     return out;
 }
 
-std::optional<double> number_at(const json::object &o, std::string_view key) {
-    if (const auto *v = o.if_contains(key); v && v->is_number()) return v->to_number<double>();
-    return std::nullopt;
-}
-
 std::string string_at(const json::object &o, std::string_view key) {
     if (const auto *v = o.if_contains(key); v && v->is_string()) return std::string(v->get_string());
     return {};

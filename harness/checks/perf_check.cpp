@@ -85,11 +85,15 @@ std::vector<double> numbers_at(const json::object &m, const char *key) {
             if (x.is_number()) out.push_back(x.to_number<double>());
     return out;
 }
+
+double ratio_of_medians(const std::vector<double> &now, const std::vector<double> &then) {
+    if (now.empty() || then.empty()) return std::numeric_limits<double>::quiet_NaN();
+    return median(now) / median(then);
+}
 }  // namespace
 
-double PerfCalibration::machine_ratio() const {
-    if (samples_s.empty() || baseline_samples_s.empty()) return std::numeric_limits<double>::quiet_NaN();
-    return median(samples_s) / median(baseline_samples_s);
+MachineMove PerfCalibration::machine_move() const {
+    return {ratio_of_medians(samples_s, baseline_samples_s), ratio_of_medians(parallel_samples_s, baseline_parallel_samples_s)};
 }
 
 void add_calibration(CheckResult &r, const PerfCalibration &c) {
@@ -98,9 +102,17 @@ void add_calibration(CheckResult &r, const PerfCalibration &c) {
     if (c.samples_s.empty()) return;
     r.metrics["calibration_workload"] = c.workload;
     r.metrics["calibration_s"] = json::array(c.samples_s.begin(), c.samples_s.end());
+    if (!c.parallel_samples_s.empty())
+        r.metrics["parallel_calibration_s"] = json::array(c.parallel_samples_s.begin(), c.parallel_samples_s.end());
     if (c.baseline_samples_s.empty()) return;
+    const MachineMove move = c.machine_move();
     r.metrics["baseline_calibration_s"] = json::array(c.baseline_samples_s.begin(), c.baseline_samples_s.end());
-    r.metrics["calibration_ratio"] = number_or_null(c.machine_ratio());
+    r.metrics["calibration_ratio"] = number_or_null(move.single);
+    if (std::isfinite(move.parallel)) {
+        r.metrics["baseline_parallel_calibration_s"] =
+            json::array(c.baseline_parallel_samples_s.begin(), c.baseline_parallel_samples_s.end());
+        r.metrics["parallel_calibration_ratio"] = move.parallel;
+    }
     const auto *now = r.metrics.if_contains("median_s");
     const auto *then = r.metrics.if_contains("baseline_median_s");
     if (now && then && now->is_number() && then->is_number())
@@ -114,6 +126,11 @@ std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::
         return {relative_to_calibration(cur, numbers_at(m, "calibration_s")),
                 relative_to_calibration(base, numbers_at(m, "baseline_calibration_s"))};
     return {std::move(cur), std::move(base)};
+}
+
+MachineMove machine_move_of(const json::object &m) {
+    constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+    return {number_at(m, "calibration_ratio").value_or(kUnknown), number_at(m, "parallel_calibration_ratio").value_or(kUnknown)};
 }
 
 }  // namespace attngate

@@ -32,24 +32,32 @@ CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<d
 /// are none), and whether the decision was made on times relative to them.
 struct PerfCalibration {
     std::vector<double> samples_s, baseline_samples_s;
+    /// The workload on the suite's threads at once, now and in the baseline (the guard's
+    /// second sensor; never divided by).
+    std::vector<double> parallel_samples_s, baseline_parallel_samples_s;
     std::string workload;  ///< the workload's name (calibration.hpp), recorded with the samples
     bool gated = false;    ///< the decision compared calibrated times (mode "calibrated")
     std::string note;      ///< why it was not, when it could not be
-    /// The machine's change of speed, median(samples_s) / median(baseline_samples_s); NaN
-    /// without both (what guard_machine_speed reads).
-    double machine_ratio() const;
+    /// The machine's change of speed by both sensors, median now / median in the baseline
+    /// (NaN without both): what guard_machine_speed reads.
+    MachineMove machine_move() const;
 };
 
 /// Records calibration on a perf check: its samples (kept for the next baseline and for
 /// reports), mode "calibrated" or "absolute", and when both sides have samples the
-/// machine's change of speed (calibration_ratio, > 1: the machine is slower now) and the
-/// absolute time ratio (absolute_ratio) beside the calibrated `ratio` the gate used.
+/// machine's change of speed (calibration_ratio, > 1: the machine is slower now;
+/// parallel_calibration_ratio, on the suite's threads) and the absolute time ratio
+/// (absolute_ratio) beside the calibrated `ratio` the gate used.
 void add_calibration(CheckResult &check, const PerfCalibration &calibration);
 
 /// The two sample sets a perf check's decision compares, from its metrics: samples_s and
 /// baseline_samples_s, each relative to its calibration when the check's mode is
 /// "calibrated". What `merge` redecides on.
 std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &metrics);
+
+/// The machine's move a perf check recorded (calibration_ratio and
+/// parallel_calibration_ratio; NaN where absent): what `merge` guards with.
+MachineMove machine_move_of(const json::object &metrics);
 
 /// Sets a decision's figures, status, reason and verdict on a perf check that compared
 /// against a baseline: what perf_check does, and what `merge` redoes after the

@@ -383,4 +383,9 @@ std::optional<Error> ObjectReader::finish() {
     return std::nullopt;
 }
 
+std::optional<double> number_at(const json::object &object, std::string_view key) {
+    if (const json::value *v = object.if_contains(key); v && v->is_number()) return v->to_number<double>();
+    return std::nullopt;
+}
+
 }  // namespace attngate

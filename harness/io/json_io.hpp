@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,9 @@ private:
     std::set<std::string, std::less<>> known_;
     std::optional<Error> error_;
 };
+
+/// The number at `key`, nothing when absent or not a number.
+std::optional<double> number_at(const json::object &object, std::string_view key);
 
 /// "number", "string", "array"... for error messages.
 const char *json_kind_name(const json::value &v);

@@ -23,8 +23,8 @@
 namespace attngate {
 
 struct AbOptions {
-    int rounds = 21;     ///< paired rounds over every row
-    int max_rounds = 0;  ///< > rounds: rows still undecided after `rounds` get more, up to this; else fixed rounds
+    int rounds = 13;      ///< paired rounds over every row
+    int max_rounds = 61;  ///< > rounds: rows still undecided after `rounds` get more, up to this; else fixed rounds
     AbRoundOptions round;
     DecisionPolicy policy;
     Store *store = nullptr;  ///< goldens, when the suite has them (required)

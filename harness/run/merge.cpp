@@ -102,6 +102,7 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
 size_t redecide_perf(RunResults &results, double alpha) {
     std::vector<CheckResult *> checks;
     std::vector<PerfDecision> decisions;
+    std::vector<bool> calibrated;  // the check compared calibrated times
     double bh_alpha = alpha;
     for (auto &r : results.results)
         for (auto &c : r.checks) {
@@ -111,20 +112,20 @@ size_t redecide_perf(RunResults &results, double alpha) {
             DecisionPolicy policy;
             policy.alpha = alpha;
             if (const auto *t = c.metrics.if_contains("threshold_pct"); t && t->is_number()) policy.threshold = t->to_number<double>() / 100.0;
-            const auto *mode = c.metrics.if_contains("mode");
-            const bool paired = mode && mode->is_string() && mode->get_string() == "ab";
+            const auto *m = c.metrics.if_contains("mode");
+            const std::string_view mode = m && m->is_string() ? std::string_view(m->get_string()) : "";
+            const bool paired = mode == "ab";
             if (const auto *looks = c.metrics.if_contains("looks"); looks && looks->is_number()) {  // as run_ab decided
                 policy = per_look(policy, static_cast<int>(looks->to_number<double>()));
                 bh_alpha = std::min(bh_alpha, policy.alpha);
             }
             decisions.push_back(paired ? decide_paired(cur, base, policy) : decide(cur, base, policy));
             checks.push_back(&c);
+            calibrated.push_back(mode == "calibrated");
         }
     apply_benjamini_hochberg(decisions, bh_alpha);
     for (size_t i = 0; i < checks.size(); ++i) {
-        if (const auto *r = checks[i]->metrics.if_contains("calibration_ratio"); r && r->is_number())  // as the perf phase
-            guard_machine_speed(decisions[i], r->to_number<double>(), checks[i]->metrics.contains("mode") &&
-                                                                       checks[i]->metrics.at("mode") == "calibrated");
+        guard_machine_speed(decisions[i], machine_move_of(checks[i]->metrics), calibrated[i]);  // as the perf phase
         apply_perf_decision(*checks[i], decisions[i]);
     }
     return checks.size();

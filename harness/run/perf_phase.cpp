@@ -80,13 +80,14 @@ std::vector<double> baseline_samples(const BaselineFile *file, const std::string
 }
 
 /// Whether a case x kernel is gated on calibrated times, with both sides' calibration
-/// samples, or why not when the baseline cannot be.
-/// The baseline's calibration samples are kept whenever they are of this build's workload,
-/// gated or not (`wanted` false: --no-calibration): the machine-speed guard reads them.
+/// samples, or why not when the baseline cannot be. The baseline's samples are kept
+/// whenever they are of this build's workload, gated or not (`wanted` false:
+/// --no-calibration): the machine-speed guard reads them.
 PerfCalibration calibration_of(const BaselineFile *file, const std::string &case_id, const std::string &kernel,
                                const TimingOutcome &outcome, bool wanted) {
     PerfCalibration c;
     c.samples_s = outcome.calibration_s;
+    c.parallel_samples_s = outcome.parallel_calibration_s;
     c.workload = kCalibrationWorkload;
     const BaselineEntry *e = file ? file->find(case_id, kernel) : nullptr;
     if (!e) return c;
@@ -95,6 +96,7 @@ PerfCalibration calibration_of(const BaselineFile *file, const std::string &case
         why_not = "this kernel's host timed no calibration workload (a remote adapter): gated on absolute time";
     } else {
         c.baseline_samples_s = baseline_samples(file, case_id, kernel, "calibration_s");
+        c.baseline_parallel_samples_s = baseline_samples(file, case_id, kernel, "parallel_calibration_s");
         const auto *w = e->values.if_contains("calibration_workload");
         const std::string base_workload = w && w->is_string() ? std::string(w->get_string()) : "";
         if (c.baseline_samples_s.empty())
@@ -103,7 +105,7 @@ PerfCalibration calibration_of(const BaselineFile *file, const std::string &case
         else if (base_workload != c.workload)
             why_not = fmt::format("the baseline's calibration workload \"{}\" is not this build's \"{}\": gated on absolute time",
                                   base_workload, c.workload);
-        if (!why_not.empty()) c.baseline_samples_s.clear();
+        if (!why_not.empty()) c.baseline_samples_s.clear(), c.baseline_parallel_samples_s.clear();
     }
     c.gated = wanted && why_not.empty();
     if (wanted) c.note = std::move(why_not);
@@ -239,7 +241,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
             if (decided[i]) decisions[i] = made[j++];
     }
     for (size_t i = 0; i < targets.size(); ++i)  // calibrated or not: the machine may have moved
-        if (decided[i]) guard_machine_speed(decisions[i], calibrations[i].machine_ratio(), calibrations[i].gated);
+        if (decided[i]) guard_machine_speed(decisions[i], calibrations[i].machine_move(), calibrations[i].gated);
 
     const Pricing *pricing = options.cost && options.cost->pricing ? &*options.cost->pricing : nullptr;
     const std::string no_pricing = options.cost ? options.cost->no_pricing : "";

@@ -174,22 +174,29 @@ bool wants_more_repetitions(const PerfDecision &d) {
     return false;
 }
 
-void guard_machine_speed(PerfDecision &d, double machine_ratio, bool calibrated) {
-    if (!(machine_ratio > 0.0) || !std::isfinite(machine_ratio) || d.status == PerfStatus::Insufficient) return;
-    if (std::max(machine_ratio, 1.0 / machine_ratio) <= 1.0 + d.threshold) return;
-    // The other reading is this one times `other`: calibrated times x r are absolute ones.
-    const double other = calibrated ? machine_ratio : 1.0 / machine_ratio;
-    const double lower = std::min(1.0, other), higher = std::max(1.0, other);
+void guard_machine_speed(PerfDecision &d, const MachineMove &move, bool calibrated) {
+    const auto known = [](double r) { return r > 0.0 && std::isfinite(r); };
+    // Already ungated (and saying why), or a calibrated reading without its divisor.
+    if (d.status == PerfStatus::Insufficient || d.status == PerfStatus::TooNoisy || (calibrated && !known(move.single))) return;
+    double lowest = 1.0, highest = 1.0;  // the machine's move a kernel may have felt, none included
+    for (double r : {move.single, move.parallel})
+        if (known(r)) lowest = std::min(lowest, r), highest = std::max(highest, r);
+    if (highest <= 1.0 + d.threshold && 1.0 / lowest <= 1.0 + d.threshold) return;
+    // This reading times `into_absolute` is the absolute one; over a move m it is the kernel's own.
+    const double into_absolute = calibrated ? move.single : 1.0;
+    const double lower = into_absolute / highest, higher = into_absolute / lowest;
     if (d.status == PerfStatus::Regression && d.ci_low * lower > 1.0 + d.threshold) return;
     if (d.status == PerfStatus::Improvement && d.ci_high * higher < 1.0 - d.threshold) return;
-    if (d.status == PerfStatus::Ok && (other <= 1.0 || d.ci_high * other < 1.0 + d.threshold)) return;
+    if (d.status == PerfStatus::Ok && (higher <= 1.0 || d.ci_high * higher < 1.0 + d.threshold)) return;
     d.status = PerfStatus::TooNoisy;
+    const std::string parallel = known(move.parallel) ? fmt::format(", x{:.3f} on the suite's threads", move.parallel) : "";
     d.reason = fmt::format(
         "not gated: the machine's speed moved since the baseline was recorded (calibration workload x{:.3f} of its baseline "
-        "time, beyond the {:g}% threshold), and the {} reading, x{:.3f}, does not agree with this one (median time x{:.3f} of "
-        "baseline, {:.3g}% CI {:.3f} to {:.3f}); re-run on a steady machine, re-record the baseline here, or use paired A/B",
-        machine_ratio, 100 * d.threshold, calibrated ? "absolute" : "calibrated", d.ratio * other, d.ratio, 100 * d.ci_level,
-        d.ci_low, d.ci_high);
+        "time on one thread{}, beyond the {:g}% threshold), so the kernel's own change lies anywhere from x{:.3f} to x{:.3f} "
+        "(this reading: median time x{:.3f} of baseline, {:.3g}% CI {:.3f} to {:.3f}), which does not settle the verdict; "
+        "re-run on a steady machine, re-record the baseline here, or use paired A/B",
+        move.single, parallel, 100 * d.threshold, d.ratio * lower, d.ratio * higher, d.ratio, 100 * d.ci_level, d.ci_low,
+        d.ci_high);
 }
 
 void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha) {

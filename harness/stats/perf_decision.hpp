@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -106,20 +107,31 @@ DecisionPolicy per_look(DecisionPolicy policy, int looks);
 /// Insufficient decision (fewer samples than asked for, or unusable ones) want none.
 bool wants_more_repetitions(const PerfDecision &d);
 
+/// How the machine's speed moved since a baseline was recorded, by the calibration
+/// workload: its median time now over its median then (> 1: the machine is slower now);
+/// NaN (or not positive) where either side has no samples.
+struct MachineMove {
+    double single = std::numeric_limits<double>::quiet_NaN();    ///< on one thread: what calibrated times are divided by
+    double parallel = std::numeric_limits<double>::quiet_NaN();  ///< on the suite's threads at once, joined
+};
+
 /// The machine-speed guard of a comparison against a stored baseline, applied after the
-/// Benjamini-Hochberg pass. `machine_ratio` is the calibration workload's median time now
-/// over its median when the baseline was recorded (> 1: the machine is slower now);
-/// `calibrated`: the decision compared calibrated times (else absolute ones). Calibration
-/// takes out a change of the machine's speed only in part (measured on a shared VM: the
-/// workload moved 2.2x while the kernels moved 1.33x), so the kernel's true change lies
-/// between the two readings, absolute and calibrated. Once the machine moved by more than
-/// the threshold (max(r, 1/r) > 1 + threshold), a verdict stands only when it holds for
-/// both: a Regression when the lower reading's CI still clears 1 + threshold, an
-/// Improvement when the higher reading's CI is still below 1 - threshold, an Ok when the
-/// other reading is lower or its CI is below 1 + threshold. Anything else becomes TooNoisy
-/// with the reason. A ratio that is NaN or not positive, or an Insufficient decision, is
-/// left as it is.
-void guard_machine_speed(PerfDecision &d, double machine_ratio, bool calibrated);
+/// Benjamini-Hochberg pass; `calibrated`: the decision compared times relative to the
+/// one-thread workload (else absolute ones). A kernel feels a change of the machine's
+/// speed neither fully nor not at all, and not like one sensor: measured on a shared VM,
+/// the one-thread workload moved 2.2x while the kernels moved 1.33x, and under a
+/// competing load two-thread kernels slowed 2.4x while it barely moved (the parallel
+/// sensor sees that). So the kernel's true change, the absolute reading over the machine's
+/// move, lies anywhere between the absolute reading over the largest move (1 included) and
+/// over the smallest. Once either sensor moved by more than the threshold (max(r, 1/r) >
+/// 1 + threshold), a verdict stands only when it holds over that whole range: a
+/// Regression when the CI's low end still clears 1 + threshold at the lowest reading, an
+/// Improvement when the CI's high end is still below 1 - threshold at the highest, an Ok
+/// when no reading is higher than this one or the highest's CI stays within 1 + threshold.
+/// Anything else becomes TooNoisy with the reason. Unknown moves are left out; with none,
+/// for a decision already Insufficient or TooNoisy, or for a calibrated one without its
+/// one-thread move, it changes nothing.
+void guard_machine_speed(PerfDecision &d, const MachineMove &move, bool calibrated);
 
 /// The run-wide pass: Benjamini-Hochberg over the p-values of every decision that has one
 /// (both directions separately), sets p_adjusted / p_adjusted_faster, and turns a

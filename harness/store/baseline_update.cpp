@@ -15,7 +15,7 @@ namespace attngate {
 const std::vector<BaselineKind> &baseline_kinds() {
     static const std::vector<BaselineKind> kinds = {
         {"memory", {"abi_peak_bytes", "rss_peak_delta_bytes", "leak_bytes_per_call"}, "abi_peak_bytes", false},
-        {"perf", {"samples_s", "median_s", "mad_s", "tokens_per_s", "gflops", "calibration_s", "calibration_workload"}, "median_s", true},
+        {"perf", {"samples_s", "median_s", "mad_s", "tokens_per_s", "gflops", "calibration_s", "parallel_calibration_s", "calibration_workload"}, "median_s", true},
         {"compile", {"compile_s"}, "compile_s", true},
         // One call's instructions under callgrind (--perf-metric instructions): they depend
         // on the code path the CPU's flags select, so they are kept per machine class too.

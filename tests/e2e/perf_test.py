@@ -116,9 +116,9 @@ class PerfGateTest(unittest.TestCase):
         doc = read_json(path)
         stripped = 0
         for entry in doc["entries"]:
-            for key in ("calibration_s", "calibration_workload"):
+            for key in ("calibration_s", "parallel_calibration_s", "calibration_workload"):
                 stripped += entry["values"].pop(key, None) is not None
-        self.assertEqual(stripped, 4, "the baseline stored the calibration of both cases")
+        self.assertEqual(stripped, 6, "the baseline stored both calibrations of both cases")
         write_json(path, doc)
 
         r, slow = self.run_perf("slow", SLOW)
@@ -140,6 +140,9 @@ class PerfGateTest(unittest.TestCase):
             # Not divided by, but still timed: the machine-speed guard reads it.
             self.assertEqual(len(check["metrics"]["calibration_s"]), 15)
             self.assertGreater(check["metrics"]["calibration_ratio"], 0)
+            # And on the suite's threads: the guard's second sensor, kept in the baseline.
+            self.assertEqual(len(check["metrics"]["baseline_parallel_calibration_s"]), 15)
+            self.assertGreater(check["metrics"]["parallel_calibration_ratio"], 0)
             self.assertAlmostEqual(check["metrics"]["ratio"], check["metrics"]["absolute_ratio"], places=9)
 
     @unittest.skipUnless(shutil.which("valgrind"), "valgrind is not installed: instructions cannot be counted")
@@ -210,8 +213,10 @@ class PerfGateTest(unittest.TestCase):
         self.assertEqual(set(checks), {"mha", "causal_bf16"})
         for check in checks.values():
             self.assertEqual(check["metrics"]["mode"], "ab")
-            self.assertEqual(len(check["metrics"]["samples_s"]), 21)  # fixed rounds by default
-            self.assertEqual(len(check["metrics"]["baseline_samples_s"]), 21)
+            # Sequential rounds by default: 13 pairs, more (up to 61) only while the row is undecided.
+            self.assertIn(len(check["metrics"]["samples_s"]), range(13, 62))
+            self.assertEqual(len(check["metrics"]["baseline_samples_s"]), len(check["metrics"]["samples_s"]))
+            self.assertEqual(check["metrics"]["looks"], 6)
             self.assertGreater(check["metrics"]["ratio"], 1.2)
         self.assertIn("paired rounds", r.stdout)
         self.assertTrue(os.path.getsize(html) > 0)

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/calibration.hpp"
 #include "checks/cost_check.hpp"
 #include "checks/perf_check.hpp"
 #include "results/compare.hpp"
@@ -57,7 +58,14 @@ CheckResult calibrated_check(const std::vector<double> &now, const std::vector<d
                              const std::vector<double> &cal_base) {
     const PerfDecision d = decide(relative_to_calibration(now, cal_now), relative_to_calibration(base, cal_base), DecisionPolicy{});
     CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
-    add_calibration(r, PerfCalibration{cal_now, cal_base, "w-v1", true, ""});
+    PerfCalibration c;
+    c.samples_s = c.parallel_samples_s = cal_now;  // the parallel sensor moved alike
+    c.baseline_samples_s = c.baseline_parallel_samples_s = cal_base;
+    c.workload = "w-v1";
+    c.gated = true;
+    for (double &x : c.parallel_samples_s) x *= 2;
+    for (double &x : c.baseline_parallel_samples_s) x *= 2;
+    add_calibration(r, c);
     return r;
 }
 }  // namespace
@@ -78,6 +86,11 @@ TEST_CASE("calibrated mode: a uniformly slower machine passes, a slower kernel f
         CHECK(r.verdict == Verdict::Pass);
         CHECK(r.metrics.at("mode").as_string() == "calibrated");
         CHECK(r.metrics.at("calibration_ratio").as_double() == Approx(1.8).epsilon(0.01));
+        CHECK(r.metrics.at("parallel_calibration_ratio").as_double() == Approx(1.8).epsilon(0.01));
+        CHECK(r.metrics.at("baseline_parallel_calibration_s").as_array().size() == 15);
+        const MachineMove move = machine_move_of(r.metrics);  // what merge guards with
+        CHECK(move.single == Approx(1.8).epsilon(0.01));
+        CHECK(move.parallel == Approx(1.8).epsilon(0.01));
         CHECK(r.metrics.at("absolute_ratio").as_double() == Approx(1.8).epsilon(0.01));
         CHECK(r.metrics.at("ratio").as_double() == Approx(1.0).epsilon(0.02));
         const auto [cur, old] = samples_to_gate(r.metrics);
@@ -103,10 +116,15 @@ TEST_CASE("a baseline without calibration is gated on absolute time with a note"
     const auto base = around(1e-3, 15), now = around(1.2e-3, 15);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
     CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
-    add_calibration(r, PerfCalibration{around(2e-4, 15), {}, "w-v1", false, "the baseline has no calibration samples"});
+    PerfCalibration c;
+    c.samples_s = around(2e-4, 15);
+    c.workload = "w-v1";
+    c.note = "the baseline has no calibration samples";
+    add_calibration(r, c);
     CHECK(r.metrics.at("mode").as_string() == "absolute");
     CHECK(r.verdict == Verdict::Fail);
     CHECK_FALSE(r.metrics.contains("calibration_ratio"));
+    CHECK(std::isnan(machine_move_of(r.metrics).single));
     CHECK(r.notes == std::vector<std::string>{"the baseline has no calibration samples"});
     const auto [cur, old] = samples_to_gate(r.metrics);  // merge redecides on the absolute samples
     CHECK(cur == now);
@@ -233,4 +251,13 @@ TEST_CASE("Google Benchmark JSON has one iteration entry per repetition", "[perf
     CHECK(b[0].at("real_time").to_number<double>() == Approx(around(2e-3, 15)[0] * 1e9));
     CHECK(b[14].at("repetition_index").as_int64() == 14);
     CHECK(doc.at("context").as_object().contains("num_cpus"));
+}
+
+TEST_CASE("the parallel calibration runs on every thread count and stops cleanly", "[perf]") {
+    for (int threads : {1, 2, 4}) {
+        ParallelCalibration fresh(threads);  // stopped before any call: its workers leave at once
+        ParallelCalibration sensor(threads);
+        for (int call = 0; call < 50; ++call) sensor.run();  // each call returns only once every thread is done
+    }
+    SUCCEED("no call hung and no worker outlived its sensor");
 }
