@@ -301,7 +301,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
         ->check(CLI::Range(2, 100000))->capture_default_str();
     ab->add_option("--max-rounds", args->max_rounds,
                    "sequential rounds: a case x kernel still undecided after --rounds (too noisy, or a CI that still reaches the "
-                   "threshold) gets 10 more rounds at a time, up to this many, each look judged at Bonferroni's share of alpha; "
+                   "threshold with a median ratio past half of it) gets 10 more rounds at a time, up to this many, each look judged at Bonferroni's share of alpha; "
                    "0 or at most --rounds: fixed rounds (the default is sequential: 13 rounds, up to 61)")
         ->check(CLI::Range(0, 100000))->capture_default_str();
     ab->add_option("--min-time", args->min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();

@@ -58,9 +58,10 @@ DecisionPolicy looks_policy(const AbOptions &o) { return per_look(o.policy, look
 
 /// Sequential rounds: every row for o.rounds rounds, then kExtraRounds more at a time for
 /// the rows whose pairs so far cannot place their ratio against the threshold (too noisy,
-/// or a CI that still reaches it: wants_more_repetitions), until none is left or
-/// o.max_rounds is reached. A clear row costs the minimum; the time goes to the rows whose
-/// verdict more pairs can still change. max_rounds <= rounds: fixed rounds.
+/// or a CI that still reaches it with a median past half of it: wants_more_repetitions),
+/// until none is left or o.max_rounds is reached. A clear row costs the minimum; the time
+/// goes to the rows whose verdict more pairs can still change. max_rounds <= rounds:
+/// fixed rounds.
 Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples,
                                const RoundFn &one_round) {
     const int last = std::max(o.rounds, o.max_rounds);

@@ -166,7 +166,8 @@ DecisionPolicy per_look(DecisionPolicy policy, int looks) {
 bool wants_more_repetitions(const PerfDecision &d) {
     switch (d.status) {
     case PerfStatus::TooNoisy: return true;
-    case PerfStatus::Ok: return !(d.ci_high < 1.0 + d.threshold);
+    // Ok: only while a regression is still the likelier reading of the CI's reach.
+    case PerfStatus::Ok: return !(d.ci_high < 1.0 + d.threshold) && d.ratio > 1.0 + d.threshold / 2;
     case PerfStatus::Regression:
     case PerfStatus::Improvement:
     case PerfStatus::Insufficient: return false;

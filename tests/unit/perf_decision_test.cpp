@@ -287,6 +287,14 @@ TEST_CASE("more repetitions are wanted exactly while the CI cannot place the rat
     REQUIRE(straddling.ci_low < 1.05);
     REQUIRE(straddling.ci_high > 1.05);
     CHECK(wants_more_repetitions(straddling));
+    // Ok, its CI reaching the threshold too, but its median nearer 1 than 1 + threshold:
+    // more pairs would most likely confirm it; the rows that spend them are the likely
+    // regressions (a true x1.10 is measured near 1.10, not at 1.02).
+    const auto near_one = decide(times(1.0, 0.08, 25, "d"), times(1.0, 0.08, 25, "b"), policy);  // x1.012, CI to 1.051
+    REQUIRE(near_one.status == PerfStatus::Ok);
+    REQUIRE(near_one.ci_high > 1.05);
+    REQUIRE(near_one.ratio <= 1.025);
+    CHECK_FALSE(wants_more_repetitions(near_one));
     // Too noisy: by definition more repetitions are needed.
     const auto noisy = decide(times(1.04, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
     REQUIRE(noisy.status == PerfStatus::TooNoisy);
