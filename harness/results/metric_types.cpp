@@ -13,10 +13,17 @@ constexpr std::string_view kNumeric[] = {
     "median_s", "mad_s", "baseline_median_s", "tokens_per_s", "gflops", "compile_s", "baseline_compile_s",
     "ci_low", "ci_high", "p_value", "p_adjusted", "ratio", "usd_per_million_tokens", "baseline_usd_per_million_tokens",
     "price_per_hour", "max_abs_error", "max_rel_error", "rms_error", "nmse", "tolerance", "margin", "rms_margin",
-    "leak_bytes_per_call", "rss_slope_bytes_per_call", "abi_peak_bytes", "abi_leaked_bytes", "peak_bytes", "threshold_pct"};
+    "leak_bytes_per_call", "rss_slope_bytes_per_call", "abi_peak_bytes", "abi_leaked_bytes", "peak_bytes", "threshold_pct",
+    "calibration_ratio", "parallel_calibration_ratio", "absolute_ratio"};
 
-/// Arrays of seconds, read element by element as numbers.
-constexpr std::string_view kNumericArrays[] = {"samples_s", "baseline_samples_s"};
+/// Arrays of seconds, read element by element as numbers (the perf rule, the calibration
+/// and the machine-speed guard).
+constexpr std::string_view kNumericArrays[] = {"samples_s",
+                                               "baseline_samples_s",
+                                               "calibration_s",
+                                               "baseline_calibration_s",
+                                               "parallel_calibration_s",
+                                               "baseline_parallel_calibration_s"};
 
 bool listed(std::string_view key, std::span<const std::string_view> names) {
     for (auto n : names)

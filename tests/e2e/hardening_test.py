@@ -1,6 +1,7 @@
 """End-to-end tests of issue 10's promise under hostile input and faults: attngate ends with
 0, 1, 2 or 3 and never with a signal, never hangs, never orphans a child and never replaces
 what is not its own to replace. Each test is a defect the issue found on main."""
+import copy
 import json
 import os
 import shutil
@@ -201,12 +202,18 @@ class HardeningTest(unittest.TestCase):
         perf_dir = os.path.join(bl, "perf")
         [sub] = os.listdir(perf_dir)
         path = os.path.join(perf_dir, sub, "tiny.json")
-        b = read_json(path)
-        b["entries"][0]["values"]["samples_s"] = ["fast"]
-        write_json(path, b)
-        p = attngate("run", "--suite", self.suite, "--baselines", bl, "--checks", "golden,perf", "--machine", "m1",
-                     "--out", self.path("pb.json"))
-        self.assertExit(p, 2, path, "$.entries[0].values.samples_s[0]")
+        good = read_json(path)
+        # Every array of seconds the perf rule and the machine-speed guard read (a fuzzer found
+        # the calibration arrays unchecked: a string there aborted the run).
+        for key in ("samples_s", "calibration_s", "parallel_calibration_s"):
+            self.assertIn(key, good["entries"][0]["values"])
+            b = copy.deepcopy(good)
+            b["entries"][0]["values"][key] = [1e-3, "fast"]
+            write_json(path, b)
+            p = attngate("run", "--suite", self.suite, "--baselines", bl, "--checks", "golden,perf", "--machine", "m1",
+                         "--out", self.path("pb.json"))
+            self.assertExit(p, 2, path, f"$.entries[0].values.{key}[1]")
+        write_json(path, good)
 
     def test_numeric_options_must_be_finite_and_in_range(self):
         run = ["run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", self.path("n.json")]
