@@ -57,7 +57,13 @@ void ParallelCalibration::run() {
     thread_local Matrix c{};  // each thread its own product: no shared line is written
     multiply_into(c);
     std::unique_lock lock(mutex_);
+    ++done_count_;
     done_.wait(lock, [this] { return busy_ == 0; });
+}
+
+uint64_t ParallelCalibration::workloads_done() {
+    std::lock_guard lock(mutex_);
+    return done_count_;
 }
 
 void ParallelCalibration::work() {
@@ -72,6 +78,7 @@ void ParallelCalibration::work() {
         }
         multiply_into(c);
         std::lock_guard lock(mutex_);
+        ++done_count_;
         if (--busy_ == 0) done_.notify_one();
     }
 }

@@ -41,6 +41,9 @@ public:
     /// One call: every thread runs the workload once; returns when all have.
     void run();
 
+    /// Workloads finished so far, by every thread (threads x calls once run() returned).
+    uint64_t workloads_done();
+
 private:
     void work();
 
@@ -49,6 +52,7 @@ private:
     std::condition_variable wake_, done_;
     uint64_t generation_ = 0;  // guarded by mutex_
     size_t busy_ = 0;          // guarded by mutex_
+    uint64_t done_count_ = 0;  // guarded by mutex_
     bool stop_ = false;        // guarded by mutex_
 };
 

@@ -257,7 +257,10 @@ TEST_CASE("the parallel calibration runs on every thread count and stops cleanly
     for (int threads : {1, 2, 4}) {
         ParallelCalibration fresh(threads);  // stopped before any call: its workers leave at once
         ParallelCalibration sensor(threads);
-        for (int call = 0; call < 50; ++call) sensor.run();  // each call returns only once every thread is done
+        for (int call = 1; call <= 50; ++call) {
+            sensor.run();  // returns only once every thread has run the workload
+            REQUIRE(sensor.workloads_done() == static_cast<uint64_t>(call * threads));
+        }
+        CHECK(fresh.workloads_done() == 0);
     }
-    SUCCEED("no call hung and no worker outlived its sensor");
 }
