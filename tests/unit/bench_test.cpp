@@ -1,11 +1,13 @@
 // The bench's configuration list and table format (never its timings: no test here may
 // depend on the machine's speed).
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "run/bench.hpp"
+#include "run/sgemm_ceiling.hpp"
 
 using namespace attngate;
 
@@ -62,4 +64,29 @@ TEST_CASE("bench rows line up under the header and say what was skipped", "[benc
     CHECK(line.find("0.76") != std::string::npos);
     r.config.skip_reason = "too big";
     CHECK(format_bench_row(r).find("skipped: too big") != std::string::npos);
+}
+
+TEST_CASE("the sgemm ceiling runs OpenBLAS's kernels for the CPU's vector extensions", "[bench]") {
+    // OpenBLAS 0.3.21 falls back to SSE3 kernels on CPU models newer than itself (a quarter
+    // of the ceiling on an AVX-512 Xeon); the bench names the core from the flags instead.
+    if (const char *set = std::getenv("OPENBLAS_CORETYPE"); set && *set) {
+        WARN("skipped: OPENBLAS_CORETYPE is set by the caller, and the caller's choice stands");
+        return;
+    }
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    const std::string want = avx512 ? (__builtin_cpu_supports("avx512bf16") ? "Cooperlake" : "SkylakeX")
+                             : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
+                                                                                              : "";
+    if (want.empty()) {
+        WARN("skipped: no AVX2 on this CPU, so OpenBLAS's own choice stands");
+        return;
+    }
+    const std::string d = blas_description();
+    INFO(d);
+    CHECK(d.find("(core " + want + ", chosen from the CPU's flags)") != std::string::npos);
+    auto ceiling = SgemmCeiling::make(1, 64, 16);
+    REQUIRE(ceiling.has_value());
+    (*ceiling)->run();  // the chosen kernels run on this CPU
 }
