@@ -39,6 +39,7 @@ int cmd_bench(BenchArgs a) {
     fmt::print("attngate bench: B = 1, Sq = Sk = S, Hq = Hkv = heads, Dv = D; GFLOP/s = 2 (D + Dv) x kept scores / time\n");
     fmt::print("kernel path: {} (CPU supports {}); {} CPUs; BLAS: {}\n", kernels::active_path(), kernels::detected_path(), all,
                blas_description());
+    fmt::print("flash's bf16 products: {}\n", kernels::bf16_products());
     fmt::print("sgemm ceiling: one head's two products (Q K^T, then S V; 512-row blocks) by OpenBLAS on the same thread "
                "count, same run; ratio = GFLOP/s / ceiling\n");
     fmt::print("measuring {} configurations, {} repetitions each (median), interleaved...\n\n", configs.size(), o.repetitions);

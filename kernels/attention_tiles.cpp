@@ -2,6 +2,9 @@
 #include "attention_tiles.hpp"
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <new>
 
@@ -69,14 +72,54 @@ Rows operand_rows(const void *tensor, attngate_dtype dtype, int64_t first, int64
 const RowOps &active_row_ops() { return row_ops(active_isa()); }
 
 namespace {
-std::atomic<bool> emulate_pairs{false};
+
+/// vdpbf16ps is taken when it retires at least this many times the FLOPs of f32 FMA:
+/// far from both ratios seen (0.48 on the Xeon measured, 2 where it runs at the FMA's
+/// instruction rate), so the choice does not flip with noise.
+constexpr double kVdpbf16psPays = 1.2;
+
+Bf16Products products_from_env() {
+    const char *v = std::getenv("ATTNGATE_BF16_PRODUCTS");
+    if (v && std::strcmp(v, "vdpbf16ps") == 0) return Bf16Products::Vdpbf16ps;
+    if (v && std::strcmp(v, "widened") == 0) return Bf16Products::Widened;
+    return Bf16Products::Measured;  // unset or unknown: the measured choice
+}
+
+std::atomic<int> &products_mode() {
+    static std::atomic<int> m{static_cast<int>(products_from_env())};
+    return m;
+}
+
+/// Measured once per process, and only on a CPU that has the instruction.
+double flop_ratio() {
+    static const double r = vdpbf16ps_flop_ratio();
+    return r;
+}
+
 }  // namespace
 
-void use_emulated_bf16_products(bool on) { emulate_pairs.store(on, std::memory_order_relaxed); }
+void set_bf16_products(Bf16Products how) { products_mode().store(static_cast<int>(how), std::memory_order_relaxed); }
 
 const PairGemm *active_pair_gemm() {
-    if (emulate_pairs.load(std::memory_order_relaxed)) return &pair_gemm_emulated();
-    return active_isa() >= Isa::Avx512Bf16 ? &pair_gemm_avx512bf16() : nullptr;
+    const auto how = static_cast<Bf16Products>(products_mode().load(std::memory_order_relaxed));
+    if (how == Bf16Products::Emulated) return &pair_gemm_emulated();
+    if (how == Bf16Products::Widened || active_isa() < Isa::Avx512Bf16) return nullptr;
+    if (how == Bf16Products::Vdpbf16ps || flop_ratio() >= kVdpbf16psPays) return &pair_gemm_avx512bf16();
+    return nullptr;
+}
+
+std::string bf16_products() {
+    const auto how = static_cast<Bf16Products>(products_mode().load(std::memory_order_relaxed));
+    if (how == Bf16Products::Emulated) return "vdpbf16ps microkernels on emulated lanes (test hook)";
+    if (how == Bf16Products::Widened) return "widened to f32, f32 FMA (ATTNGATE_BF16_PRODUCTS=widened)";
+    if (active_isa() < Isa::Avx512Bf16) return "widened to f32, f32 FMA (no AVX-512 BF16 on this path)";
+    char measured[96];
+    std::snprintf(measured, sizeof measured, "vdpbf16ps retires %.2fx the FLOPs of f32 FMA here", flop_ratio());
+    if (how == Bf16Products::Vdpbf16ps) return std::string("vdpbf16ps (ATTNGATE_BF16_PRODUCTS=vdpbf16ps; ") + measured + ")";
+    if (active_pair_gemm()) return std::string("vdpbf16ps (") + measured + ")";
+    char why[64];
+    std::snprintf(why, sizeof why, "; it is used at %.1fx or more)", kVdpbf16psPays);
+    return std::string("widened to f32, f32 FMA (") + measured + why;
 }
 
 }  // namespace attngate::kernels

@@ -1,6 +1,8 @@
 // The pair-packed microkernels on AVX-512 BF16: vdpbf16ps multiplies 16 pairs of bf16
 // and adds both products into 16 f32 lanes, twice the f32 FMA rate. Only the code between
 // the target pragmas uses AVX-512; the rest of the binary stays baseline.
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 #include "bf16_pairs.hpp"
@@ -35,9 +37,47 @@ struct Avx512Bf16Lanes {
 
 #include "pair_gemm.inc"
 
+constexpr int kChains = 12;  // independent accumulators: enough to cover either latency
+
+/// Seconds for `steps` x kChains instructions `op(accumulator, operand)` on independent
+/// accumulators; the operand passes through an empty asm each step, so the compiler can
+/// neither fold the loop nor spill an accumulator to memory (a chain through memory would
+/// time store forwarding, not the instruction).
+template <typename Op>
+double time_chains(int64_t steps, __m512 operand, Op op) {
+    __m512 c[kChains];
+    for (auto &x : c) x = _mm512_setzero_ps();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t k = 0; k < steps; ++k) {
+        #pragma GCC unroll 12
+        for (auto &x : c) x = op(x, operand);
+        __asm__ volatile("" : "+v"(operand));
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    __m512 sum = c[0];
+    for (int i = 1; i < kChains; ++i) sum = _mm512_add_ps(sum, c[i]);
+    volatile float sink = _mm512_reduce_add_ps(sum);
+    (void)sink;
+    return std::chrono::duration<double>(t1 - t0).count();
+}
+
 }  // namespace
 
 const PairGemm &pair_gemm_avx512bf16() { return PairKernels<Avx512Bf16Lanes>::table(); }
+
+double vdpbf16ps_flop_ratio() {
+    const __m512 pairs = _mm512_castsi512_ps(_mm512_set1_epi32(0x3f803f80));  // bf16 1.0, twice
+    const __m512bh b = (__m512bh)_mm512_set1_epi32(0x3c003c00);
+    const __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(0.0078125f);
+    constexpr int64_t kSteps = 20000;  // 240k instructions: about 0.1 ms each
+    double dot = 1e30, fma = 1e30;
+    for (int round = 0; round < 5; ++round) {  // the best of five, interleaved: a preemption only slows one
+        dot = std::min(dot, time_chains(kSteps, pairs, [&](__m512 c, __m512 a) { return _mm512_dpbf16_ps(c, (__m512bh)a, b); }));
+        fma = std::min(fma, time_chains(kSteps, x, [&](__m512 c, __m512 a) { return _mm512_fmadd_ps(a, y, c); }));
+    }
+    // vdpbf16ps: 16 lanes x 2 products x 2 FLOPs; vfmadd231ps: 16 lanes x 2 FLOPs.
+    return (64.0 / dot) / (32.0 / fma);
+}
 
 }  // namespace attngate::kernels
 

@@ -157,13 +157,18 @@ TEST_CASE("flash and native match the reference on every path, single- and multi
     }
 }
 
+/// Puts flash's bf16 products on one route for a scope.
+class ProductsScope {
+public:
+    explicit ProductsScope(kernels::Bf16Products how) { kernels::set_bf16_products(how); }
+    ~ProductsScope() { kernels::set_bf16_products(kernels::Bf16Products::Measured); }
+};
+
 TEST_CASE("flash's vdpbf16ps path matches the reference (emulated lanes on any CPU)", "[kernels][fast][bf16]") {
     // The AVX-512 BF16 microkernels' packing and loops, with each vdpbf16ps computed in
-    // plain C++; on a CPU with AVX-512 BF16 the first test above runs the instruction.
-    struct Emulate {
-        Emulate() { kernels::use_emulated_bf16_products(true); }
-        ~Emulate() { kernels::use_emulated_bf16_products(false); }
-    } emulate;
+    // plain C++; on a CPU with AVX-512 BF16 the instruction itself runs too, whichever
+    // route the measured default takes there, and gives the emulation's bits.
+    const bool has_instruction = kernels::detected_path() == "avx512bf16";
     const attngate_kernel *k = kernel("flash");
     const Instance three(k, 3);
     for (const auto &f32 : feature_cases()) {
@@ -172,13 +177,39 @@ TEST_CASE("flash's vdpbf16ps path matches the reference (emulated lanes on any C
         const auto ref = test::run_reference(c, in);
         const GoldenEntry g = test::calibrate(c, in, ref);
         for (int64_t block : {0, 48, 7}) {
-            const auto single = run(k, c, in, nullptr, block);
-            const CheckResult r = golden_check(single, ref, g);
-            INFO(c.id << " block " << block << ": " << r.reason);
-            REQUIRE(r.verdict == Verdict::Pass);
-            CHECK(same_bits(run(k, c, in, three.get(), block), single));
+            std::vector<float> single;
+            {
+                const ProductsScope emulated(kernels::Bf16Products::Emulated);
+                single = run(k, c, in, nullptr, block);
+                const CheckResult r = golden_check(single, ref, g);
+                INFO(c.id << " block " << block << ": " << r.reason);
+                REQUIRE(r.verdict == Verdict::Pass);
+                CHECK(same_bits(run(k, c, in, three.get(), block), single));
+            }
+            if (has_instruction) {
+                const ProductsScope instruction(kernels::Bf16Products::Vdpbf16ps);
+                INFO(c.id << " block " << block << " on vdpbf16ps");
+                CHECK(same_bits(run(k, c, in, nullptr, block), single));
+                CHECK(same_bits(run(k, c, in, three.get(), block), single));
+            }
         }
     }
+}
+
+TEST_CASE("flash's bf16 products: the route is named, and forcing one takes it", "[kernels][fast][bf16]") {
+    {
+        const ProductsScope widened(kernels::Bf16Products::Widened);
+        CHECK(kernels::bf16_products().rfind("widened to f32", 0) == 0);
+    }
+    if (kernels::detected_path() != "avx512bf16") {
+        CHECK(kernels::bf16_products() == "widened to f32, f32 FMA (no AVX-512 BF16 on this path)");
+        return;
+    }
+    const std::string measured = kernels::bf16_products();
+    INFO(measured);
+    CHECK(measured.find("vdpbf16ps retires ") != std::string::npos);
+    const ProductsScope instruction(kernels::Bf16Products::Vdpbf16ps);
+    CHECK(kernels::bf16_products().rfind("vdpbf16ps (ATTNGATE_BF16_PRODUCTS=vdpbf16ps", 0) == 0);
 }
 
 TEST_CASE("a key masked by a -inf bias keeps its NaN value out of the output", "[kernels][fast][edge]") {

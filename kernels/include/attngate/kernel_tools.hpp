@@ -17,9 +17,17 @@ std::string detected_path();
 /// same cap at start-up.
 bool limit_path(const std::string &name);
 
-/// Test hook: bf16 products through the vdpbf16ps microkernels with emulated lanes, on any
-/// CPU, so the AVX-512 BF16 path's packing and loops are tested where the CPU lacks it.
-void use_emulated_bf16_products(bool on);
+/// How flash multiplies bf16 tiles. Measured (the default): vdpbf16ps where the CPU has
+/// AVX-512 BF16 and retires the instruction's FLOPs faster than f32 FMA's (measured once per
+/// process), else the operands widened to f32 (exact) and the f32 FMA microkernels. Both
+/// take bf16 operands and accumulate in f32, the MXU's contract; their bits differ by
+/// rounding order only. ATTNGATE_BF16_PRODUCTS=vdpbf16ps|widened forces one at start-up.
+/// Emulated is a test hook: the vdpbf16ps microkernels on plain C++ lanes, on any CPU.
+enum class Bf16Products { Measured, Vdpbf16ps, Widened, Emulated };
+void set_bf16_products(Bf16Products how);
+
+/// What flash's bf16 products run on now, and why: for the bench's header.
+std::string bf16_products();
 
 /// CPUs this process may run on: what num_threads <= 0 means.
 int default_threads();
