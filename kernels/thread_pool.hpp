@@ -43,9 +43,11 @@ private:
     std::vector<std::jthread> workers_;
     std::mutex mutex_;
     std::condition_variable wake_, done_;
-    uint64_t generation_ = 0;  // bumped per loop; guarded by mutex_
-    bool stop_ = false;
-    int busy_ = 0;             // workers still in the current loop; guarded by mutex_
+    // Both change under mutex_ (the condition variables' contract) and are atomic so that
+    // a polling thread can read them without it.
+    std::atomic<uint64_t> generation_{0};  // bumped per loop, and at stop
+    std::atomic<int> busy_{0};             // workers still in the current loop
+    bool stop_ = false;                    // guarded by mutex_
     TaskFn fn_ = nullptr;
     void *ctx_ = nullptr;
     int64_t count_ = 0;

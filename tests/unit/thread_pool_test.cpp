@@ -1,5 +1,8 @@
 // The kernels' thread pool: every task exactly once, worker ids in range, reusable.
 #include <atomic>
+#include <chrono>
+#include <ctime>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -23,4 +26,34 @@ TEST_CASE("the pool runs every task exactly once, on worker ids below the task c
             CHECK(bad_worker.load() == 0);
         }
     }
+}
+
+TEST_CASE("back-to-back loops see each other's writes, and a pool destroyed mid-poll stops", "[kernels][threads]") {
+    // Workers poll between loops: each loop must still start after the last one ended.
+    for (int round = 0; round < 20; ++round) {
+        ThreadPool pool(3);
+        std::vector<int64_t> data(64, 0);
+        for (int loop = 0; loop < 200; ++loop)
+            pool.run(static_cast<int64_t>(data.size()), [&](int64_t task, int) { data[static_cast<size_t>(task)] += 1; });
+        for (int64_t v : data) REQUIRE(v == 200);
+    }  // destroyed right after a loop, while its workers poll
+}
+
+TEST_CASE("an idle pool sleeps: its workers poll only briefly after a loop", "[kernels][threads]") {
+    // Measured as CPU time, which load can only lower: a worker that kept polling would
+    // burn most of the 300 ms below even on a busy machine.
+    ThreadPool pool(2);
+    std::atomic<int64_t> sum{0};
+    pool.run(8, [&](int64_t task, int) { sum += task; });
+    REQUIRE(sum.load() == 28);
+    auto cpu = [] {
+        timespec t{};
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+    };
+    const double before = cpu();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const double idle = cpu() - before;
+    INFO("CPU seconds while idle: " << idle);
+    CHECK(idle < 0.03);
 }
