@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "stats/stats.hpp"
 
@@ -119,18 +120,32 @@ void add_calibration(CheckResult &r, const PerfCalibration &c) {
         r.metrics["absolute_ratio"] = number_or_null(now->to_number<double>() / then->to_number<double>());
 }
 
-std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &m) {
-    auto cur = numbers_at(m, "samples_s"), base = numbers_at(m, "baseline_samples_s");
+std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &m, std::string_view timing) {
+    const std::string at(timing);
+    auto cur = numbers_at(m, (at + "samples_s").c_str()), base = numbers_at(m, "baseline_samples_s");
     const auto *mode = m.if_contains("mode");
     if (mode && mode->is_string() && mode->get_string() == "calibrated")
-        return {relative_to_calibration(cur, numbers_at(m, "calibration_s")),
+        return {relative_to_calibration(cur, numbers_at(m, (at + "calibration_s").c_str())),
                 relative_to_calibration(base, numbers_at(m, "baseline_calibration_s"))};
     return {std::move(cur), std::move(base)};
 }
 
-MachineMove machine_move_of(const json::object &m) {
-    constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
-    return {number_at(m, "calibration_ratio").value_or(kUnknown), number_at(m, "parallel_calibration_ratio").value_or(kUnknown)};
+MachineMove machine_move_of(const json::object &m, std::string_view timing) {
+    const std::string at(timing);
+    return {ratio_of_medians(numbers_at(m, (at + "calibration_s").c_str()), numbers_at(m, "baseline_calibration_s")),
+            ratio_of_medians(numbers_at(m, (at + "parallel_calibration_s").c_str()),
+                             numbers_at(m, "baseline_parallel_calibration_s"))};
+}
+
+void add_reproduction(CheckResult &r, const std::vector<double> &samples_s, const PerfCalibration &c, const PerfDecision &d) {
+    const auto array = [](const std::vector<double> &v) { return json::array(v.begin(), v.end()); };
+    r.metrics["reproduction_samples_s"] = array(samples_s);
+    if (!c.samples_s.empty()) r.metrics["reproduction_calibration_s"] = array(c.samples_s);
+    if (!c.parallel_samples_s.empty()) r.metrics["reproduction_parallel_calibration_s"] = array(c.parallel_samples_s);
+    r.metrics["reproduction_ratio"] = number_or_null(d.ratio);
+    r.metrics["reproduction_ci_low"] = number_or_null(d.ci_low);
+    r.metrics["reproduction_ci_high"] = number_or_null(d.ci_high);
+    r.metrics["reproduction_status"] = perf_status_name(d.status);
 }
 
 }  // namespace attngate

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,14 +51,25 @@ struct PerfCalibration {
 /// (absolute_ratio) beside the calibrated `ratio` the gate used.
 void add_calibration(CheckResult &check, const PerfCalibration &calibration);
 
+/// The prefix of a perf check's metrics that hold its second timing (require_reproduction).
+inline constexpr std::string_view kReproduction = "reproduction_";
+
 /// The two sample sets a perf check's decision compares, from its metrics: samples_s and
 /// baseline_samples_s, each relative to its calibration when the check's mode is
-/// "calibrated". What `merge` redecides on.
-std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &metrics);
+/// "calibrated". What `merge` redecides on. `timing` = kReproduction: the second
+/// timing's samples (reproduction_samples_s, reproduction_calibration_s) instead.
+std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &metrics, std::string_view timing = "");
 
-/// The machine's move a perf check recorded (calibration_ratio and
-/// parallel_calibration_ratio; NaN where absent): what `merge` guards with.
-MachineMove machine_move_of(const json::object &metrics);
+/// The machine's move a perf check recorded, from its calibration samples and the
+/// baseline's (NaN where either is absent), of the first timing or (kReproduction) of the
+/// second: what `merge` guards with.
+MachineMove machine_move_of(const json::object &metrics, std::string_view timing = "");
+
+/// Records a regression's second timing on its perf check (reproduction_samples_s, its
+/// calibration samples, and the decision on it: reproduction_ratio, _ci_low, _ci_high,
+/// _status), so that `merge` can judge the reproduction again.
+void add_reproduction(CheckResult &check, const std::vector<double> &samples_s, const PerfCalibration &calibration,
+                      const PerfDecision &decision);
 
 /// Sets a decision's figures, status, reason and verdict on a perf check that compared
 /// against a baseline: what perf_check does, and what `merge` redoes after the

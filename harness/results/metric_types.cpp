@@ -14,7 +14,8 @@ constexpr std::string_view kNumeric[] = {
     "ci_low", "ci_high", "p_value", "p_adjusted", "ratio", "usd_per_million_tokens", "baseline_usd_per_million_tokens",
     "price_per_hour", "max_abs_error", "max_rel_error", "rms_error", "nmse", "tolerance", "margin", "rms_margin",
     "leak_bytes_per_call", "rss_slope_bytes_per_call", "abi_peak_bytes", "abi_leaked_bytes", "peak_bytes", "threshold_pct",
-    "calibration_ratio", "parallel_calibration_ratio", "absolute_ratio"};
+    "calibration_ratio", "parallel_calibration_ratio", "absolute_ratio", "reproduction_ratio", "reproduction_ci_low",
+    "reproduction_ci_high"};
 
 /// Arrays of seconds, read element by element as numbers (the perf rule, the calibration
 /// and the machine-speed guard).
@@ -23,7 +24,10 @@ constexpr std::string_view kNumericArrays[] = {"samples_s",
                                                "calibration_s",
                                                "baseline_calibration_s",
                                                "parallel_calibration_s",
-                                               "baseline_parallel_calibration_s"};
+                                               "baseline_parallel_calibration_s",
+                                               "reproduction_samples_s",
+                                               "reproduction_calibration_s",
+                                               "reproduction_parallel_calibration_s"};
 
 bool listed(std::string_view key, std::span<const std::string_view> names) {
     for (auto n : names)

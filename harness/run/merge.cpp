@@ -102,7 +102,9 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
 size_t redecide_perf(RunResults &results, double alpha) {
     std::vector<CheckResult *> checks;
     std::vector<PerfDecision> decisions;
-    std::vector<bool> calibrated;  // the check compared calibrated times
+    std::vector<DecisionPolicy> policies;
+    std::vector<bool> calibrated;        // the check compared calibrated times
+    std::vector<bool> against_baseline;  // not a paired A/B row
     double bh_alpha = alpha;
     for (auto &r : results.results)
         for (auto &c : r.checks) {
@@ -120,12 +122,25 @@ size_t redecide_perf(RunResults &results, double alpha) {
                 bh_alpha = std::min(bh_alpha, policy.alpha);
             }
             decisions.push_back(paired ? decide_paired(cur, base, policy) : decide(cur, base, policy));
+            policies.push_back(policy);
             checks.push_back(&c);
             calibrated.push_back(mode == "calibrated");
+            against_baseline.push_back(!paired);
         }
     apply_benjamini_hochberg(decisions, bh_alpha);
-    for (size_t i = 0; i < checks.size(); ++i) {
-        guard_machine_speed(decisions[i], machine_move_of(checks[i]->metrics), calibrated[i]);  // as the perf phase
+    for (size_t i = 0; i < checks.size(); ++i) {  // as the perf phase: the guard, then a regression must reproduce
+        const json::object &m = checks[i]->metrics;
+        guard_machine_speed(decisions[i], machine_move_of(m), calibrated[i]);
+        if (against_baseline[i] && decisions[i].status == PerfStatus::Regression) {
+            const auto [cur, base] = samples_to_gate(m, kReproduction);
+            PerfDecision again;  // Insufficient
+            again.reason = "none was recorded: its shard found no regression to time again";
+            if (!cur.empty()) {
+                again = decide(cur, base, policies[i]);
+                guard_machine_speed(again, machine_move_of(m, kReproduction), calibrated[i]);
+            }
+            require_reproduction(decisions[i], again);
+        }
         apply_perf_decision(*checks[i], decisions[i]);
     }
     return checks.size();

@@ -218,18 +218,21 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     std::vector<PerfDecision> decisions(targets.size());
     std::vector<PerfCalibration> calibrations(targets.size());
     std::vector<bool> decided(targets.size(), false);
-    for (size_t i = 0; i < targets.size(); ++i) {
-        const std::string &case_id = targets[i].spec->id, kernel = targets[i].kernel->spec.label();
-        calibrations[i] = calibration_of(base_file, case_id, kernel, outcomes[i], options.calibrate);
-        const auto base_s = baseline_samples(base_file, case_id, kernel);
-        if (base_s.empty() || !outcomes[i].error.empty()) continue;
+    // One timing of target i against its baseline, before the run-wide pass and the guard.
+    const auto judge = [&](size_t i, const TimingOutcome &timed, const PerfCalibration &c) {
+        const auto base_s = baseline_samples(base_file, targets[i].spec->id, targets[i].kernel->spec.label());
         DecisionPolicy policy;
         policy.alpha = suite.perf.alpha;
         policy.threshold = targets[i].spec->perf_threshold_pct.value_or(suite.perf.threshold_pct) / 100.0;
-        const PerfCalibration &c = calibrations[i];
-        decisions[i] = c.gated ? decide(relative_to_calibration(outcomes[i].samples_s, c.samples_s),
-                                        relative_to_calibration(base_s, c.baseline_samples_s), policy)
-                               : decide(outcomes[i].samples_s, base_s, policy);
+        return c.gated ? decide(relative_to_calibration(timed.samples_s, c.samples_s),
+                                relative_to_calibration(base_s, c.baseline_samples_s), policy)
+                       : decide(timed.samples_s, base_s, policy);
+    };
+    for (size_t i = 0; i < targets.size(); ++i) {
+        const std::string &case_id = targets[i].spec->id, kernel = targets[i].kernel->spec.label();
+        calibrations[i] = calibration_of(base_file, case_id, kernel, outcomes[i], options.calibrate);
+        if (baseline_samples(base_file, case_id, kernel).empty() || !outcomes[i].error.empty()) continue;
+        decisions[i] = judge(i, outcomes[i], calibrations[i]);
         decided[i] = true;
     }
     {  // the run-wide correction counts only the comparisons that were made
@@ -242,6 +245,30 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     }
     for (size_t i = 0; i < targets.size(); ++i)  // calibrated or not: the machine may have moved
         if (decided[i]) guard_machine_speed(decisions[i], calibrations[i].machine_move(), calibrations[i].gated);
+
+    // Every regression is timed once more, in a fresh child, and stands only if that
+    // timing shows it too (require_reproduction).
+    std::vector<Target> again;
+    std::vector<size_t> again_of;
+    for (size_t i = 0; i < targets.size(); ++i)
+        if (decided[i] && decisions[i].status == PerfStatus::Regression) again.push_back(targets[i]), again_of.push_back(i);
+    struct Reproduction {
+        std::vector<double> samples_s;
+        PerfCalibration calibration;
+        PerfDecision decision;
+    };
+    std::map<size_t, Reproduction> reproductions;
+    const std::vector<TimingOutcome> retimed = again.empty() ? std::vector<TimingOutcome>{} : time_targets(again, backends, timing);
+    for (size_t j = 0; j < again.size(); ++j) {
+        const size_t i = again_of[j];
+        Reproduction &rep = reproductions[i];
+        rep.samples_s = retimed[j].samples_s;
+        rep.calibration = calibration_of(base_file, targets[i].spec->id, targets[i].kernel->spec.label(), retimed[j], options.calibrate);
+        rep.decision = judge(i, retimed[j], rep.calibration);
+        if (!retimed[j].error.empty()) rep.decision.status = PerfStatus::Insufficient, rep.decision.reason = "it failed: " + retimed[j].error;
+        else guard_machine_speed(rep.decision, rep.calibration.machine_move(), rep.calibration.gated);
+        require_reproduction(decisions[i], rep.decision);
+    }
 
     const Pricing *pricing = options.cost && options.cost->pricing ? &*options.cost->pricing : nullptr;
     const std::string no_pricing = options.cost ? options.cost->no_pricing : "";
@@ -270,6 +297,8 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         r.checks.push_back(perf_check(outcomes[i].samples_s, base_s, decided[i] ? &decisions[i] : nullptr, state, why, shape, flops,
                                       threshold, options.machine_class, options.strict));
         add_calibration(r.checks.back(), calibrations[i]);
+        if (const auto rep = reproductions.find(i); rep != reproductions.end())
+            add_reproduction(r.checks.back(), rep->second.samples_s, rep->second.calibration, rep->second.decision);
         if (!no_pricing.empty()) r.checks.push_back(CheckResult{"cost", Verdict::Skip, no_pricing, {}, {}});
         if (pricing)
             r.checks.push_back(cost_check(median(outcomes[i].samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),

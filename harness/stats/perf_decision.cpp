@@ -200,6 +200,21 @@ void guard_machine_speed(PerfDecision &d, const MachineMove &move, bool calibrat
         d.ci_high);
 }
 
+void require_reproduction(PerfDecision &first, const PerfDecision &second) {
+    if (first.status != PerfStatus::Regression) return;
+    if (second.status == PerfStatus::Regression) {
+        first.reason += fmt::format("; reproduced in a second timing: median time x{:.3f} of baseline ({:.3g}% CI {:.3f} to {:.3f})",
+                                    second.ratio, 100 * second.ci_level, second.ci_low, second.ci_high);
+        return;
+    }
+    first.status = PerfStatus::TooNoisy;
+    first.reason = fmt::format("not gated: a regression in the first timing (median time x{:.3f} of baseline, {:.3g}% CI {:.3f} "
+                               "to {:.3f}) did not reproduce in a second timing ({}: {}); the machine's speed moved during the "
+                               "run, so re-run on a steady machine or use paired A/B",
+                               first.ratio, 100 * first.ci_level, first.ci_low, first.ci_high, perf_status_name(second.status),
+                               second.reason);
+}
+
 void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha) {
     std::vector<double> slower, faster;
     for (const auto &d : decisions) {

@@ -90,6 +90,12 @@ class PerfGateTest(unittest.TestCase):
             self.assertEqual(len(check["metrics"]["calibration_s"]), 15)
             self.assertEqual(len(check["metrics"]["baseline_calibration_s"]), 15)
             self.assertGreater(check["metrics"]["absolute_ratio"], 1.05)
+            # Timed once more in a fresh child, and there too a regression.
+            self.assertEqual(len(check["metrics"]["reproduction_samples_s"]), 15)
+            self.assertEqual(len(check["metrics"]["reproduction_calibration_s"]), 15)
+            self.assertEqual(check["metrics"]["reproduction_status"], "regression")
+            self.assertGreater(check["metrics"]["reproduction_ci_low"], 1.05)
+            self.assertIn("reproduced in a second timing", check["reason"])
         workload = read_json(slow)["workloads"][0]
         self.assertEqual(workload["verdict"], "fail")
         self.assertGreater(workload["change_pct"], 5)

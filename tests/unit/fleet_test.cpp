@@ -1,5 +1,8 @@
 // Sharding, merging and history: the balanced partition, merge's refusals and its
 // run-wide Benjamini-Hochberg pass, history records and trend attribution.
+#include <cmath>
+#include <optional>
+
 #include <catch2/catch.hpp>
 
 #include "plan/shard.hpp"
@@ -31,13 +34,21 @@ TEST_CASE("the partition is deterministic and balanced", "[shard]") {
 
 namespace {
 
-CheckResult perf_vs_baseline(double slowdown, const char *stream) {
+/// A perf check against a baseline as a shard records it; a slowdown comes with its
+/// second timing (the perf phase times every regression again), slowed by `again`
+/// (default: the same), or none (`again` NaN).
+CheckResult perf_vs_baseline(double slowdown, const char *stream, std::optional<double> again = std::nullopt) {
     CheckResult c{"perf", Verdict::Pass, "", {}, {}};
     const auto cur = test::jittered_times(1.0 + slowdown, 0.01, 12, stream);
     const auto base = test::jittered_times(1.0, 0.01, 12, (std::string(stream) + "b").c_str());
     c.metrics["samples_s"] = json::array(cur.begin(), cur.end());
     c.metrics["baseline_samples_s"] = json::array(base.begin(), base.end());
     c.metrics["threshold_pct"] = 5.0;
+    const double second = again.value_or(slowdown);
+    if (slowdown > 0 && !std::isnan(second)) {
+        const auto rep = test::jittered_times(1.0 + second, 0.01, 12, (std::string(stream) + "r").c_str());
+        c.metrics["reproduction_samples_s"] = json::array(rep.begin(), rep.end());
+    }
     return c;
 }
 
@@ -113,6 +124,33 @@ TEST_CASE("merge applies Benjamini-Hochberg over every shard's comparisons toget
     CHECK(m.at("p_adjusted").to_number<double>() == Approx(30 * m.at("p_value").to_number<double>()));
     CHECK(r.results[0].checks[0].verdict == Verdict::Fail);
     CHECK(r.results[5].checks[0].verdict == Verdict::Pass);
+}
+
+TEST_CASE("merge keeps a regression only where its second timing reproduces it", "[merge]") {
+    const auto merged_status = [](CheckResult c) {
+        RunResults r;
+        r.results.resize(1);
+        r.results[0].case_id = "a";
+        r.results[0].checks.push_back(std::move(c));
+        REQUIRE(redecide_perf(r, 0.01) == 1);
+        return std::pair(std::string(r.results[0].checks[0].metrics.at("status").as_string()), r.results[0].checks[0].reason);
+    };
+    const auto [reproduced, why] = merged_status(perf_vs_baseline(0.2, "x"));
+    CHECK(reproduced == "regression");
+    CHECK_THAT(why, Catch::Contains("reproduced in a second timing: median time x1.2"));
+    const auto [gone, why_gone] = merged_status(perf_vs_baseline(0.2, "x", 0.0));  // the second timing saw nothing
+    CHECK(gone == "too_noisy");
+    CHECK_THAT(why_gone, Catch::StartsWith("not gated: a regression in the first timing (median time x1.2") &&
+                             Catch::Contains("did not reproduce in a second timing (ok:"));
+    const auto [unrecorded, why_none] = merged_status(perf_vs_baseline(0.2, "x", std::nan("")));
+    CHECK(unrecorded == "too_noisy");
+    CHECK_THAT(why_none, Catch::Contains("none was recorded"));
+    // A paired A/B row has no second timing to ask for: its pairs are the reproduction.
+    CheckResult ab = perf_vs_baseline(0.2, "x", std::nan(""));
+    ab.metrics["mode"] = "ab";
+    ab.metrics["baseline_samples_s"] = ab.metrics.at("samples_s");
+    for (auto &x : ab.metrics["samples_s"].as_array()) x = x.to_number<double>() * 1.2;
+    CHECK(merged_status(ab).first == "regression");
 }
 
 namespace {

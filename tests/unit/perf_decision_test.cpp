@@ -391,6 +391,38 @@ TEST_CASE("the machine-speed guard: a move only the parallel sensor sees ungates
     CHECK(guarded(slower, MachineMove{std::nan(""), 2.4}, false).status == PerfStatus::TooNoisy);
 }
 
+TEST_CASE("a regression against a baseline stands only when a second timing reproduces it", "[perf]") {
+    DecisionPolicy policy;
+    const auto slower = decide(times(1.25, 0.01, 15, "c"), times(1.0, 0.01, 15, "b"), policy);
+    const auto again = decide(times(1.24, 0.01, 15, "c2"), times(1.0, 0.01, 15, "b"), policy);
+    const auto steady = decide(times(1.0, 0.01, 15, "c3"), times(1.0, 0.01, 15, "b"), policy);
+    const auto noisy = decide(times(1.04, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
+    REQUIRE(slower.status == PerfStatus::Regression);
+    REQUIRE(again.status == PerfStatus::Regression);
+    REQUIRE(steady.status == PerfStatus::Ok);
+    REQUIRE(noisy.status == PerfStatus::TooNoisy);
+    auto first = slower;
+    require_reproduction(first, again);
+    CHECK(first.status == PerfStatus::Regression);
+    CHECK_THAT(first.reason, Catch::StartsWith(slower.reason) && Catch::Contains("reproduced in a second timing: median time x1.24"));
+    // Gone in the second timing, or ungated there: not a verdict either way, never a pass.
+    for (const PerfDecision &second : {steady, noisy, PerfDecision{}}) {
+        first = slower;
+        require_reproduction(first, second);
+        CHECK(first.status == PerfStatus::TooNoisy);
+        CHECK_THAT(first.reason, Catch::StartsWith("not gated: a regression in the first timing (median time x1.25") &&
+                                     Catch::Contains(std::string("did not reproduce in a second timing (") + perf_status_name(second.status)));
+        CHECK(first.ratio == slower.ratio);  // the first timing's figures stay
+    }
+    // Only a regression is asked to reproduce.
+    for (const PerfDecision &d : {steady, noisy}) {
+        auto unchanged = d;
+        require_reproduction(unchanged, steady);
+        CHECK(unchanged.status == d.status);
+        CHECK(unchanged.reason == d.reason);
+    }
+}
+
 TEST_CASE("per look: Bonferroni over the looks of a sequential test", "[perf]") {
     DecisionPolicy base;
     CHECK(per_look(base, 1).alpha == base.alpha);
