@@ -137,7 +137,8 @@ MachineMove machine_move_of(const json::object &m, std::string_view timing) {
                              numbers_at(m, "baseline_parallel_calibration_s"))};
 }
 
-void add_reproduction(CheckResult &r, const std::vector<double> &samples_s, const PerfCalibration &c, const PerfDecision &d) {
+void add_reproduction(CheckResult &r, const std::vector<double> &samples_s, const PerfCalibration &c, const PerfDecision &d,
+                      const std::string &error) {
     const auto array = [](const std::vector<double> &v) { return json::array(v.begin(), v.end()); };
     r.metrics["reproduction_samples_s"] = array(samples_s);
     if (!c.samples_s.empty()) r.metrics["reproduction_calibration_s"] = array(c.samples_s);
@@ -146,6 +147,15 @@ void add_reproduction(CheckResult &r, const std::vector<double> &samples_s, cons
     r.metrics["reproduction_ci_low"] = number_or_null(d.ci_low);
     r.metrics["reproduction_ci_high"] = number_or_null(d.ci_high);
     r.metrics["reproduction_status"] = perf_status_name(d.status);
+    if (!error.empty()) r.metrics["reproduction_error"] = error;
+    keep_reproduction_error(r);
+}
+
+void keep_reproduction_error(CheckResult &r) {
+    const auto *e = r.metrics.if_contains("reproduction_error");
+    if (!e || !e->is_string()) return;
+    r.verdict = Verdict::Error;  // the kernel did not run to a time, as when a first timing fails
+    r.reason = "the second timing of a regression failed: " + std::string(e->get_string());
 }
 
 }  // namespace attngate

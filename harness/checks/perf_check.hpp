@@ -67,9 +67,16 @@ MachineMove machine_move_of(const json::object &metrics, std::string_view timing
 
 /// Records a regression's second timing on its perf check (reproduction_samples_s, its
 /// calibration samples, and the decision on it: reproduction_ratio, _ci_low, _ci_high,
-/// _status), so that `merge` can judge the reproduction again.
+/// _status), so that `merge` can judge the reproduction again. A second timing that
+/// failed (`error`: a crash, a hang) is kept as reproduction_error and makes the check
+/// an error (keep_reproduction_error).
 void add_reproduction(CheckResult &check, const std::vector<double> &samples_s, const PerfCalibration &calibration,
-                      const PerfDecision &decision);
+                      const PerfDecision &decision, const std::string &error);
+
+/// A perf check whose second timing failed (reproduction_error) is an error with that
+/// reason, whatever its decision says: what add_reproduction does, and `merge` after it
+/// redecides.
+void keep_reproduction_error(CheckResult &check);
 
 /// Sets a decision's figures, status, reason and verdict on a perf check that compared
 /// against a baseline: what perf_check does, and what `merge` redoes after the

@@ -15,7 +15,7 @@ constexpr std::string_view kNumeric[] = {
     "price_per_hour", "max_abs_error", "max_rel_error", "rms_error", "nmse", "tolerance", "margin", "rms_margin",
     "leak_bytes_per_call", "rss_slope_bytes_per_call", "abi_peak_bytes", "abi_leaked_bytes", "peak_bytes", "threshold_pct",
     "calibration_ratio", "parallel_calibration_ratio", "absolute_ratio", "reproduction_ratio", "reproduction_ci_low",
-    "reproduction_ci_high"};
+    "reproduction_ci_high", "looks"};
 
 /// Arrays of seconds, read element by element as numbers (the perf rule, the calibration
 /// and the machine-speed guard).

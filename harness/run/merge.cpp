@@ -118,7 +118,8 @@ size_t redecide_perf(RunResults &results, double alpha) {
             const std::string_view mode = m && m->is_string() ? std::string_view(m->get_string()) : "";
             const bool paired = mode == "ab";
             if (const auto *looks = c.metrics.if_contains("looks"); looks && looks->is_number()) {  // as run_ab decided
-                policy = per_look(policy, static_cast<int>(looks->to_number<double>()));
+                // A look count from the file, bounded before the cast (a huge one is undefined behaviour).
+                policy = per_look(policy, static_cast<int>(std::clamp(looks->to_number<double>(), 1.0, 1000.0)));
                 bh_alpha = std::min(bh_alpha, policy.alpha);
             }
             decisions.push_back(paired ? decide_paired(cur, base, policy) : decide(cur, base, policy));
@@ -134,7 +135,7 @@ size_t redecide_perf(RunResults &results, double alpha) {
         if (against_baseline[i] && decisions[i].status == PerfStatus::Regression) {
             const auto [cur, base] = samples_to_gate(m, kReproduction);
             PerfDecision again;  // Insufficient
-            again.reason = "none was recorded: its shard found no regression to time again";
+            again.reason = "none was recorded (results written before regressions were timed twice, or the second timing failed)";
             if (!cur.empty()) {
                 again = decide(cur, base, policies[i]);
                 guard_machine_speed(again, machine_move_of(m, kReproduction), calibrated[i]);
@@ -142,6 +143,7 @@ size_t redecide_perf(RunResults &results, double alpha) {
             require_reproduction(decisions[i], again);
         }
         apply_perf_decision(*checks[i], decisions[i]);
+        keep_reproduction_error(*checks[i]);
     }
     return checks.size();
 }

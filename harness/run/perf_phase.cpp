@@ -235,6 +235,17 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         decisions[i] = judge(i, outcomes[i], calibrations[i]);
         decided[i] = true;
     }
+    // A regression against the baseline must reproduce (require_reproduction). Every case x
+    // kernel that is one before the run-wide pass is timed again: that pass can only lower
+    // a verdict, so this covers every regression it leaves, here or in merge, where the
+    // pass over every shard's comparisons can keep one that this shard's pass dropped.
+    std::vector<bool> time_again(targets.size(), false);
+    for (size_t i = 0; i < targets.size(); ++i)
+        if (decided[i]) {
+            PerfDecision raw = decisions[i];
+            guard_machine_speed(raw, calibrations[i].machine_move(), calibrations[i].gated);
+            time_again[i] = raw.status == PerfStatus::Regression;
+        }
     {  // the run-wide correction counts only the comparisons that were made
         std::vector<PerfDecision> made;
         for (size_t i = 0; i < targets.size(); ++i)
@@ -246,16 +257,15 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     for (size_t i = 0; i < targets.size(); ++i)  // calibrated or not: the machine may have moved
         if (decided[i]) guard_machine_speed(decisions[i], calibrations[i].machine_move(), calibrations[i].gated);
 
-    // Every regression is timed once more, in a fresh child, and stands only if that
-    // timing shows it too (require_reproduction).
     std::vector<Target> again;
     std::vector<size_t> again_of;
     for (size_t i = 0; i < targets.size(); ++i)
-        if (decided[i] && decisions[i].status == PerfStatus::Regression) again.push_back(targets[i]), again_of.push_back(i);
+        if (time_again[i]) again.push_back(targets[i]), again_of.push_back(i);
     struct Reproduction {
         std::vector<double> samples_s;
         PerfCalibration calibration;
         PerfDecision decision;
+        std::string error;
     };
     std::map<size_t, Reproduction> reproductions;
     const std::vector<TimingOutcome> retimed = again.empty() ? std::vector<TimingOutcome>{} : time_targets(again, backends, timing);
@@ -264,9 +274,11 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         Reproduction &rep = reproductions[i];
         rep.samples_s = retimed[j].samples_s;
         rep.calibration = calibration_of(base_file, targets[i].spec->id, targets[i].kernel->spec.label(), retimed[j], options.calibrate);
-        rep.decision = judge(i, retimed[j], rep.calibration);
-        if (!retimed[j].error.empty()) rep.decision.status = PerfStatus::Insufficient, rep.decision.reason = "it failed: " + retimed[j].error;
-        else guard_machine_speed(rep.decision, rep.calibration.machine_move(), rep.calibration.gated);
+        rep.error = retimed[j].error;
+        if (rep.error.empty()) {
+            rep.decision = judge(i, retimed[j], rep.calibration);
+            guard_machine_speed(rep.decision, rep.calibration.machine_move(), rep.calibration.gated);
+        }
         require_reproduction(decisions[i], rep.decision);
     }
 
@@ -298,7 +310,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
                                       threshold, options.machine_class, options.strict));
         add_calibration(r.checks.back(), calibrations[i]);
         if (const auto rep = reproductions.find(i); rep != reproductions.end())
-            add_reproduction(r.checks.back(), rep->second.samples_s, rep->second.calibration, rep->second.decision);
+            add_reproduction(r.checks.back(), rep->second.samples_s, rep->second.calibration, rep->second.decision, rep->second.error);
         if (!no_pricing.empty()) r.checks.push_back(CheckResult{"cost", Verdict::Skip, no_pricing, {}, {}});
         if (pricing)
             r.checks.push_back(cost_check(median(outcomes[i].samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),

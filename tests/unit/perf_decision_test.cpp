@@ -383,7 +383,7 @@ TEST_CASE("the machine-speed guard: a move only the parallel sensor sees ungates
     // The parallel sensor ran faster now (x0.5): an ok could hide a regression up to x2.
     CHECK(guarded(ok, MachineMove{1.0, 0.5}, false).status == PerfStatus::TooNoisy);
     // Already too noisy: it keeps its own reason. Calibrated without the one-thread move
-    // (a merged check whose calibration_ratio is null): nothing to convert with, unchanged.
+    // (a merged check without calibration samples on a side): nothing to convert with, unchanged.
     const auto noisy = decide(times(1.04, 0.01, 12, "c"), times(1.0, 0.15, 12, "b"), policy);
     REQUIRE(noisy.status == PerfStatus::TooNoisy);
     CHECK(guarded(noisy, loaded, false).reason == noisy.reason);

@@ -9,6 +9,7 @@
 #include "checks/cost_check.hpp"
 #include "checks/perf_check.hpp"
 #include "results/compare.hpp"
+#include "run/merge.hpp"
 #include "report/gbench.hpp"
 #include "test_support.hpp"
 
@@ -110,6 +111,42 @@ TEST_CASE("calibrated mode: a uniformly slower machine passes, a slower kernel f
         CHECK(decide(now, base, DecisionPolicy{}).status != PerfStatus::Regression);
         CHECK(calibrated_check(now, base, cal_now, cal_base).verdict == Verdict::Fail);
     }
+}
+
+TEST_CASE("merge judges a calibrated regression's second timing against the machine's move then", "[perf]") {
+    const auto base = around(1e-3, 15), cal = around(2e-4, 15, 0.02);
+    const auto scaled = [](std::vector<double> v, double by) {
+        for (double &x : v) x *= by;
+        return v;
+    };
+    // The first timing: 1.2x slower on a steady machine. The second: `again` x the kernel's
+    // baseline time, with the calibration at `machine` x its baseline time.
+    const auto merged = [&](double again, double machine, const std::string &error = "") {
+        CheckResult r = calibrated_check(around(1.2e-3, 15), base, cal, cal);
+        REQUIRE(r.verdict == Verdict::Fail);
+        PerfCalibration second;
+        second.samples_s = scaled(cal, machine);
+        second.parallel_samples_s = scaled(cal, 2 * machine);  // as calibrated_check's parallel sensor
+        add_reproduction(r, scaled(base, again), second, PerfDecision{}, error);
+        RunResults run;
+        run.results.resize(1);
+        run.results[0].checks.push_back(r);
+        REQUIRE(redecide_perf(run, 0.01) == 1);
+        return run.results[0].checks[0];
+    };
+    CHECK(merged(1.21, 1.0).verdict == Verdict::Fail);  // reproduced
+    CHECK(merged(1.2 * 1.5, 1.5).verdict == Verdict::Fail);  // reproduced relative to a machine 1.5x slower
+    // The second timing's kernel as fast as at its baseline, its calibration 1.3x faster:
+    // calibrated, x1.3 slower, but within what the machine's move explains, so not reproduced.
+    const CheckResult moved = merged(1.0, 1 / 1.3);
+    CHECK(moved.verdict == Verdict::Skip);
+    CHECK(moved.metrics.at("status").as_string() == "too_noisy");
+    CHECK_THAT(moved.reason, Catch::Contains("did not reproduce in a second timing (too_noisy: not gated: the machine's speed moved"));
+    CHECK(merged(1.0, 1.0).verdict == Verdict::Skip);  // gone in the second timing
+    // A second timing that crashed is an error, as a first one would be.
+    const CheckResult crashed = merged(1.21, 1.0, "crashed: SIGSEGV");
+    CHECK(crashed.verdict == Verdict::Error);
+    CHECK_THAT(crashed.reason, Catch::Contains("second timing of a regression failed: crashed: SIGSEGV"));
 }
 
 TEST_CASE("a baseline without calibration is gated on absolute time with a note", "[perf]") {
