@@ -92,6 +92,8 @@ json::value to_json(const RunResults &r) {
                         {"results", results}};
     if (!r.machine_class.empty()) out["machine_class"] = r.machine_class;
     if (!r.shard.empty()) out["shard"] = r.shard;
+    if (!r.ab.empty()) out["ab"] = r.ab;
+    if (!r.host_name.empty()) out["host_name"] = r.host_name;
     return out;
 }
 
@@ -173,6 +175,8 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     if (const auto *w = r.raw("workloads"); w && w->is_array()) out.workloads = w->get_array();
     out.machine_class = r.string("machine_class", "");
     if (const auto *s = r.raw("shard"); s && s->is_object()) out.shard = s->get_object();
+    if (const auto *s = r.raw("ab"); s && s->is_object()) out.ab = s->get_object();
+    out.host_name = r.string("host_name", "");
     const json::value *results = r.raw("results");
     if (r.ok() && (!results || !results->is_array())) r.fail_at("results", "expected an array");
     if (auto e = r.finish()) return std::unexpected(*e);

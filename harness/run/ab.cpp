@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "checks/compile_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
 #include "checks/perf_check.hpp"
 #include "checks/throughput.hpp"
+#include "results/fingerprint.hpp"
 #include "run/run.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
@@ -41,6 +43,9 @@ using Samples = std::map<AbLabel, std::vector<double>>[2];
 
 /// Times one round: the rows `wanted` accepts (a side that times whole rounds times all).
 using RoundFn = std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted)>;
+
+/// Seconds a side gets to print its fingerprint (`env --json` reads dpkg's file lists).
+constexpr double kFingerprintTimeoutS = 60;
 
 /// More rounds for the rows still undecided come this many at a time.
 constexpr int kExtraRounds = 10;
@@ -127,6 +132,25 @@ Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::
     });
 }
 
+/// The results' header: the sides (beside the fingerprint, not in it) and each side's own
+/// fingerprint, A's as the one B is compared with, taken after the timings so that it never
+/// runs beside them. A side that cannot say is noted, not fatal.
+RunResults ab_header(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o) {
+    RunResults results;
+    results.tool_version = tool_version();
+    results.suite = suite.name;
+    results.suite_file = suite.file.string();
+    results.checks = {"perf", "numerics", "golden", "compile"};
+    results.ab = json::object{{"a", a.describe()}, {"b", b.describe()}};
+    results.host_name = host_name();
+    for (auto [side, key, into] : {std::tuple{&a, "a", &results.baseline_fingerprint}, std::tuple{&b, "b", &results.fingerprint}}) {
+        auto fp = side->fingerprint(std::min(o.round.timeout_s, kFingerprintTimeoutS));
+        if (fp) *into = std::move(*fp);
+        else results.ab[std::string(key) + "_fingerprint_error"] = fp.error().message;
+    }
+    return results;
+}
+
 }  // namespace
 
 Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
@@ -155,15 +179,7 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
     auto paired = rows.empty() ? pair_by_round(a, b, o, progress, samples) : pair_by_row(a, b, rows, o, progress, samples);
     if (!paired) return std::unexpected(paired.error());
 
-    RunResults results;
-    results.tool_version = tool_version();
-    results.suite = suite.name;
-    results.suite_file = suite.file.string();
-    results.checks = {"perf", "numerics", "golden", "compile"};
-    results.fingerprint = json::object{{"ab", json::object{{"a", a.describe()}, {"b", b.describe()}}}};
-    if (auto fa = a.fingerprint(); !fa.empty()) results.baseline_fingerprint = fa;
-    if (auto fb = b.fingerprint(); !fb.empty())
-        for (const auto &[k, v] : fb) results.fingerprint[k] = v;
+    RunResults results = ab_header(suite, a, b, o);
 
     const DecisionPolicy policy = looks_policy(o);
     std::vector<AbLabel> labels;

@@ -314,6 +314,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     results.suite = suite.name;
     results.suite_file = suite.file.string();
     results.started_at = utc_now();
+    results.host_name = host_name();
     results.checks = options.checks;
     results.fingerprint = std::move(*fingerprint);
     results.machine_class = machine;

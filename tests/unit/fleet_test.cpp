@@ -104,6 +104,33 @@ TEST_CASE("merge puts shards back in plan order and names what is missing", "[me
     CHECK_THAT(merge_shards({{"p.json", plain}}, {}).error().message, Catch::Contains("not the results of a shard"));
 }
 
+TEST_CASE("A/B shards of other CPUs merge; their libraries still must match", "[merge]") {
+    // Each A/B shard decides its pairs on one machine, so runners of different CPUs (GitHub's
+    // matrix) are fine; another library version is not. Run shards still need one machine.
+    const std::vector<std::string> plan = {"a/k", "b/k"};
+    const auto ab_shard = [&](int i, std::vector<std::string> mine, const char *cpu, const char *lib, const char *host) {
+        RunResults r = shard(i, 2, std::move(mine), plan);
+        r.fingerprint["cpu"] = json::object{{"model", cpu}};
+        r.fingerprint["lib"] = lib;
+        r.ab = json::object{{"a", "base/attngate"}, {"b", "head/attngate"}};
+        r.host_name = host;
+        return r;
+    };
+    auto merged = merge_shards({{"s1.json", ab_shard(1, {"a/k"}, "EPYC", "1.0", "runner-1")},
+                                {"s2.json", ab_shard(2, {"b/k"}, "Xeon", "1.0", "runner-2")}}, {});
+    REQUIRE(merged);
+    CHECK(merged->ab.at("b").as_string() == "head/attngate");
+    CHECK(merged->host_name.empty());  // two machines: no one host
+    auto bumped = merge_shards({{"s1.json", ab_shard(1, {"a/k"}, "EPYC", "1.0", "r")}, {"s2.json", ab_shard(2, {"b/k"}, "Xeon", "2.0", "r")}}, {});
+    REQUIRE_FALSE(bumped);
+    CHECK_THAT(bumped.error().message, Catch::Contains("lib: 1.0 → 2.0") && !Catch::Contains("cpu.model"));
+    RunResults run1 = ab_shard(1, {"a/k"}, "EPYC", "1.0", "r"), run2 = ab_shard(2, {"b/k"}, "Xeon", "1.0", "r");
+    run1.ab = run2.ab = {};
+    auto runs = merge_shards({{"s1.json", run1}, {"s2.json", run2}}, {});
+    REQUIRE_FALSE(runs);
+    CHECK_THAT(runs.error().message, Catch::Contains("cpu.model: EPYC → Xeon"));
+}
+
 TEST_CASE("merge applies Benjamini-Hochberg over every shard's comparisons together", "[merge]") {
     // One clear 20% regression among many unchanged cases: alone in its shard it is one
     // comparison; merged it is one of many, and BH raises its adjusted p accordingly.
