@@ -20,6 +20,7 @@ constexpr std::string_view kNumeric[] = {
 /// Arrays of seconds, read element by element as numbers (the perf rule, the calibration
 /// and the machine-speed guard).
 constexpr std::string_view kNumericArrays[] = {"samples_s",
+                                               "cpu_samples_s",
                                                "baseline_samples_s",
                                                "calibration_s",
                                                "baseline_calibration_s",

@@ -308,6 +308,8 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
         const double threshold = t.spec->perf_threshold_pct.value_or(suite.perf.threshold_pct);
         r.checks.push_back(perf_check(outcomes[i].samples_s, base_s, decided[i] ? &decisions[i] : nullptr, state, why, shape, flops,
                                       threshold, options.machine_class, options.strict));
+        if (const auto &cpu = outcomes[i].cpu_samples_s; !cpu.empty() && cpu.size() == outcomes[i].samples_s.size())
+            r.checks.back().metrics["cpu_samples_s"] = json::array(cpu.begin(), cpu.end());  // for the gbench export
         add_calibration(r.checks.back(), calibrations[i]);
         if (const auto rep = reproductions.find(i); rep != reproductions.end())
             add_reproduction(r.checks.back(), rep->second.samples_s, rep->second.calibration, rep->second.decision, rep->second.error);

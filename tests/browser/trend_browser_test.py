@@ -17,6 +17,9 @@ from selenium.webdriver.common.by import By
 
 from chromium import browser_args, open_page
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import results_schema  # noqa: E402
+
 ARGS = None
 SUITE = {"name": "trend", "seed": 3, "perf": {"repetitions": 5, "min_time_s": 0.002}, "kernels": ["flash"],
          "cases": [{"id": "mha_f32", "seq_q": 64, "heads_q": 2, "head_dim": 16},
@@ -25,7 +28,8 @@ RUNS, STEP_AT = 40, 25
 
 
 def attngate(*args):
-    return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300)
+    with results_schema.watch(args):  # its outputs checked against docs/results.schema.json
+        return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300)
 
 
 class TrendReportTest(unittest.TestCase):

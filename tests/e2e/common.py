@@ -7,6 +7,8 @@ import subprocess
 import sys
 import unittest
 
+import results_schema
+
 
 class Args:
     attngate = None
@@ -20,8 +22,11 @@ ARGS = Args()
 
 
 def attngate(*args, cwd=None, env=None, timeout=600, stdin=None):
-    return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL)
+    """Runs the real binary; every results file, baseline and history record it writes is
+    then validated against docs/results.schema.json (results_schema.watch)."""
+    with results_schema.watch(args, cwd):
+        return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                              env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL)
 
 
 def write_json(path, value):
