@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attngate builds and tests with; idempotent and quiet when
 # everything is already there (a fresh CI machine starts bare).
+#
+# ATTNGATE_DEPS names what to install, in groups (default: all):
+#   runtime  the shared libraries a built attngate runs with (a CI job that only runs binaries)
+#   build    compiling attngate and running its smoke gate (ci/smoke.sh: the first run)
+#   python   python3-venv, for venvs made from hashed lock files (ci/jax-bump.sh)
+#   test     everything else its own tests use (ci/test.sh), with the venvs below
+#   venvs    only the venvs named by ATTNGATE_VENVS ("name=lock ..."), nothing from apt
+# ATTNGATE_APT_CACHE: a directory apt keeps the downloaded packages in (a CI cache; relative
+# paths are from the repository root).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-packages=(
+runtime_packages=(libcurl4 libboost-json1.81.0 libfmt9 libsleef3 libbenchmark1debian libssl3)
+build_packages=(
   build-essential cmake
-  clang-19 libclang-rt-19-dev  # the sanitizer build and its libFuzzer targets (fuzz/)
-  catch2                      # unit and e2e tests (Catch2 2.13)
   libbenchmark-dev            # timing engine
   libcurl4-openssl-dev        # HTTP baseline store
   libboost-json1.81-dev       # JSON reading and writing
@@ -16,15 +25,31 @@ packages=(
   libopenblas-pthread-dev     # the bench's sgemm ceiling (the kernels have their own microkernels)
   libsleef-dev                # vectorised exp and tanh in the kernels' softmax
   libssl-dev                  # SHA-256 (libcrypto)
+)
+python_packages=(python3-venv)  # the pinned venvs (below)
+test_packages=(
+  clang-19 libclang-rt-19-dev  # the sanitizer build and its libFuzzer targets (fuzz/)
+  catch2                      # unit and e2e tests (Catch2 2.13)
   python3-numpy               # independent numpy oracle in the e2e tests
-  python3-venv                # the JAX adapter's pinned venvs (below)
   chromium chromium-driver    # the browser test opens the HTML report headless
   python3-selenium            # ... and drives it
   apache2-bin                 # the HTTP store tests start their own WebDAV server (mod_dav_fs); no service
   python3-yaml                # the CI templates' test parses them
   valgrind                    # --perf-metric instructions counts kernel calls under callgrind (and its client-request header)
   stress-ng                   # background load for the loaded gate-accuracy benchmark and the tests' load check
+  python3-jsonschema          # every results file the e2e tests write is validated against docs/results.schema.json
+  python3-xmlschema           # JUnit XML validated against the XSD that Jenkins and GitLab read
+  libbenchmark-tools          # Google Benchmark's compare.py reads the --gbench export (its scipy: ci/tools.lock)
 )
+
+groups=" ${ATTNGATE_DEPS:-all} "
+wants() { [[ $groups == *" $1 "* || $groups == *" all "* ]]; }
+
+packages=()
+wants runtime && packages+=("${runtime_packages[@]}")
+wants build && packages+=("${build_packages[@]}")
+wants python && packages+=("${python_packages[@]}")
+wants test && packages+=("${build_packages[@]}" "${python_packages[@]}" "${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
@@ -36,8 +61,13 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  cache=()
+  if [ -n "${ATTNGATE_APT_CACHE:-}" ]; then
+    mkdir -p "$ATTNGATE_APT_CACHE/partial"
+    cache=(-o "Dir::Cache::Archives=$(cd "$ATTNGATE_APT_CACHE" && pwd)/")
+  fi
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt-get install -y -qq --no-install-recommends "${cache[@]}" "${missing[@]}" >/dev/null
 fi
 
 # The JAX adapter's two pinned environments (kernels/jax/requirements-{new,old}.lock, every
@@ -58,8 +88,15 @@ install_jax_venv() {
   echo "$want" > "$dir/.attngate-lock-sha256"
 }
 
-if [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
-  cd "$(dirname "$0")/.."
-  install_jax_venv jax-new kernels/jax/requirements-new.lock
-  install_jax_venv jax-old kernels/jax/requirements-old.lock
+for venv in ${ATTNGATE_VENVS:-}; do
+  install_jax_venv "${venv%%=*}" "${venv#*=}"
+done
+
+if wants test; then
+  # The test-only tools (ci/tools.lock): the CI templates' linters, scipy for compare.py.
+  install_jax_venv tools ci/tools.lock
+  if [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
+    install_jax_venv jax-new kernels/jax/requirements-new.lock
+    install_jax_venv jax-old kernels/jax/requirements-old.lock
+  fi
 fi
