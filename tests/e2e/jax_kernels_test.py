@@ -99,6 +99,16 @@ class JaxKernelsTest(TempDirTest):
             if k["kernel"] not in WRONG:
                 self.assertTrue(k["pass"], k)
 
+    def test_conform_judges_a_c_plugin_kernel_the_same_way(self):
+        out = self.path("plugin.json")
+        r = attngate("conform", "--plugin", ARGS.faulty_plugin, "--kernel", "softcap_after_bias", "--kernel", "flash",
+                     "--json", out, timeout=300)
+        self.assertEqual(r.returncode, 1, r.stdout[-3000:] + r.stderr)
+        kernels = {k["kernel"]: k for k in read_json(out)["kernels"]}
+        self.assertTrue(kernels["flash"]["pass"])
+        probes = {p["case"]: p for p in kernels["softcap_after_bias"]["probes"]}
+        self.assertEqual((probes["softcap_2_bias"]["label"], probes["softcap_2_bias"]["follows"]), ("neither", "bias_then_softcap"))
+
     def test_conform_passes_the_adapters_own_kernels_and_tokamax(self):
         r, report = self.conform("--kernels", TOKAMAX, out="own.json")
         self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr)
