@@ -13,7 +13,8 @@ namespace attngate {
 /// "  scale   scale_then_bias   attngate  follows ..." for one probe case.
 std::string conformance_line(const ProbeOutcome &o);
 
-/// Every kernel's verdict, its probes and the skipped ones, then the summary.
+/// Every kernel's verdict with its failing probe cases and the probes not run, then the
+/// count (the passing lines are the progress lines, printed as they come).
 std::string conformance_console(const ConformanceReport &r);
 
 boost::json::object conformance_json(const ConformanceReport &r);

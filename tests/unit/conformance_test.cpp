@@ -9,6 +9,7 @@
 #include "backend/in_process_backend.hpp"
 #include "checks/conformance.hpp"
 #include "checks/convention_reference.hpp"
+#include "report/conformance_report.hpp"
 #include "run/conform.hpp"
 
 using namespace attngate;
@@ -194,4 +195,25 @@ TEST_CASE("the built-in kernels conform", "[conformance][kernels]") {
             CHECK((o.label == ProbeOutcome::Label::Attngate || (o.probe == "bf16_probabilities" && o.follows == "exact")));
         }
     }
+}
+
+TEST_CASE("the report names the failing probe and keeps every distance in JSON", "[conformance]") {
+    const auto cases = probe_cases(kAll, {}, nullptr);
+    const ProbeCase &gqa = find_case(cases, "gqa_4q_2kv");
+    ConformanceReport report;
+    report.kernels.push_back({"team", "adapter x", {judge_probe(gqa, output_of(gqa, "modulo")), judge_probe(gqa, output_of(gqa, "grouped"))},
+                              {{"bias_softcap", "needs the bias and softcap features"}}, ""});
+    report.load_errors = {"adapter x: --kernels broken:make: cannot import broken"};
+    const std::string text = conformance_console(report);
+    CHECK(text.find("team (adapter x): DOES NOT CONFORM (2 probe cases: 1 attngate, 1 neither)") != std::string::npos);
+    CHECK(text.find("FAIL gqa") != std::string::npos);
+    CHECK(text.find("ok   gqa") == std::string::npos);  // passing lines were the progress lines
+    CHECK(text.find("not probed: needs the bias and softcap features") != std::string::npos);
+    CHECK(text.find("load error: adapter x: --kernels broken:make") != std::string::npos);
+    const auto j = conformance_json(report);
+    CHECK_FALSE(j.at("pass").as_bool());
+    const auto &probe = j.at("kernels").at(0).at("probes").at(0).as_object();
+    CHECK(probe.at("follows") == "modulo");
+    CHECK(probe.at("label") == "neither");
+    CHECK(probe.at("distances").as_array().size() == 2);
 }
