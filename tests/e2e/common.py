@@ -31,6 +31,14 @@ def jax_venv_python(line):
     return os.path.join(ARGS.source_dir, ".venv", f"jax-{line}", "bin", "python")
 
 
+def require_jax_venvs(*lines):
+    """Exits 77 (a CTest skip that says why) unless the named JAX venvs exist."""
+    missing = [line for line in lines if not os.path.exists(jax_venv_python(line))]
+    if missing:
+        print(f"SKIPPED: .venv/jax-{missing[0]} is missing; bash ci/install-deps.sh creates it")
+        sys.exit(77)
+
+
 class TempDirTest(unittest.TestCase):
     """A test class with one temporary directory for all its tests, removed at the end."""
 

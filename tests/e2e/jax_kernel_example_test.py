@@ -12,7 +12,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json  # noqa: E402
+from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json, require_jax_venvs  # noqa: E402
 
 SUITE = "examples/jax-kernel/suite.json"
 
@@ -89,7 +89,5 @@ class ExampleKernelTest(TempDirTest):
 
 if __name__ == "__main__":
     ARGS.source_dir = sys.argv[sys.argv.index("--source-dir") + 1]
-    if not os.path.exists(jax_venv_python("new")):
-        print("SKIPPED: .venv/jax-new is missing; bash ci/install-deps.sh creates it")
-        sys.exit(77)
+    require_jax_venvs("new")
     main()

@@ -10,7 +10,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json  # noqa: E402
+from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json, require_jax_venvs  # noqa: E402
 
 PLUGINS = os.path.join(HERE, "jax_kernels")
 TOKAMAX = "attngate_jax.kernels.tokamax:make"
@@ -154,7 +154,5 @@ class JaxKernelsTest(TempDirTest):
 
 if __name__ == "__main__":
     ARGS.source_dir = sys.argv[sys.argv.index("--source-dir") + 1]
-    if not (os.path.exists(jax_venv_python("new")) and os.path.exists(jax_venv_python("old"))):
-        print("SKIPPED: .venv/jax-new or .venv/jax-old is missing; bash ci/install-deps.sh creates them")
-        sys.exit(77)
+    require_jax_venvs("new", "old")
     main()
