@@ -10,7 +10,7 @@
 #include "attngate/bf16.hpp"
 #include "checks/conformance.hpp"
 #include "checks/convention_reference.hpp"
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 
 namespace attngate {
 
