@@ -74,33 +74,42 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${options[@]}" "${missing[@]}" >/dev/null
 fi
 
-# The JAX adapter's two pinned environments (kernels/jax/requirements-{new,old}.lock, every
-# file hashed): .venv/jax-new and .venv/jax-old. A venv whose stored lock hash matches
-# its lock file is left alone; otherwise it is rebuilt from scratch, so a half-finished
-# or stale venv never survives. ATTNGATE_SKIP_JAX=1 skips them (C++-only machines).
-install_jax_venv() {
-  local name=$1 lock=$2 dir=".venv/$1"
+# The pinned venvs, each made from a lock file with every file hashed: the JAX adapter's two
+# (kernels/jax/requirements-{new,old}.lock: .venv/jax-new and .venv/jax-old), those
+# ATTNGATE_VENVS names (ci/jax-bump.sh), and the test tools (ci/tools.lock: .venv/tools). A
+# venv whose stored lock hash matches its lock file, made with the same Python version, is
+# left alone; otherwise it is rebuilt from scratch, so a half-finished or stale venv never
+# survives. ATTNGATE_SKIP_JAX=1 skips the JAX two (C++-only machines).
+# ATTNGATE_JAX_PYTHON names another interpreter for the JAX venvs (Python >= 3.12 for jax
+# 0.11+, with locks made by `ATTNGATE_JAX_PYTHON=... kernels/jax/relock.sh`); the tools venv
+# is always Debian's python3, the interpreter ci/tools.lock was resolved for.
+jax_python=${ATTNGATE_JAX_PYTHON:-/usr/bin/python3}
+python_version() { "$1" -c 'import sys; print(sys.version)'; }
+install_venv() {  # NAME LOCK PYTHON
+  local name=$1 lock=$2 python=$3 dir=".venv/$1"
   local want
   want=$(sha256sum "$lock" | cut -d' ' -f1)
-  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.attngate-lock-sha256" 2>/dev/null)" = "$want" ]; then
+  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.attngate-lock-sha256" 2>/dev/null)" = "$want" ] &&
+     [ "$(python_version "$dir/bin/python")" = "$(python_version "$python")" ]; then
     return 0
   fi
-  echo "install-deps: creating $dir from $lock"
+  echo "install-deps: creating $dir from $lock with $python"
   rm -rf "$dir"
-  /usr/bin/python3 -m venv "$dir"
+  "$python" -m venv "$dir"
   "$dir/bin/pip" install -q --disable-pip-version-check --no-cache-dir --require-hashes -r "$lock"
   echo "$want" > "$dir/.attngate-lock-sha256"
 }
 
-for venv in ${ATTNGATE_VENVS:-}; do
-  install_jax_venv "${venv%%=*}" "${venv#*=}"
-done
-
-if wants test; then
-  # The test-only tools (ci/tools.lock): the CI templates' linters, scipy for compare.py.
-  install_jax_venv tools ci/tools.lock
-  if [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
-    install_jax_venv jax-new kernels/jax/requirements-new.lock
-    install_jax_venv jax-old kernels/jax/requirements-old.lock
-  fi
+jax_venvs=(${ATTNGATE_VENVS:-})
+if wants test && [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
+  jax_venvs+=(jax-new=kernels/jax/requirements-new.lock jax-old=kernels/jax/requirements-old.lock)
 fi
+if [ ${#jax_venvs[@]} -gt 0 ] && ! python_version "$jax_python" >/dev/null; then  # before any venv is removed
+  echo "install-deps: error: ATTNGATE_JAX_PYTHON=$jax_python does not run" >&2
+  exit 2
+fi
+for venv in "${jax_venvs[@]}"; do
+  install_venv "${venv%%=*}" "${venv#*=}" "$jax_python"
+done
+# The test-only tools: the CI templates' linters, scipy for compare.py.
+if wants test; then install_venv tools ci/tools.lock /usr/bin/python3; fi

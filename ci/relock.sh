@@ -2,10 +2,12 @@
 # Regenerates each NAME.lock from NAME.in beside it, with every file's sha256, for
 # `pip install --require-hashes`. Needs PyPI; run it only when bumping a pin on purpose.
 #   bash ci/relock.sh ci/tools kernels/jax/requirements-new ...
+# ATTNGATE_RELOCK_PYTHON: the interpreter to resolve for (default Debian's python3;
+# kernels/jax/relock.sh passes ATTNGATE_JAX_PYTHON).
 set -euo pipefail
 tools=$(mktemp -d)
 trap 'rm -rf "$tools"' EXIT
-/usr/bin/python3 -m venv "$tools/venv"
+"${ATTNGATE_RELOCK_PYTHON:-/usr/bin/python3}" -m venv "$tools/venv"
 "$tools/venv/bin/pip" install -q pip-tools==7.6.2
 for name in "$@"; do
   # In the file's own directory, so the lock names its .in as before; --no-emit-find-links:

@@ -10,14 +10,6 @@ namespace attngate {
 
 namespace {
 
-std::vector<double> numbers(const json::object &metrics, std::string_view key) {
-    std::vector<double> out;
-    if (const auto *a = metrics.if_contains(key); a && a->is_array())
-        for (const auto &x : a->get_array())
-            if (x.is_number()) out.push_back(x.to_number<double>());
-    return out;
-}
-
 /// The fields every row of one benchmark shares.
 json::object row(const std::string &name, int64_t family, size_t repetitions, const char *run_type) {
     return json::object{{"name", name},     {"family_index", family}, {"per_family_instance_index", 0},
@@ -71,9 +63,9 @@ std::string gbench_serialize(const RunResults &r) {
     int64_t family = 0;
     for (const auto &c : r.results) {
         for (const auto &check : c.checks) {
-            if (check.check != "perf") continue;
-            std::vector<double> real = numbers(check.metrics, "samples_s"), cpu = numbers(check.metrics, "cpu_samples_s");
-            if (real.empty()) continue;
+            const PerfMetrics *perf = check.get<PerfMetrics>();
+            if (!perf || !perf->samples_s || perf->samples_s->empty()) continue;
+            std::vector<double> real = *perf->samples_s, cpu = perf->cpu_samples_s.value_or(Seconds{});
             if (cpu.size() != real.size()) cpu.clear();  // not measured (an adapter): no cpu_time
             for (auto *v : {&real, &cpu})
                 for (double &x : *v) x *= 1e9;

@@ -32,12 +32,14 @@ std::string testcase(const std::string &name, const std::string &classname, doub
                        markup_escape(classname), seconds, body);
 }
 
-/// A testsuite with its testcases' summed time and the run's start as its timestamp.
+/// A testsuite with its testcases' summed time and the run's start as its timestamp (none
+/// when the results do not say: an A/B run).
 std::string suite_element(const std::string &name, const CheckCounts &n, double seconds, const std::string &timestamp,
                           const std::string &cases) {
-    return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.6f}\" "
-                       "timestamp=\"{}\">\n{}  </testsuite>\n",
-                       markup_escape(name), n.total(), n.fail, n.error, n.skip, seconds, markup_escape(timestamp), cases);
+    return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.6f}\"{}>\n{}"
+                       "  </testsuite>\n",
+                       markup_escape(name), n.total(), n.fail, n.error, n.skip, seconds,
+                       timestamp.empty() ? "" : fmt::format(" timestamp=\"{}\"", markup_escape(timestamp)), cases);
 }
 
 std::string workload_suite(const RunResults &r) {
@@ -69,12 +71,12 @@ std::string junit_serialize(const RunResults &r) {
     const std::vector<FailureGroup> groups = failure_groups(r);
     const auto group_of = index_groups(groups);
     for (const auto &counts : counts_per_check(r)) {
-        const std::string classname = fmt::format("attngate.{}.{}", r.suite, counts.check);
+        const std::string classname = fmt::format("attngate.{}.{}", r.suite, enum_name(counts.check));
         std::string cases;
         double suite_s = 0.0;
         for (const auto &c : r.results)
             for (const auto &k : c.checks)
-                if (k.check == counts.check) {
+                if (k.check() == counts.check) {
                     // The case x kernel's observed call is timed once; its first check carries
                     // that time and the others, which judge the same call, none: totals add up.
                     const double seconds = &k == &c.checks.front() ? c.seconds : 0.0;
