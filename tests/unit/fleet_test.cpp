@@ -1,7 +1,9 @@
 // Sharding, merging and history: the balanced partition, merge's refusals and its
 // run-wide Benjamini-Hochberg pass, history records and trend attribution.
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -210,6 +212,17 @@ TEST_CASE("history records are compact and read back", "[history]") {
     CHECK(*back->rows[0].peak_bytes == 4096);
     CHECK(back->rows[0].verdicts.at("perf") == "p");
     CHECK(back->machine_class == "box (cpu x2)");
+}
+
+TEST_CASE("run ids of runs started in the same second sort in the order they were appended", "[history]") {
+    // The start time has whole seconds: two quick runs (a retry) used to sort by their
+    // random suffix, so the history's order and its fingerprint markers were a coin toss.
+    std::vector<std::string> ids;
+    for (int i = 0; i < 50; ++i) ids.push_back(new_run_id("2026-03-01T02:00:00Z"));
+    CHECK(std::is_sorted(ids.begin(), ids.end()));
+    CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == ids.size());
+    CHECK(ids.front().starts_with("20260301T020000Z-"));
+    CHECK(new_run_id("2026-03-01T01:59:59Z") < ids.front());  // the start time still sorts first
 }
 
 TEST_CASE("a step in the history is found and attributed to the fingerprint change", "[history]") {
