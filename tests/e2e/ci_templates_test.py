@@ -23,6 +23,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main, read_json  # noqa: E402
+import results_schema  # noqa: E402
 
 FAKE_ENV = {"SUITE": "smoke", "SHARDS": "4", "ATTNGATE_STORE": "https://store.invalid/attngate/", "CI_NODE_INDEX": "2",
             "CI_NODE_TOTAL": "4", "GITHUB_STEP_SUMMARY": "/tmp/summary", "GITHUB_WORKSPACE": "/w", "CI_PROJECT_DIR": "/w",
@@ -424,6 +425,7 @@ class JaxBumpJobTest(unittest.TestCase):
         p = self.job(self.base, "--rounds", "2", "--max-rounds", "0", "--min-time", "0.001", *cases, "--out", out, "--markdown", md)
         self.assertIn(p.returncode, (0, 1), p.stdout[-3000:] + p.stderr[-3000:])
         self.assertNotIn("creating", p.stdout, "a venv was installed again instead of found by its lock's hash")
+        results_schema.validate_all(out)  # the script ran attngate itself: its results checked here
         r = read_json(out)
         self.assertIn(".venv/jax-old/bin/python", r["ab"]["a"])
         self.assertIn(".venv/jax-new/bin/python", r["ab"]["b"])

@@ -100,6 +100,13 @@ def outputs_of(args, cwd=None):
     return [p if os.path.isabs(p) else os.path.join(here, p) for p in out]
 
 
+def validate_all(*paths):
+    """Every results file, baseline and history record under these files or directories: for
+    what a script (ci/jax-bump.sh, an example's ci.sh) wrote by running attngate itself."""
+    for path in _snapshot(paths):
+        validate_file(path)
+
+
 @contextlib.contextmanager
 def watch(args, cwd=None):
     """Around one attngate call: afterwards, every JSON file it created or replaced among its
