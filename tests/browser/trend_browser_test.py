@@ -50,7 +50,8 @@ class TrendReportTest(unittest.TestCase):
         for i in range(RUNS):
             run = copy.deepcopy(base)
             run["started_at"] = f"2026-{1 + i // 28:02d}-{1 + i % 28:02d}T02:00:00Z"
-            run["fingerprint"]["lockfiles"] = {"requirements.txt": {"jaxlib": "0.4.31" if i >= STEP_AT else "0.4.30"}}
+            # The shape attngate itself writes (format and packages), which the schema checks.
+            run["fingerprint"]["lockfiles"] = {"requirements.txt": {"format": "pip", "packages": {"jaxlib": "0.4.31" if i >= STEP_AT else "0.4.30"}}}
             factor = (1.03 if i >= STEP_AT else 1.0) * (1 + rng.uniform(-0.004, 0.004))
             for e in run["results"]:
                 for c in e["checks"]:
