@@ -13,18 +13,6 @@ namespace attngate {
 
 namespace {
 
-/// A measured figure as the reports show it ("-" when not measured).
-template <class T>
-std::string shown(const std::optional<T> &v) {
-    if (!v) return "-";
-    if constexpr (std::is_enum_v<T>) {
-        return enum_name(*v);
-    } else {
-        const json::value j = described::to_value(*v);
-        return format_number(&j);
-    }
-}
-
 template <class T>
 std::vector<double> series(const std::optional<std::vector<T>> &v) {
     return v ? std::vector<double>(v->begin(), v->end()) : std::vector<double>{};
@@ -68,9 +56,9 @@ std::string perf_figures(const CheckResult &k) {
     std::string s = "<div><div class=\"note\">time per repetition, this run against the baseline</div>" +
                     svg_distribution(series(m.samples_s), series(m.baseline_samples_s), "seconds") + "</div>";
     if (m.ratio && !std::isnan(*m.ratio))
-        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, {:.3g}% CI [{}, {}], p = {} (adjusted {}), status {}</p>", shown(m.ratio),
-                         100 * number_or(m.ci_level, 0.95), shown(m.ci_low), shown(m.ci_high), shown(m.p_value), shown(m.p_adjusted),
-                         markup_escape(shown(m.status)));
+        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, {:.3g}% CI [{}, {}], p = {} (adjusted {}), status {}</p>", format_field(m.ratio),
+                         100 * number_or(m.ci_level, 0.95), format_field(m.ci_low), format_field(m.ci_high), format_field(m.p_value), format_field(m.p_adjusted),
+                         markup_escape(format_field(m.status)));
     const double threshold = 1.0 + number_or(m.threshold_pct, NAN) / 100.0;  // a percent becomes a ratio here, once
     if (const std::string ci = svg_ratio_interval(number_or(m.ratio, NAN), number_or(m.ci_low, NAN), number_or(m.ci_high, NAN), threshold);
         !ci.empty())
@@ -81,9 +69,9 @@ std::string perf_figures(const CheckResult &k) {
 std::string cost_figures(const CheckResult &k) {
     const CostMetrics &m = k.as<CostMetrics>();
     return fmt::format("<p>{} {} per million tokens (baseline {}) on {} at {} per hour — price source: {} ({})</p>",
-                       shown(m.usd_per_million_tokens), markup_escape(shown(m.currency)), shown(m.baseline_usd_per_million_tokens),
-                       markup_escape(shown(m.device_class)), shown(m.price_per_hour), markup_escape(shown(m.price_source)),
-                       markup_escape(shown(m.price_date)));
+                       format_field(m.usd_per_million_tokens), markup_escape(format_field(m.currency)), format_field(m.baseline_usd_per_million_tokens),
+                       markup_escape(format_field(m.device_class)), format_field(m.price_per_hour), markup_escape(format_field(m.price_source)),
+                       markup_escape(format_field(m.price_date)));
 }
 
 std::string check_block(const CheckResult &k) {
