@@ -28,7 +28,7 @@ struct PerfCheckInput {
     std::vector<double> baseline_samples_s;  ///< empty when not compared
     const PerfDecision *decision = nullptr;  ///< after the run-wide Benjamini-Hochberg pass; null: not compared
     PerfBaselineState baseline = PerfBaselineState::Present;
-    std::string baseline_note;  ///< why not compared: names the other machine class, or says no baseline exists
+    std::string baseline_note{};  ///< why not compared: names the other machine class, or says no baseline exists
     AttentionShape shape;
     double flops = 0.0;
     double threshold_pct = 5.0;

@@ -79,7 +79,7 @@ std::string trends_section(const ReportContext &ctx) {
         for (const auto &series : t.series)
             for (const auto &c : series.changes)
                 s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"drift\">{:+.1f}%</td><td>{}</td></tr>", markup_escape(series.case_id),
-                                 markup_escape(series.kernel), markup_escape(series.metric), 100.0 * c.point.relative_change(),
+                                 markup_escape(series.kernel), markup_escape(enum_name(series.metric)), 100.0 * c.point.relative_change(),
                                  markup_escape(describe_change(t, series, c)));
         s += "</table>";
     }

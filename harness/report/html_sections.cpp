@@ -96,7 +96,7 @@ std::string trend_figure(const TrendReport &t, const SeriesTrend &series, const 
         for (size_t i = 0; i < series.runs.size(); ++i)
             if (series.runs[i] == f.run && i > 0) fps.push_back(i);
     std::string s = "<div><div class=\"note\">" + markup_escape(title) + " (red: change point; amber: fingerprint changed)</div>" +
-                    svg_trend_chart(series.values, series.metric, cps, fps, reference);
+                    svg_trend_chart(series.values, enum_name(series.metric), cps, fps, reference);
     for (const auto &c : series.changes) s += "<div class=\"cp-note\">" + markup_escape(describe_change(t, series, c)) + "</div>";
     return s + "</div>";
 }
@@ -107,9 +107,9 @@ std::string trends(const CaseResult &c, const ReportContext &ctx) {
     std::string s = fmt::format("<div class=\"trend\"><b>trend over {} run(s)</b><div class=\"figs\">", t.run_ids.size());
     double tol = 0;
     if (const GoldenMetrics *g = find_metrics<GoldenMetrics>(c)) tol = number_or(g->tolerance, 0.0);
-    if (const auto *err = t.find(c.case_id, c.kernel, "max_abs_error")) s += trend_figure(t, *err, "max abs error (dashed: tolerance)", tol > 0 ? &tol : nullptr);
-    if (const auto *med = t.find(c.case_id, c.kernel, "median_s")) s += trend_figure(t, *med, "median time per call", nullptr);
-    if (const auto *peak = t.find(c.case_id, c.kernel, "peak_bytes"); peak && !peak->changes.empty()) s += trend_figure(t, *peak, "peak bytes", nullptr);
+    if (const auto *err = t.find(c.case_id, c.kernel, HistoryFigure::MaxAbsError)) s += trend_figure(t, *err, "max abs error (dashed: tolerance)", tol > 0 ? &tol : nullptr);
+    if (const auto *med = t.find(c.case_id, c.kernel, HistoryFigure::MedianS)) s += trend_figure(t, *med, "median time per call", nullptr);
+    if (const auto *peak = t.find(c.case_id, c.kernel, HistoryFigure::PeakBytes); peak && !peak->changes.empty()) s += trend_figure(t, *peak, "peak bytes", nullptr);
     return s + "</div></div>";
 }
 

@@ -21,9 +21,9 @@ import sys
 # Keys whose values are timings or follow from timings, anywhere in the document.
 TIMING_KEYS = {
     "started_at", "seconds", "compile_s", "date", "at",
-    "samples_s", "median_s", "mad_s", "tokens_per_s", "gflops", "repetitions",
+    "samples_s", "median_s", "mad_s", "tokens_per_s", "gflops",
     "baseline_samples_s", "baseline_median_s", "ratio", "ci_low", "ci_high", "p_value", "p_adjusted",
-    "relative_noise", "required_repetitions", "status", "mode",
+    "relative_noise", "required_repetitions",
     "calibration_s", "parallel_calibration_s", "baseline_calibration_s", "baseline_parallel_calibration_s",
     "calibration_ratio", "parallel_calibration_ratio", "absolute_ratio",
     "usd_per_million_tokens", "baseline_usd_per_million_tokens",
@@ -42,6 +42,9 @@ DERIVED = {"verdict", "reason", "summary"}
 RSS_KEYS = {"rss_bytes", "rss_slope_bytes_per_call", "rss_peak_delta_bytes", "probe_rss_peak_delta_bytes", "heap_live_bytes"}
 # Checks whose verdict, reason and notes are the timing's (a perf decision on a shared machine).
 TIMED_CHECKS = {"perf", "cost"}
+# Keys that are the timing's only inside such a check: the perf decision's status and mode
+# (a numerics check's status is its bits' and is compared), and the repetitions it took.
+TIMED_CHECK_KEYS = {"status", "mode", "repetitions"}
 BLANK = "<run-to-run>"
 
 
@@ -52,7 +55,7 @@ class Obj(list):
 def normalise(v, key=None, timed=False, top=False):
     """`timed`: inside a perf or cost check, or a workload, whose verdict and reason are the
     timing's; `top`: the document or a case x kernel, whose verdict is derived."""
-    if key in TIMING_KEYS or key in RSS_KEYS:
+    if key in TIMING_KEYS or key in RSS_KEYS or (timed and key in TIMED_CHECK_KEYS):
         return BLANK
     if isinstance(v, Obj):
         here = timed or dict(v).get("check") in TIMED_CHECKS
