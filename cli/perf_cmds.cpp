@@ -160,11 +160,11 @@ Result<std::unique_ptr<AbSide>> make_side(const char *which, const std::string &
                             {a.kernels, a.cases});
     }
     if (build.empty()) return fail(ErrorKind::Usage, "ab: side {} needs --{} (a build) or --{}-adapter (an adapter command)", which, which, which);
-    std::vector<std::string> time_args = {"--suite", suite.file.string()};
-    for (const auto &p : a.sources.plugins) time_args.insert(time_args.end(), {"--plugin", p});
+    std::vector<std::string> time_args = {"--suite", suite.file.string()}, env_args;
+    for (const auto &p : a.sources.plugins) time_args.insert(time_args.end(), {"--plugin", p}), env_args.insert(env_args.end(), {"--plugin", p});
     for (const auto &k : a.kernels) time_args.insert(time_args.end(), {"--kernel", k});
     for (const auto &c : a.cases) time_args.insert(time_args.end(), {"--case", c});
-    return build_side(build, std::move(time_args));
+    return build_side(build, std::move(time_args), std::move(env_args));
 }
 
 /// For `ab --shard I/N`: this shard's cases (whole cases, so both builds' `time` take them

@@ -56,7 +56,7 @@ std::string format_field(const std::optional<T> &v) {
 
 /// The fingerprint diff a report shows and what it is against.
 struct FingerprintComparison {
-    std::string against;  ///< "baseline", "previous run" or "" when nothing to compare with
+    std::string against;  ///< "baseline", "A side" (of an A/B run), "previous run" or "" when nothing to compare with
     std::vector<FingerprintChange> changes;
 };
 

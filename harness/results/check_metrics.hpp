@@ -145,6 +145,7 @@ struct PerfMetrics {
     static constexpr CheckName kCheck = CheckName::Perf;
     // This run's timing.
     std::optional<Seconds> samples_s;
+    std::optional<Seconds> cpu_samples_s;  ///< the process's CPU seconds per call (every thread's), beside samples_s
     std::optional<int64_t> repetitions;
     std::optional<double> median_s, mad_s, tokens_per_s, flops, gflops;
     std::optional<std::string> machine_class;
@@ -174,7 +175,7 @@ struct PerfMetrics {
     std::optional<std::string> profile, profile_a, profile_b;
 };
 BOOST_DESCRIBE_STRUCT(PerfMetrics, (),
-                      (samples_s, repetitions, median_s, mad_s, tokens_per_s, flops, gflops, machine_class, threshold_pct, strict,
+                      (samples_s, cpu_samples_s, repetitions, median_s, mad_s, tokens_per_s, flops, gflops, machine_class, threshold_pct, strict,
                        baseline_samples_s, baseline_median_s, ratio, ci_low, ci_high, ci_level, p_value, p_adjusted, relative_noise,
                        required_repetitions, status, mode, looks, a, b, calibration_workload, calibration_s, parallel_calibration_s,
                        baseline_calibration_s, calibration_ratio, baseline_parallel_calibration_s, parallel_calibration_ratio,

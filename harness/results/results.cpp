@@ -110,6 +110,8 @@ json::value to_json(const RunResults &r) {
                         {"results", results}};
     if (!r.machine_class.empty()) out["machine_class"] = r.machine_class;
     if (!r.shard.empty()) out["shard"] = r.shard;
+    if (!r.ab.empty()) out["ab"] = r.ab;
+    if (!r.host_name.empty()) out["host_name"] = r.host_name;
     return out;
 }
 
@@ -211,6 +213,8 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     if (const auto *w = r.raw("workloads"); w && r.ok()) r.adopt(described::from_value(*w, out.workloads, file, r.path_of("workloads"), true));
     out.machine_class = r.string("machine_class", "");
     if (const auto *s = r.raw("shard"); s && s->is_object()) out.shard = s->get_object();
+    if (const auto *s = r.raw("ab"); s && s->is_object()) out.ab = s->get_object();
+    out.host_name = r.string("host_name", "");
     const json::value *results = r.raw("results");
     if (r.ok() && (!results || !results->is_array())) r.fail_at("results", "expected an array");
     if (auto e = r.finish()) return std::unexpected(*e);

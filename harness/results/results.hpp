@@ -131,6 +131,8 @@ struct RunResults {
     std::vector<WorkloadResult> workloads;  ///< cost projections per workload profile, when the cost check ran
     std::string machine_class;          ///< the class perf baselines and history are kept per; empty when unknown
     json::object shard;                 ///< for one shard of a sharded run: which, and the whole plan (see merge.hpp)
+    json::object ab;                    ///< for an A/B run: the sides' command lines ("a", "b"), not part of any fingerprint
+    std::string host_name;              ///< the machine that ran it; empty when unknown
 
     /// Fail when any case x kernel failed or errored, or a workload failed; else Pass.
     Verdict verdict() const;

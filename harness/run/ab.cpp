@@ -12,6 +12,7 @@
 #include "checks/numerics_check.hpp"
 #include "checks/perf_check.hpp"
 #include "checks/throughput.hpp"
+#include "results/fingerprint.hpp"
 #include "run/run.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
@@ -41,6 +42,9 @@ using Samples = std::map<AbLabel, std::vector<double>>[2];
 
 /// Times one round: the rows `wanted` accepts (a side that times whole rounds times all).
 using RoundFn = std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted)>;
+
+/// Seconds a side gets to print its fingerprint (`env --json` reads dpkg's file lists).
+constexpr double kFingerprintTimeoutS = 60;
 
 /// More rounds for the rows still undecided come this many at a time.
 constexpr int kExtraRounds = 10;
@@ -222,16 +226,22 @@ private:
     std::map<std::string, double> flops_;
 };
 
-RunResults ab_results(const Suite &suite, AbSide &a, AbSide &b) {
+/// The results' header: the sides (beside the fingerprint, not in it) and each side's own
+/// fingerprint, A's as the one B is compared with, taken after the timings so that it never
+/// runs beside them. A side that cannot say is noted, not fatal.
+RunResults ab_header(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o) {
     RunResults results;
     results.tool_version = tool_version();
     results.suite = suite.name;
     results.suite_file = suite.file.string();
     results.checks = {CheckName::Perf, CheckName::Numerics, CheckName::Golden, CheckName::Compile};
-    results.fingerprint = json::object{{"ab", json::object{{"a", a.describe()}, {"b", b.describe()}}}};
-    if (auto fa = a.fingerprint(); !fa.empty()) results.baseline_fingerprint = fa;
-    if (auto fb = b.fingerprint(); !fb.empty())
-        for (const auto &[k, v] : fb) results.fingerprint[k] = v;
+    results.ab = json::object{{"a", a.describe()}, {"b", b.describe()}};
+    results.host_name = host_name();
+    for (auto [side, key, into] : {std::tuple{&a, "a", &results.baseline_fingerprint}, std::tuple{&b, "b", &results.fingerprint}}) {
+        auto fp = side->fingerprint(std::min(o.round.timeout_s, kFingerprintTimeoutS));
+        if (fp) *into = std::move(*fp);
+        else results.ab[std::string(key) + "_fingerprint_error"] = fp.error().message;
+    }
     return results;
 }
 
@@ -248,7 +258,7 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
     Samples samples;
     if (auto paired = pair_timings(a, b, o, progress, samples); !paired) return std::unexpected(paired.error());
 
-    RunResults results = ab_results(suite, a, b);
+    RunResults results = ab_header(suite, a, b, o);
     AbJudge judge(suite, a, b, o, std::move(*manifest), samples);
     for (const auto &[label, ob] : *out_b) {
         const CaseSpec *c = suite.find_case(label.first);

@@ -160,6 +160,8 @@ private:
                                         .threshold_pct = threshold_pct(row),
                                         .machine_class = o_.machine_class,
                                         .strict = o_.strict});
+        if (const auto &cpu = row.first.cpu_samples_s; !cpu.empty() && cpu.size() == row.first.samples_s.size())
+            check.as<PerfMetrics>().cpu_samples_s = cpu;  // for the gbench export
         add_calibration(check, row.calibration);
         if (const auto &rep = row.reproduction)
             add_reproduction(check, rep->outcome.samples_s, rep->calibration, rep->decision, rep->outcome.error);

@@ -276,6 +276,7 @@ Result<RunResults> new_results(const RunContext &ctx, json::object fingerprint, 
     results.suite = ctx.suite.name;
     results.suite_file = ctx.suite.file.string();
     results.started_at = utc_now();
+    results.host_name = host_name();
     results.checks = ctx.checks;
     results.fingerprint = std::move(fingerprint);
     results.machine_class = ctx.machine;

@@ -9,6 +9,8 @@ import sys
 import tempfile
 import unittest
 
+import results_schema
+
 
 class Args:
     attngate = None
@@ -22,8 +24,11 @@ ARGS = Args()
 
 
 def attngate(*args, cwd=None, env=None, timeout=600, stdin=None):
-    return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL)
+    """Runs the real binary; every results file, baseline and history record it writes is
+    then validated against docs/results.schema.json (results_schema.watch)."""
+    with results_schema.watch(args, cwd):
+        return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                              env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL)
 
 
 def jax_venv_python(line):

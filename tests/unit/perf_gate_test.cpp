@@ -11,6 +11,7 @@
 #include "results/compare.hpp"
 #include "run/merge.hpp"
 #include "report/gbench.hpp"
+#include "stats/stats.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -280,16 +281,47 @@ TEST_CASE("compare applies the perf rule to two results files", "[perf]") {
     CHECK_THAT(other.error().message, Catch::Contains("do not compare"));
 }
 
-TEST_CASE("Google Benchmark JSON has one iteration entry per repetition", "[perf]") {
-    const auto doc = json::parse(gbench_serialize(timed("m", 2e-3)));
+TEST_CASE("Google Benchmark JSON has one iteration entry per repetition and the aggregates", "[perf]") {
+    RunResults r = timed("m", 2e-3);
+    r.host_name = "runner-7";
+    r.fingerprint = json::object{{"cpu", json::object{{"cores", 16}}}, {"libraries", json::object{{"google_benchmark", "1.7.1"}}}};
+    const auto s = around(2e-3, 15);
+    std::vector<double> cpu = s;
+    for (double &x : cpu) x *= 1.9;  // two threads' worth
+    r.results[0].checks[0].as<PerfMetrics>().cpu_samples_s = cpu;
+    const auto doc = json::parse(gbench_serialize(r));
     const auto &b = doc.at("benchmarks").as_array();
-    REQUIRE(b.size() == 15);
+    REQUIRE(b.size() == 15 + 4);
     CHECK(b[0].at("name").as_string() == "a/flash");
     CHECK(b[0].at("run_type").as_string() == "iteration");
     CHECK(b[0].at("time_unit").as_string() == "ns");
-    CHECK(b[0].at("real_time").to_number<double>() == Approx(around(2e-3, 15)[0] * 1e9));
+    CHECK(b[0].at("real_time").to_number<double>() == Approx(s[0] * 1e9));
+    CHECK(b[0].at("cpu_time").to_number<double>() == Approx(cpu[0] * 1e9));  // measured, not real_time again
+    CHECK_FALSE(b[0].as_object().contains("iterations"));                   // not known: left out
     CHECK(b[14].at("repetition_index").as_int64() == 14);
-    CHECK(doc.at("context").as_object().contains("num_cpus"));
+    std::vector<double> ns;
+    for (double x : s) ns.push_back(x * 1e9);
+    const char *names[] = {"mean", "median", "stddev", "cv"};
+    const double want[] = {mean(ns), median(ns), stddev(ns), stddev(ns) / mean(ns)};
+    for (int i = 0; i < 4; ++i) {
+        const auto &a = b[15 + i].as_object();
+        CHECK(a.at("run_type").as_string() == "aggregate");
+        CHECK(a.at("name").as_string() == std::string("a/flash_") + names[i]);
+        CHECK(a.at("run_name").as_string() == "a/flash");
+        CHECK(a.at("aggregate_name").as_string() == names[i]);
+        CHECK(a.at("real_time").to_number<double>() == Approx(want[i]));
+    }
+    CHECK(b[18].at("aggregate_unit").as_string() == "percentage");
+    const auto &context = doc.at("context").as_object();
+    CHECK(context.at("num_cpus").as_int64() == 16);  // the measuring machine's, from its fingerprint
+    CHECK(context.at("host_name").as_string() == "runner-7");
+    CHECK(context.at("json_schema_version").as_int64() == 1);
+    CHECK(context.at("library_version").as_string() == "1.7.1");
+    for (const char *made_up : {"mhz_per_cpu", "cpu_scaling_enabled", "caches"}) CHECK_FALSE(context.contains(made_up));
+    // An adapter's samples carry no CPU time: the rows then have none either.
+    const auto remote = json::parse(gbench_serialize(timed("m", 2e-3)));
+    CHECK_FALSE(remote.at("benchmarks").as_array()[0].as_object().contains("cpu_time"));
+    CHECK_FALSE(remote.at("context").as_object().contains("num_cpus"));
 }
 
 TEST_CASE("the parallel calibration runs on every thread count and stops cleanly", "[perf]") {
