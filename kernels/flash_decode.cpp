@@ -123,8 +123,8 @@ public:
         q_ = layout_.add(rows * dpad_, sizeof(float));
         state_ = layout_.add(rows * state_floats(), sizeof(float));
         s_ = layout_.add((p.heads_q / p.heads_kv) * kKeyBlock, sizeof(float));
-        k_ = layout_.add(kKeyBlock, sizeof(void *));
-        v_ = layout_.add(kKeyBlock, sizeof(void *));
+        k_ = layout_.add(2 * kKeyBlock, sizeof(void *));  // this key block's rows and the next one's
+        v_ = layout_.add(2 * kKeyBlock, sizeof(void *));
     }
     size_t bytes() const { return layout_.size(); }
     int64_t dpad() const { return dpad_; }
@@ -195,6 +195,44 @@ void emit_row(const Decode &d, const float *acc, float m, float l, bool nan, flo
     else d.ops.emit(acc, d.p.dtype, dv, l, out);
 }
 
+/// A task's query rows: tokens [t0, t1) with their key ranges, prepared queries, scores, state.
+struct BlockRows {
+    int64_t t0, t1;
+    const int64_t *lo, *hi;  // per token, within the task's split
+    const float *q;
+    float *s;
+    RowState st;
+};
+
+/// Folds keys [first, last) of sequence b into the rows' state, a key block at a time; the
+/// products ask for the next block's K and V rows as they go (every head of a key is one
+/// contiguous run), so the memory fetch overlaps the arithmetic.
+void attend_blocks(const Decode &d, int64_t b, int64_t first, int64_t last, const BlockRows &br, int worker) {
+    const attngate_problem &p = d.p;
+    const int64_t hq = p.heads_q, g = d.group(), dpad = d.layout.dpad(), dvpad = d.layout.dvpad();
+    const KvRows kv(p, b);
+    const unsigned char **kp = d.layout.k(d.scratch, worker), **vp = d.layout.v(d.scratch, worker);
+    PrefetchQueue pf;
+    pf.k_bytes = static_cast<size_t>(p.heads_kv * p.head_dim) * d.elem(), pf.v_bytes = static_cast<size_t>(p.heads_kv * p.head_dim_v) * d.elem();
+    for (int64_t k0 = first, turn = 0; k0 < last; k0 += kKeyBlock, turn ^= 1) {
+        const int64_t k1 = std::min(k0 + kKeyBlock, last), n1 = std::max<int64_t>(0, std::min(k1 + kKeyBlock, last) - k1);
+        const unsigned char **ck = kp + turn * kKeyBlock, **cv = vp + turn * kKeyBlock;
+        if (k0 == first) kv.fill(k0, k1, ck, cv);
+        pf.drain();  // whatever of this block the products did not ask for yet
+        pf.k = kp + (turn ^ 1) * kKeyBlock, pf.v = vp + (turn ^ 1) * kKeyBlock, pf.rows = n1, pf.at = 0, pf.offset = 0;
+        kv.fill(k1, k1 + n1, kp + (turn ^ 1) * kKeyBlock, vp + (turn ^ 1) * kKeyBlock);
+        for (int64_t hk = 0; hk < p.heads_kv; ++hk)
+            for (int64_t t = br.t0; t < br.t1; ++t) {
+                const int64_t a = std::max(br.lo[t - br.t0], k0), e = std::min(br.hi[t - br.t0], k1), r = (t - br.t0) * hq + hk * g;
+                if (a >= e) continue;
+                const size_t koff = static_cast<size_t>(hk * p.head_dim) * d.elem(), voff = static_cast<size_t>(hk * p.head_dim_v) * d.elem();
+                d.ops.qk(g, e - a, p.head_dim, br.q + r * dpad, dpad, ck + (a - k0), koff, p.dtype, br.s, kKeyBlock, &pf);
+                for (int64_t i = 0; i < g; ++i) fold_row(d, br.st, r + i, br.s + i * kKeyBlock, e - a);
+                d.ops.pv(g, e - a, p.head_dim_v, br.s, kKeyBlock, cv + (a - k0), voff, p.dtype, br.st.acc + r * dvpad, dvpad, &pf);
+            }
+    }
+}
+
 /// Task `task`: one block of query tokens of one sequence over one key split.
 void run_task(const Decode &d, int64_t task, int worker) {
     const attngate_problem &p = d.p;
@@ -220,21 +258,7 @@ void run_task(const Decode &d, int64_t task, int worker) {
         lo[t - t0] = std::max(lo[t - t0], s0), hi[t - t0] = std::min(hi[t - t0], s1);
         if (lo[t - t0] < hi[t - t0]) first = std::min(first, lo[t - t0]), last = std::max(last, hi[t - t0]);
     }
-    const KvRows kv(p, b);
-    const unsigned char **kp = d.layout.k(d.scratch, worker), **vp = d.layout.v(d.scratch, worker);
-    for (int64_t k0 = first; k0 < last; k0 += kKeyBlock) {
-        const int64_t k1 = std::min(k0 + kKeyBlock, last);
-        kv.fill(k0, k1, kp, vp);
-        for (int64_t hk = 0; hk < p.heads_kv; ++hk)
-            for (int64_t t = t0; t < t1; ++t) {
-                const int64_t a = std::max(lo[t - t0], k0), e = std::min(hi[t - t0], k1), r = (t - t0) * hq + hk * g;
-                if (a >= e) continue;
-                const size_t koff = static_cast<size_t>(hk * p.head_dim) * d.elem(), voff = static_cast<size_t>(hk * p.head_dim_v) * d.elem();
-                d.ops.qk(g, e - a, p.head_dim, q + r * dpad, dpad, kp + (a - k0), koff, p.dtype, s, kKeyBlock);
-                for (int64_t i = 0; i < g; ++i) fold_row(d, st, r + i, s + i * kKeyBlock, e - a);
-                d.ops.pv(g, e - a, p.head_dim_v, s, kKeyBlock, vp + (a - k0), voff, p.dtype, st.acc + r * dvpad, dvpad);
-            }
-    }
+    attend_blocks(d, b, first, last, BlockRows{t0, t1, lo, hi, q, s, st}, worker);
     if (splits == 1) {
         for (int64_t r = 0; r < rows; ++r)
             emit_row(d, st.acc + r * dvpad, st.m[r], st.l[r], st.nan[r] != 0.0f,

@@ -23,13 +23,13 @@ double DecodeShape::kv_bytes() const {
 namespace {
 
 /// One operand tensor of n elements in the shape's dtype, uniform on [-1, 1).
-std::vector<unsigned char> operand(const char *stream, int64_t n, attngate_dtype dtype) {
+std::unique_ptr<HugeBuffer> operand(const char *stream, int64_t n, attngate_dtype dtype) {
     const CounterRng rng(7, stream);
-    std::vector<unsigned char> bytes(static_cast<size_t>(n) * (dtype == ATTNGATE_DTYPE_BF16 ? 2 : 4));
+    auto bytes = std::make_unique<HugeBuffer>(static_cast<size_t>(n) * (dtype == ATTNGATE_DTYPE_BF16 ? 2 : 4));
     for (int64_t i = 0; i < n; ++i) {
         const float x = rng.uniform(static_cast<uint64_t>(i));
-        if (dtype == ATTNGATE_DTYPE_BF16) reinterpret_cast<uint16_t *>(bytes.data())[i] = float_to_bf16(x);
-        else reinterpret_cast<float *>(bytes.data())[i] = x;
+        if (dtype == ATTNGATE_DTYPE_BF16) reinterpret_cast<uint16_t *>(bytes->data())[i] = float_to_bf16(x);
+        else reinterpret_cast<float *>(bytes->data())[i] = x;
     }
     return bytes;
 }
@@ -52,7 +52,7 @@ struct DecodeBench::Impl {
     };
 
     DecodeShape shape;
-    std::vector<unsigned char> q, k, v;
+    std::unique_ptr<HugeBuffer> q, k, v;
     std::vector<int32_t> table, kv_lens, cu_q_lens;
     attngate_paged_kv kv{};
     CountingAllocator alloc;
@@ -71,7 +71,7 @@ struct DecodeBench::Impl {
         p.scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
         p.causal = 1;
         p.window_left = p.window_right = -1;
-        p.q = q.data();
+        p.q = q->data();
         p.paged = &kv;
         for (auto &d : p.bias_shape) d = 1;
         return p;
@@ -97,7 +97,7 @@ Result<std::unique_ptr<DecodeBench>> DecodeBench::make(const KernelRegistry &reg
     m.v = operand("bench.decode.v", slots * s.heads_kv * s.head_dim, s.dtype);
     for (int64_t b = 0; b <= s.sequences; ++b) m.cu_q_lens.push_back(static_cast<int32_t>(b));
     m.kv_lens.assign(static_cast<size_t>(s.sequences), static_cast<int32_t>(s.kv_len));
-    m.kv = attngate_paged_kv{m.k.data(), m.v.data(), m.table.data(), m.kv_lens.data(), m.cu_q_lens.data(),
+    m.kv = attngate_paged_kv{m.k->data(), m.v->data(), m.table.data(), m.kv_lens.data(), m.cu_q_lens.data(),
                              spec.pages, s.page_size, spec.pages_per_seq()};
     const int64_t stream_bytes = o.stream_bytes > 0 ? o.stream_bytes : stream_array_bytes(last_level_cache_bytes());
     for (int t : threads) {

@@ -13,6 +13,23 @@
 
 namespace attngate {
 
+/// A large buffer mapped for the bench, asking the kernel for transparent huge pages
+/// (MADV_HUGEPAGE) as a long-lived KV cache pool would be: the STREAM arrays and the decode
+/// pools get the same pages, so neither pays TLB misses the other does not. Zero-filled.
+class HugeBuffer {
+public:
+    explicit HugeBuffer(size_t bytes);
+    ~HugeBuffer();
+    HugeBuffer(const HugeBuffer &) = delete;
+    HugeBuffer &operator=(const HugeBuffer &) = delete;
+    unsigned char *data() const { return data_; }
+    size_t size() const { return bytes_; }
+
+private:
+    unsigned char *data_ = nullptr;
+    size_t bytes_ = 0, mapped_ = 0;
+};
+
 class StreamBandwidth {
 public:
     /// Arrays of `bytes_per_array` bytes each (three of them), on `threads` threads (threads - 1
@@ -40,7 +57,8 @@ private:
 
     int threads_;
     int64_t n_;
-    std::unique_ptr<double[]> a_, b_, c_;
+    HugeBuffer a_buf_, b_buf_, c_buf_;
+    double *a_, *b_, *c_;
     std::barrier<> start_, done_;
     Op op_ = Op::Init;
     std::vector<std::jthread> workers_;

@@ -298,8 +298,9 @@ TEST_CASE("each path's decode products compute the plain dot products and sums",
                 std::vector<float> qp(static_cast<size_t>(m * dp)), s(static_cast<size_t>(m * n)), acc(static_cast<size_t>(m * dp), 0.0f), out(static_cast<size_t>(d));
                 for (int64_t r = 0; r < m; ++r)
                     ops.prepare(b16 ? static_cast<const void *>(qb.data() + r * d) : qf.data() + r * d, dtype, d, qp.data() + r * dp);
-                ops.qk(m, n, d, qp.data(), dp, rows.data(), 0, dtype, s.data(), n);
-                ops.pv(m, n, d, p.data(), n, rows.data(), 0, dtype, acc.data(), dp);  // K rows stand in for V
+                kernels::PrefetchQueue pf{rows.data(), rows.data(), n, static_cast<size_t>(d) * elem, static_cast<size_t>(d) * elem};
+                ops.qk(m, n, d, qp.data(), dp, rows.data(), 0, dtype, s.data(), n, &pf);  // asking for lines changes no result
+                ops.pv(m, n, d, p.data(), n, rows.data(), 0, dtype, acc.data(), dp, nullptr);  // K rows stand in for V
                 for (int64_t r = 0; r < m; ++r) {
                     ops.emit(acc.data() + r * dp, dtype, d, 2.0f, out.data());
                     for (int64_t j = 0; j < n; ++j) {
