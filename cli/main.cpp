@@ -20,6 +20,7 @@
 #include "perf_cmds.hpp"
 #include "suite_cmd.hpp"
 #include "results/fingerprint.hpp"
+#include "run/golden_generate.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
 #include "plan/shard.hpp"

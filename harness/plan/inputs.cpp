@@ -8,8 +8,8 @@
 #include "io/files.hpp"
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
+#include "io/rng.hpp"
 #include "plan/paged.hpp"
-#include "plan/rng.hpp"
 
 namespace attngate {
 

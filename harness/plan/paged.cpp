@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "attngate/bf16.hpp"
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 
 namespace attngate {
 

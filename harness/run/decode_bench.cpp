@@ -9,7 +9,7 @@
 #include "attngate/bf16.hpp"
 #include "backend/memory.hpp"
 #include "plan/paged.hpp"
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 #include "run/memory_bandwidth.hpp"
 #include "stats/stats.hpp"
 

@@ -239,20 +239,25 @@ TEST_CASE("a failing paged golden names the stray reads the trace found, by sequ
     CHECK(paged_coords(c, 0) == "sequence 0, query 0, head 0, element 0");
     CHECK(paged_coords(c, ((3 * 4) + 2) * 8 + 5) == "sequence 1, query 2, head 2, element 5");
     CHECK(paged_coords(c, ((5 * 4) + 3) * 8 + 7) == "sequence 2, query 1, head 3, element 7");
-    CheckResult fail;
-    fail.verdict = Verdict::Fail;
+    CheckResult fail(GoldenMetrics{}, Verdict::Fail);
     fail.reason = "3 NaN/inf output(s) where the golden is finite";
     attribute_unreadable(fail, c, UnreadableReads{2, 1, 8 * 4, 0});
     CHECK_THAT(fail.reason, Catch::StartsWith("3 NaN/inf output(s) where the golden is finite: the kernel read past kv_len (2 NaN"));
     CHECK_THAT(fail.reason, Catch::Contains("first at sequence 1, query 0, head 0, element 0"));
     CHECK_THAT(fail.reason, Catch::Contains("it also read a page outside its table (1 NaN output(s)"));
-    CheckResult pass;
-    pass.verdict = Verdict::Pass;
-    pass.reason = "fine";
+    CHECK(fail.as<GoldenMetrics>().nan_read_past_kv_len == 2);
+    CHECK(fail.as<GoldenMetrics>().nan_read_outside_table == 1);
+    CheckResult pass(GoldenMetrics{}, Verdict::Pass, "fine");
     attribute_unreadable(pass, c, UnreadableReads{2, 1, 0, 0});
     CHECK(pass.reason == "fine");
     CheckResult other = fail;
     other.reason = "max abs error";
     attribute_unreadable(other, c, UnreadableReads{});  // nothing traced: nothing added
     CHECK(other.reason == "max abs error");
+    CheckResult worst(GoldenMetrics{}, Verdict::Fail, "max abs error 0.3 > tolerance 1e-07 at [0, 3, 2, 5]");
+    worst.as<GoldenMetrics>().worst_index = ((3 * 4) + 2) * 8 + 5;
+    worst.as<GoldenMetrics>().worst_coords = "[0, 3, 2, 5]";
+    name_paged_worst(worst, c);
+    CHECK(worst.reason == "max abs error 0.3 > tolerance 1e-07 at [0, 3, 2, 5]; [0, 3, 2, 5] is sequence 1, query 2, head 2, element 5");
+    CHECK(worst.as<GoldenMetrics>().worst_coords == "sequence 1, query 2, head 2, element 5");
 }
