@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "checks/paged_reads.hpp"
+#include "checks/throughput.hpp"
 #include "plan/coverage.hpp"
 #include "plan/inputs.hpp"
 #include "plan/kernel_info.hpp"
@@ -260,4 +261,16 @@ TEST_CASE("a failing paged golden names the stray reads the trace found, by sequ
     name_paged_worst(worst, c);
     CHECK(worst.reason == "max abs error 0.3 > tolerance 1e-07 at [0, 3, 2, 5]; [0, 3, 2, 5] is sequence 1, query 2, head 2, element 5");
     CHECK(worst.as<GoldenMetrics>().worst_coords == "sequence 1, query 2, head 2, element 5");
+}
+
+TEST_CASE("a paged batch's FLOPs and tokens count each sequence at its own lengths", "[paged][throughput]") {
+    CaseSpec c = paged_case({1, 3}, {10, 4}, 16, 3, true);  // Hq 4, D = Dv = 8
+    c.causal = true;
+    const AttentionShape s = attention_shape(c);
+    // Sequence 0: one query sees all 10 keys. Sequence 1: queries at positions 1, 2, 3 see 2, 3, 4 keys.
+    CHECK(kept_scores(s) == (10 + 2 + 3 + 4) * 4);
+    CHECK(attention_flops(s) == 2.0 * (8 + 8) * (10 + 2 + 3 + 4) * 4);
+    CHECK(tokens_per_second(s, 0.5) == Approx(4 / 0.5));  // the batch's query tokens, not batch x seq_q
+    c.window_left = 1;
+    CHECK(kept_scores(attention_shape(c)) == (2 + 2 + 2 + 2) * 4);
 }
