@@ -16,6 +16,7 @@
 #include "baseline_cmd.hpp"
 #include "bench_cmd.hpp"
 #include "common.hpp"
+#include "conform_cmd.hpp"
 #include "fleet_cmds.hpp"
 #include "perf_cmds.hpp"
 #include "suite_cmd.hpp"
@@ -112,7 +113,7 @@ int cmd_run(const RunArgs &a) {
     }
     if (auto w = write_reports(*results, ctx, a.reports); !w) return report_error(w.error());
     fmt::print("{}", console_summary(*results, a.out));
-    return results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
+    return cli::with_load_errors(*backends, results->verdict() == Verdict::Fail ? kExitDrift : kExitPass);
 }
 
 int cmd_baseline_update(const cli::BaselineUpdateArgs &a) {
@@ -158,7 +159,7 @@ int cmd_kernels(const KernelSources &sources) {
     for (const auto *k : backends->kernels())
         fmt::print("{:<14} {:<10} {}\n{:<14} from {}; supports: {}\n", k->name, k->version, k->description, "", k->origin,
                    feature_names(k->features));
-    return kExitPass;
+    return cli::with_load_errors(*backends, kExitPass);
 }
 
 struct ReportArgs {
@@ -307,6 +308,7 @@ int main(int argc, char **argv) {
     const auto bench_command = cli::add_bench_command(app);
     const auto suite_command = cli::add_suite_commands(app);
     const auto fleet_command = cli::add_fleet_commands(app);
+    const auto conform_command = cli::add_conform_command(app);
 
     try {
         app.parse(argc, argv);
@@ -335,6 +337,7 @@ int main(int argc, char **argv) {
         if (const int rc = bench_command(); rc >= 0) return rc;
         if (const int rc = suite_command(); rc >= 0) return rc;
         if (const int rc = fleet_command(); rc >= 0) return rc;
+        if (const int rc = conform_command(); rc >= 0) return rc;
         if (*report_cmd) return cmd_report(report);
         if (*env_cmd) return cmd_env(env);
         return kExitBadInput;
