@@ -99,6 +99,18 @@ class InputsAndOracleTest(PagedWorkspace):
                 self.assertIsNone(oracle.golden_mismatch(golden, oracle.attention(desc, t)))
 
 
+    def test_numpy_oracle_reproduces_every_checked_in_smoke_paged_golden(self):
+        root = ARGS.source_dir
+        smoke = os.path.join(root, "suites", "smoke.json")
+        paged = [c["id"] for c in read_json(smoke)["cases"] if "paged" in c]
+        self.assertGreaterEqual(len(paged), 6)
+        for case_id in paged:
+            with self.subTest(case=case_id):
+                desc, t = self.export(smoke, case_id)
+                golden = np.load(os.path.join(root, "baselines", "goldens", "smoke", case_id + ".npy"))
+                self.assertIsNone(oracle.golden_mismatch(golden, oracle.attention(desc, t)))
+
+
 class KernelsTest(PagedWorkspace):
     def test_built_in_kernels_pass_every_paged_case(self):
         path = self.suite(PAGED_SUITE)
