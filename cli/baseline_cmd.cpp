@@ -101,7 +101,7 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
     auto store = open_store(a.store);
     if (!store) return report_error(store.error());
     for (const BaselineKind *kind : kinds) {
-        auto key = baseline_key(kind->name(), results.suite, kind->per_machine ? machine : "");
+        auto key = baseline_key(kind->check, results.suite, kind->per_machine ? machine : "");
         if (!key) return report_error(key.error());
         const std::string path = (*store)->where(*key);
         auto existing = load_baseline_file(**store, *key);

@@ -129,12 +129,13 @@ int cmd_history(const FleetArgs &a) {
         return kExitPass;
     }
     TrendOptions opt;
-    if (std::find(opt.metrics.begin(), opt.metrics.end(), a.metric) == opt.metrics.end()) opt.metrics.push_back(a.metric);
+    const HistoryFigure figure = *parse_enum<HistoryFigure>(a.metric);  // --metric checks the name
+    if (std::find(opt.metrics.begin(), opt.metrics.end(), figure) == opt.metrics.end()) opt.metrics.push_back(figure);
     const TrendReport t = analyze_trends(h->records, h->fingerprints, opt);
     bool drift = false;
     json::array out;
     for (const auto &s : t.series) {
-        if (s.metric != a.metric || (!a.case_id.empty() && s.case_id != a.case_id) || (!a.kernel.empty() && s.kernel != a.kernel)) continue;
+        if (s.metric != figure || (!a.case_id.empty() && s.case_id != a.case_id) || (!a.kernel.empty() && s.kernel != a.kernel)) continue;
         json::array changes;
         for (const auto &c : s.changes) {
             drift = drift || c.point.relative_change() > 0;
@@ -143,11 +144,11 @@ int cmd_history(const FleetArgs &a) {
                                            {"fingerprint_change_run", c.shift ? json::value(t.shifts[*c.shift].run + 1) : json::value(nullptr)}});
         }
         if (a.json) {
-            out.push_back(json::object{{"case", s.case_id}, {"kernel", s.kernel}, {"metric", s.metric},
+            out.push_back(json::object{{"case", s.case_id}, {"kernel", s.kernel}, {"metric", enum_name(s.metric)},
                                        {"values", json::array(s.values.begin(), s.values.end())}, {"change_points", std::move(changes)}});
             continue;
         }
-        fmt::print("{} / {} — {} over {} run(s)\n", s.case_id, s.kernel, s.metric, s.values.size());
+        fmt::print("{} / {} — {} over {} run(s)\n", s.case_id, s.kernel, enum_name(s.metric), s.values.size());
         for (size_t i = 0; i < s.values.size(); ++i) {
             const size_t run = s.runs[i];
             std::string mark;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "plan/suite.hpp"
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 #include "results/results.hpp"
 
 namespace attngate {
