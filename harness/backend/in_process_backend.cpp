@@ -26,8 +26,15 @@ Result<std::unique_ptr<InProcessBackend>> InProcessBackend::create(const std::ve
 InProcessBackend::InProcessBackend(KernelRegistry registry) : registry_(std::move(registry)) {
     for (size_t i = 0; i < registry_.all().size(); ++i) {
         const attngate_kernel *k = registry_.all()[i];
-        infos_.push_back(KernelInfo{k->name, k->version ? k->version : "", k->description ? k->description : "", k->features,
-                                    k->workspace_growth, registry_.origins()[i], {}, {}});
+        KernelInfo info;
+        info.name = k->name;
+        info.version = k->version ? k->version : "";
+        info.description = k->description ? k->description : "";
+        info.features = effective_features(k->api_version, k->features);
+        info.workspace_growth = k->workspace_growth;
+        info.origin = registry_.origins()[i];
+        info.api_version = k->api_version;
+        infos_.push_back(std::move(info));
     }
 }
 

@@ -24,12 +24,17 @@ struct KernelInfo {
     std::string name;  ///< unique across every backend of a run
     std::string version;
     std::string description;
-    uint32_t features = 0;  ///< ATTNGATE_FEATURE_* bits
+    uint32_t features = 0;  ///< ATTNGATE_FEATURE_* bits (of its ABI version: effective_features)
     uint32_t workspace_growth = ATTNGATE_WORKSPACE_UNSPECIFIED;
     std::string origin;  ///< "built-in", a plugin's path or an adapter's URL
     boost::json::object conventions;  ///< what a remote kernel reports of its conventions
     DeclaredRounding rounding;
+    uint32_t api_version = ATTNGATE_API_VERSION;  ///< the ABI its table speaks (in-process kernels)
 };
+
+/// The feature bits a table declares, read as its ABI version defined them: a version-2
+/// table's bits past the dense features mean nothing.
+uint32_t effective_features(uint32_t api_version, uint32_t features);
 
 /// Why a kernel's declared features rule the case out, or empty when they do not.
 std::string missing_features(const KernelInfo &k, const CaseSpec &c);

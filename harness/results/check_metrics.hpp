@@ -80,11 +80,14 @@ struct GoldenMetrics {
     std::optional<int64_t> new_nonfinite, dropped_nan;
     std::optional<ErrorMap> error_map;
     std::optional<double> rounding_allowance;  ///< what the kernel's declared bf16 rounding widened both tolerances by
+    /// Paged cases: NaN outputs the slots past kv_len caused, and those the pages no table
+    /// holds caused (the backend's trace; absent when the output had no NaN or was not traced).
+    std::optional<int64_t> nan_read_past_kv_len, nan_read_outside_table;
 };
 BOOST_DESCRIBE_STRUCT(GoldenMetrics, (),
                       (max_abs_error, max_rel_error, rms_error, nmse, tolerance, margin, rms_tolerance, rms_margin,
                        straightforward_max_abs_error, straightforward_rms_error, worst_index, worst_coords, worst_got, worst_want,
-                       new_nonfinite, dropped_nan, error_map, rounding_allowance))
+                       new_nonfinite, dropped_nan, error_map, rounding_allowance, nan_read_past_kv_len, nan_read_outside_table))
 
 struct NumericsMetrics {
     static constexpr CheckName kCheck = CheckName::Numerics;

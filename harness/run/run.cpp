@@ -11,6 +11,7 @@
 #include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
+#include "checks/paged_reads.hpp"
 #include "checks/memory_check.hpp"
 #include "io/files.hpp"
 #include "plan/inputs.hpp"
@@ -199,6 +200,8 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     if (golden) {
         r.checks.push_back(golden_check(o.output, *want, *golden,
                                         rounding_allowance(k.info->rounding, c.dtype, golden->output_max_abs, inv.inputs->v)));
+        name_paged_worst(r.checks.back(), c);
+        if (o.unreadable) attribute_unreadable(r.checks.back(), c, *o.unreadable);
         const double tolerance = r.checks.back().as<GoldenMetrics>().tolerance.value_or(0.0);
         r.checks.push_back(numerics_with_reference(ctx, r, o, c, tolerance));
         add_determinism(r.checks.back(), o, c.deterministic.value_or(ctx.suite.deterministic));
