@@ -1,16 +1,14 @@
 // `attngate bench`: parse the options, run the bench library, print the table.
-#include "bench_cmd.hpp"
-
-#include <memory>
-
 #include <fmt/format.h>
 
 #include "attngate/kernel_tools.hpp"
+#include "command.hpp"
+#include "common.hpp"
 #include "run/bench.hpp"
 #include "run/sgemm_ceiling.hpp"
-#include "common.hpp"
 
 namespace attngate::cli {
+
 namespace {
 
 struct BenchArgs {
@@ -19,7 +17,7 @@ struct BenchArgs {
     std::vector<std::string> dtypes, masks;
 };
 
-int cmd_bench(BenchArgs a) {
+int bench(BenchArgs a, const Console &console) {
     BenchOptions &o = a.options;
     if (a.quick) {
         o.seqs = {2048};
@@ -36,39 +34,37 @@ int cmd_bench(BenchArgs a) {
     const KernelRegistry reg = KernelRegistry::with_builtins();
     const int all = kernels::default_threads();
     const auto configs = bench_configs(o, all);
-    fmt::print("attngate bench: B = 1, Sq = Sk = S, Hq = Hkv = heads, Dv = D; GFLOP/s = 2 (D + Dv) x kept scores / time\n");
-    fmt::print("kernel path: {} (CPU supports {}); {} CPUs; BLAS: {}\n", kernels::active_path(), kernels::detected_path(), all,
-               blas_description());
-    fmt::print("flash's bf16 products: {}\n", kernels::bf16_products());
-    fmt::print("sgemm ceiling: one head's two products (Q K^T, then S V; 512-row blocks) by OpenBLAS on the same thread "
-               "count, same run; ratio = GFLOP/s / ceiling\n");
-    fmt::print("measuring {} configurations, {} repetitions each (median), interleaved...\n\n", configs.size(), o.repetitions);
-    std::fflush(stdout);
+    console.say("attngate bench: B = 1, Sq = Sk = S, Hq = Hkv = heads, Dv = D; GFLOP/s = 2 (D + Dv) x kept scores / time\n");
+    console.say("kernel path: {} (CPU supports {}); {} CPUs; BLAS: {}\n", kernels::active_path(), kernels::detected_path(), all,
+                blas_description());
+    console.say("flash's bf16 products: {}\n", kernels::bf16_products());
+    console.say("sgemm ceiling: one head's two products (Q K^T, then S V; 512-row blocks) by OpenBLAS on the same thread "
+                "count, same run; ratio = GFLOP/s / ceiling\n");
+    console.say("measuring {} configurations, {} repetitions each (median), interleaved...\n\n", configs.size(), o.repetitions);
     auto rows = run_bench(reg, configs, o);
     if (!rows) return report_error(rows.error());
-    fmt::print("{}\n", bench_header());
-    for (const auto &r : *rows) fmt::print("{}\n", format_bench_row(r));
-    return 0;
+    console.say("{}\n", bench_header());
+    for (const auto &r : *rows) console.say("{}\n", format_bench_row(r));
+    return kExitPass;
 }
 
 }  // namespace
 
-std::function<int()> add_bench_command(CLI::App &app) {
-    auto args = std::make_shared<BenchArgs>();
-    BenchOptions &o = args->options;
-    auto *bench = app.add_subcommand("bench", "GFLOP/s of the built-in kernels beside the BLAS sgemm ceiling, same run");
-    bench->add_flag("--quick", args->quick, "only S = 2048, D = 128");
-    bench->add_option("--s", o.seqs, "sequence lengths (Sq = Sk)")->delimiter(',')->capture_default_str();
-    bench->add_option("--d", o.head_dims, "head dims (D = Dv)")->delimiter(',')->capture_default_str();
-    bench->add_option("--threads", o.threads, "thread counts; 0: all CPUs")->delimiter(',')->capture_default_str();
-    bench->add_option("--kernel", o.kernels, "kernels")->delimiter(',')->capture_default_str();
-    bench->add_option("--dtype", args->dtypes, "f32, bf16 (default both)")->delimiter(',')->check(CLI::IsMember({"f32", "bf16"}));
-    bench->add_option("--mask", args->masks, "full, causal (default both)")->delimiter(',')->check(CLI::IsMember({"full", "causal"}));
-    bench->add_option("--repetitions", o.repetitions, "samples per configuration")->check(CLI::PositiveNumber)->capture_default_str();
-    bench->add_option("--min-time", o.min_time_s, "minimum seconds per sample")->check(cli::finite_number(0, 60))->capture_default_str();
-    bench->add_option("--native-max-mib", o.native_max_mib, "skip native where its score matrix per head is larger")
-        ->capture_default_str();
-    return [=]() -> int { return *bench ? cmd_bench(*args) : -1; };
+Command add_bench_command(CLI::App &app, Console &console) {
+    auto a = std::make_shared<BenchArgs>();
+    BenchOptions &o = a->options;
+    auto *cmd = app.add_subcommand("bench", "GFLOP/s of the built-in kernels beside the BLAS sgemm ceiling, same run");
+    cmd->add_flag("--quick", a->quick, "only S = 2048, D = 128");
+    cmd->add_option("--s", o.seqs, "sequence lengths (Sq = Sk)")->delimiter(',')->capture_default_str();
+    cmd->add_option("--d", o.head_dims, "head dims (D = Dv)")->delimiter(',')->capture_default_str();
+    cmd->add_option("--threads", o.threads, "thread counts; 0: all CPUs")->delimiter(',')->capture_default_str();
+    cmd->add_option("--kernel", o.kernels, "kernels")->delimiter(',')->capture_default_str();
+    cmd->add_option("--dtype", a->dtypes, "f32, bf16 (default both)")->delimiter(',')->check(CLI::IsMember({"f32", "bf16"}));
+    cmd->add_option("--mask", a->masks, "full, causal (default both)")->delimiter(',')->check(CLI::IsMember({"full", "causal"}));
+    cmd->add_option("--repetitions", o.repetitions, "samples per configuration")->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--min-time", o.min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();
+    cmd->add_option("--native-max-mib", o.native_max_mib, "skip native where its score matrix per head is larger")->capture_default_str();
+    return {cmd, [a, &console] { return bench(*a, console); }};
 }
 
 }  // namespace attngate::cli

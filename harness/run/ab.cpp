@@ -39,8 +39,10 @@ CheckResult failed(const std::string &check, const std::string &why) { return Ch
 
 using Samples = std::map<AbLabel, std::vector<double>>[2];
 
-/// Times one round: the rows `wanted` accepts (a side that times whole rounds times all).
-using RoundFn = std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted)>;
+/// Times one round: the rows `wanted` accepts (a side that times whole rounds times all),
+/// calling `step` after each row timed on both sides (after the round, for whole rounds).
+using RoundFn =
+    std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted, const std::function<void()> &step)>;
 
 /// More rounds for the rows still undecided come this many at a time.
 constexpr int kExtraRounds = 10;
@@ -62,17 +64,24 @@ DecisionPolicy looks_policy(const AbOptions &o) { return per_look(o.policy, look
 /// until none is left or o.max_rounds is reached. A clear row costs the minimum; the time
 /// goes to the rows whose verdict more pairs can still change. max_rounds <= rounds:
 /// fixed rounds.
-Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples,
+Result<void> sequential_rounds(const AbOptions &o, size_t rows, const AbProgressFn &progress, Samples &samples,
                                const RoundFn &one_round) {
     const int last = std::max(o.rounds, o.max_rounds);
     const DecisionPolicy policy = looks_policy(o);
+    // rows == 0: a side that times whole rounds, one step each.
+    AbProgress p{0, std::max<size_t>(rows, 1) * static_cast<size_t>(std::max(o.rounds, 0)), 0, o.rounds};
+    const auto step = [&] {
+        ++p.done;
+        if (progress) progress(p);
+    };
     std::set<AbLabel> open;
     bool every_row = true;
     for (int round = 0; round < last;) {
         const int until = every_row ? o.rounds : std::min(last, round + kExtraRounds);
         for (; round < until; ++round) {
-            if (progress) progress(round + 1, every_row ? o.rounds : last);
-            auto r = one_round(round, [&](const AbLabel &label) { return every_row || open.contains(label); });
+            p.round = round + 1;
+            if (progress) progress(p);
+            auto r = one_round(round, [&](const AbLabel &label) { return every_row || open.contains(label); }, step);
             if (!r) return r;
         }
         if (round >= last) break;
@@ -81,15 +90,17 @@ Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int,
         for (const auto &[label, a] : samples[0])
             if (wants_more_repetitions(decide_paired(samples[1][label], a, policy))) open.insert(label);
         if (open.empty()) break;
+        p.rounds = std::min(last, round + kExtraRounds);
+        p.total = p.done + (rows ? open.size() : 1) * static_cast<size_t>(p.rounds - round);
     }
     return {};
 }
 
 /// Each round times each wanted row on A and on B back to back, the order alternating by
 /// round and row (A B, then B A: drift cancels).
-Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows, const AbOptions &o,
-                         const std::function<void(int, int)> &progress, Samples &samples) {
-    return sequential_rounds(o, progress, samples, [&](int round, const auto &wanted) -> Result<void> {
+Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows, const AbOptions &o, const AbProgressFn &progress,
+                         Samples &samples) {
+    return sequential_rounds(o, rows.size(), progress, samples, [&](int round, const auto &wanted, const auto &step) -> Result<void> {
         for (size_t i = 0; i < rows.size(); ++i) {
             if (!wanted(rows[i])) continue;
             double t[2];
@@ -101,6 +112,7 @@ Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows,
             }
             samples[0][rows[i]].push_back(t[0]);
             samples[1][rows[i]].push_back(t[1]);
+            step();
         }
         return {};
     });
@@ -108,9 +120,8 @@ Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows,
 
 /// Each round times every row on one side, then on the other (A B, then B A): a side that
 /// times whole rounds only, so a round past o.rounds times the decided rows too.
-Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::function<void(int, int)> &progress,
-                           Samples &samples) {
-    return sequential_rounds(o, progress, samples, [&](int round, const auto &) -> Result<void> {
+Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress, Samples &samples) {
+    return sequential_rounds(o, 0, progress, samples, [&](int round, const auto &, const auto &step) -> Result<void> {
         std::map<AbLabel, double> got[2];
         for (int step = 0; step < 2; ++step) {
             const int side = (round % 2 == 0) ? step : 1 - step;
@@ -123,14 +134,14 @@ Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::
                 samples[0][label].push_back(t);
                 samples[1][label].push_back(got[1][label]);
             }
+        step();
         return {};
     });
 }
 
 }  // namespace
 
-Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
-                          const std::function<void(int, int)> &progress) {
+Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress) {
     std::optional<GoldenManifest> manifest;
     auto has = has_golden_manifest(suite, *o.store);
     if (!has) return std::unexpected(has.error());

@@ -1,6 +1,7 @@
 // Baseline update planning, provenance and writing.
 #include "store/baseline_update.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -14,15 +15,16 @@ namespace attngate {
 
 const std::vector<BaselineKind> &baseline_kinds() {
     static const std::vector<BaselineKind> kinds = {
-        {"memory", {"abi_peak_bytes", "rss_peak_delta_bytes", "leak_bytes_per_call"}, "abi_peak_bytes", false},
-        {"perf", {"samples_s", "median_s", "mad_s", "tokens_per_s", "gflops", "calibration_s", "parallel_calibration_s", "calibration_workload"}, "median_s", true},
-        {"compile", {"compile_s"}, "compile_s", true},
+        // The RSS delta moves by pages from run to run; the ABI's peak is exact.
+        {"memory", {"abi_peak_bytes", "rss_peak_delta_bytes", "leak_bytes_per_call"}, "abi_peak_bytes", false, {"abi_peak_bytes"}},
+        {"perf", {"samples_s", "median_s", "mad_s", "tokens_per_s", "gflops", "calibration_s", "parallel_calibration_s", "calibration_workload"}, "median_s", true, {}},
+        {"compile", {"compile_s"}, "compile_s", true, {}},
         // One call's instructions under callgrind (--perf-metric instructions): they depend
         // on the code path the CPU's flags select, so they are kept per machine class too.
-        {"instructions", {"instructions"}, "instructions", true},
+        {"instructions", {"instructions"}, "instructions", true, {"instructions"}},
         // Output bits depend on the CPU's code paths (the built-ins dispatch on its flags,
         // XLA compiles for it): kept per machine class.
-        {"numerics", {"sha256", "elements", "sample_bits"}, "elements", true},
+        {"numerics", {"sha256", "elements", "sample_bits"}, "elements", true, {"sha256", "elements"}},
     };
     return kinds;
 }
@@ -37,6 +39,16 @@ std::optional<double> UpdateRow::change_pct() const {
     if (!old_value || *old_value == 0.0) return std::nullopt;
     return 100.0 * (new_value / *old_value - 1.0);
 }
+
+namespace {
+
+/// Equal values, with numbers compared as numbers (a baseline read back may hold 1100.0 for 1100).
+bool same_value(const json::value &a, const json::value &b) {
+    if (a.is_number() && b.is_number()) return a.to_number<double>() == b.to_number<double>();
+    return a == b;
+}
+
+}  // namespace
 
 std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind &kind, const BaselineFile *existing,
                                    const std::string &only) {
@@ -60,9 +72,14 @@ std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind
         row.golden_failed = golden_failed;
         for (const auto &key : kind.keys)
             if (const json::value *v = check->metrics.if_contains(key)) row.values[key] = *v;
-        if (existing)
-            if (const BaselineEntry *e = existing->find(r.case_id, r.kernel))
-                if (const json::value *v = e->values.if_contains(kind.headline); v && v->is_number()) row.old_value = v->to_number<double>();
+        const BaselineEntry *entry = existing ? existing->find(r.case_id, r.kernel) : nullptr;
+        if (entry)
+            if (const json::value *v = entry->values.if_contains(kind.headline); v && v->is_number()) row.old_value = v->to_number<double>();
+        row.changed = !entry || row.verdict != Verdict::Pass ||
+                      std::any_of(kind.exact.begin(), kind.exact.end(), [&](const std::string &key) {
+                          const json::value *was = entry->values.if_contains(key), *now = row.values.if_contains(key);
+                          return !was || !now || !same_value(*was, *now);
+                      });
         rows.push_back(std::move(row));
     }
     return rows;

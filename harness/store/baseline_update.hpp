@@ -19,6 +19,9 @@ struct BaselineKind {
     std::vector<std::string> keys;  ///< metrics copied into the baseline
     std::string headline;           ///< the metric shown old -> new
     bool per_machine = false;       ///< stored under a machine-class directory
+    /// The values compared exactly to tell a changed row from an unchanged one. Empty: the
+    /// numbers differ on every run (timings), so the check's verdict tells: pass is unchanged.
+    std::vector<std::string> exact;
 };
 
 /// The registry of checks that have baselines.
@@ -31,6 +34,9 @@ struct UpdateRow {
     double new_value = 0.0;
     Verdict verdict = Verdict::Pass;  ///< the check's verdict in the results
     bool golden_failed = false;       ///< refused unless forced
+    /// What a review shows: no baseline yet, a check that did not pass, or an exact value that
+    /// moved. An unchanged row is kept as it is stored.
+    bool changed = true;
     json::object values;              ///< what would be stored
     std::string label() const { return case_id + "/" + kernel; }
     /// Percent change, or nullopt without an old value.
