@@ -11,7 +11,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
-from common import ARGS, attngate, main  # noqa: E402
+from common import ARGS, GoldenWorkspace, attngate, main  # noqa: E402
 
 TINY_SUITE = {
     "name": "tiny",
@@ -27,21 +27,10 @@ TINY_SUITE = {
 }
 
 
-class TempWorkspace(unittest.TestCase):
+class TempWorkspace(GoldenWorkspace):
     """A scratch directory with the tiny suite and its goldens."""
 
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="attngate-e2e-")
-        self.suite = os.path.join(self.dir, "tiny.json")
-        self.baselines = os.path.join(self.dir, "baselines")
-        self.results = os.path.join(self.dir, "results.json")
-        with open(self.suite, "w") as f:
-            json.dump(TINY_SUITE, f)
-        r = attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines)
-        self.assertEqual(r.returncode, 0, r.stderr)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+    SUITE = TINY_SUITE
 
     def run_tiny(self, *extra):
         # The correctness checks are the subject here; perf and cost have tests of their own.
