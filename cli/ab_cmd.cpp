@@ -53,7 +53,7 @@ Result<std::pair<std::vector<std::string>, json::object>> ab_shard(const Suite &
     if (!backends) return std::unexpected(backends.error());
     auto plan = make_plan(suite, backends->kernels(), a.plugins, a.filter);
     if (!plan) return std::unexpected(plan.error());
-    auto shard = shard_plan(*plan, suite, *a.shard, ShardUnit::Case, store, machine_class(""), {"perf"}, a.options.policy.alpha);
+    auto shard = shard_plan(*plan, suite, *a.shard, ShardUnit::Case, store, machine_class(""), {CheckName::Perf}, a.options.policy.alpha);
     if (!shard) return std::unexpected(shard.error());
     std::vector<std::string> cases;
     for (const auto &pc : plan->cases) cases.push_back(pc.spec->id);
@@ -66,8 +66,7 @@ std::string rounds_said(const RunResults &results) {
     std::vector<double> pairs;
     for (const auto &r : results.results)
         for (const auto &c : r.checks)
-            if (c.check == "perf")
-                if (const auto n = number_at(c.metrics, "repetitions")) pairs.push_back(*n);
+            if (const auto n = figure_of<&PerfMetrics::repetitions>(c)) pairs.push_back(*n);
     if (pairs.empty()) return "no paired rounds";
     const auto [lo, hi] = std::minmax_element(pairs.begin(), pairs.end());
     if (*lo == *hi) return fmt::format("{:g} paired rounds", *lo);
@@ -80,11 +79,10 @@ std::vector<PerfRow> perf_rows(const RunResults &results) {
     std::vector<PerfRow> rows;
     for (const auto &r : results.results)
         for (const auto &c : r.checks) {
-            if (c.check != "perf") continue;
-            const json::value *status = c.metrics.if_contains("status");
-            rows.push_back({r.case_id, r.kernel, status && status->is_string() ? std::string(status->get_string()) : "?", c.reason,
-                            number_at(c.metrics, "ratio").value_or(NAN), number_at(c.metrics, "ci_low").value_or(NAN),
-                            number_at(c.metrics, "ci_high").value_or(NAN), number_at(c.metrics, "p_adjusted").value_or(NAN)});
+            const PerfMetrics *m = c.get<PerfMetrics>();
+            if (!m) continue;
+            rows.push_back({r.case_id, r.kernel, m->status ? enum_name(*m->status) : "?", c.reason, m->ratio.value_or(NAN),
+                            m->ci_low.value_or(NAN), m->ci_high.value_or(NAN), m->p_adjusted.value_or(NAN)});
         }
     return rows;
 }

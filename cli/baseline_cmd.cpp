@@ -31,9 +31,9 @@ Result<std::vector<const BaselineKind *>> kinds_to_review(const BaselineUpdateAr
         if (!k) return fail(ErrorKind::Usage, "--checks {}: no baselines for that check (have: memory, perf, compile, numerics, instructions)", check);
         kinds.push_back(k);
     }
-    const auto ran = [&](const std::string &check) {  // some case x kernel carries this check
+    const auto ran = [&](CheckName check) {  // some case x kernel carries this check
         return std::any_of(results.results.begin(), results.results.end(), [&](const CaseResult &r) {
-            return std::any_of(r.checks.begin(), r.checks.end(), [&](const CheckResult &c) { return c.check == check; });
+            return std::any_of(r.checks.begin(), r.checks.end(), [&](const CheckResult &c) { return c.check() == check; });
         });
     };
     if (kinds.empty())
@@ -59,30 +59,30 @@ int conflict(const Error &e, Store &store, const std::string &key, const std::op
 int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const BaselineKind &kind, Store &store, const Console &console,
                 bool &stop) {
     const std::string machine = machine_class(a.machine);
-    auto key = baseline_key(kind.check, results.suite, kind.per_machine ? machine : "");
+    auto key = baseline_key(kind.name(), results.suite, kind.per_machine ? machine : "");
     if (!key) return report_error(key.error());
     auto existing = load_baseline_file(store, *key);
     if (!existing) return report_error(existing.error());
     const BaselineFile file = existing->value_or(BaselineFile{kind.check, results.suite, kind.per_machine ? machine : "", {}, ""});
     const auto rows = plan_update(results, kind, *existing ? &**existing : nullptr, a.only);
-    print_review_table(kind.check, rows, a.all, console);
+    print_review_table(kind.name(), rows, a.all, console);
     const Review decided = review(rows, a.all, a.yes, a.force, console);
     stop = decided.quit || decided.closed;
     if (decided.closed) {
-        console.say("\nstdin closed: nothing written for {}\n", kind.check);
+        console.say("\nstdin closed: nothing written for {}\n", kind.name());
         return kExitPass;
     }
     if (decided.accepted.empty()) {
-        console.say("{}nothing accepted for {}{}\n", decided.quit ? "quit: " : "", kind.check,
+        console.say("{}nothing accepted for {}{}\n", decided.quit ? "quit: " : "", kind.name(),
                     decided.quit ? fmt::format("; {} row(s) not reviewed", decided.unanswered) : "");
         return kExitPass;
     }
     const json::object fingerprint = results.fingerprint.empty() ? json::object{{"tool", results.tool_version}} : results.fingerprint;
     if (auto w = apply_update(store, *key, file, decided.accepted, make_provenance(a.reason, machine, fingerprint)); !w) {
         if (w.error().kind != ErrorKind::Conflict) return report_error(w.error());
-        return conflict(w.error(), store, *key, *existing, kind.check);
+        return conflict(w.error(), store, *key, *existing, kind.name());
     }
-    console.say("{}wrote {} {} baseline(s) to {}{}\n", decided.quit ? "quit: " : "", decided.accepted.size(), kind.check, store.where(*key),
+    console.say("{}wrote {} {} baseline(s) to {}{}\n", decided.quit ? "quit: " : "", decided.accepted.size(), kind.name(), store.where(*key),
                 decided.quit ? fmt::format("; {} row(s) not reviewed", decided.unanswered) : "");
     return kExitPass;
 }

@@ -42,5 +42,6 @@ Command add_bench_command(CLI::App &app, Console &console);
 Command add_suite_coverage_command(CLI::App &app, Console &console);
 Command add_merge_command(CLI::App &app, Console &console);
 Command add_history_command(CLI::App &app, Console &console);
+Command add_conform_command(CLI::App &app, Console &console);
 
 }  // namespace attngate::cli

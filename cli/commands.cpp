@@ -8,7 +8,7 @@ const std::vector<AddCommand> &command_registry() {
         add_run_command,     add_golden_generate_command, add_inputs_command, add_baseline_update_command,
         add_kernels_command, add_report_command,          add_env_command,    add_time_command,
         add_compare_command, add_ab_command,              add_bench_command,  add_suite_coverage_command,
-        add_merge_command,   add_history_command,
+        add_merge_command,   add_history_command,         add_conform_command,
     };
     return commands;
 }

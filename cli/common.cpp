@@ -45,6 +45,12 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
     return backends;
 }
 
+int with_load_errors(const Backends &backends, int rc) {
+    const auto errors = backends.load_errors();
+    for (const auto &e : errors) fmt::print(stderr, "error: {}\n", e);
+    return errors.empty() || rc != kExitPass ? rc : kExitDrift;
+}
+
 int report_error(const Error &e) {
     fmt::print(stderr, "error: {}\n", e.message);
     return exit_code_for(e.kind);

@@ -19,6 +19,11 @@ Result<Suite> resolve_suite(const std::string &arg);
 /// adapter and remote. `origins` gets every plugin path and adapter URL, in order.
 Result<Backends> open_backends(const KernelSources &sources, std::vector<std::string> *origins = nullptr);
 
+/// Prints every kernel source an adapter could not load ("error: ...") and turns a passing
+/// exit code into 1: a kernel that no longer loads (a bump broke its import) fails the gate,
+/// while the adapter's other kernels still ran.
+int with_load_errors(const Backends &backends, int rc);
+
 /// Prints "error: ..." to stderr and returns the exit code for the error's kind.
 int report_error(const Error &e);
 

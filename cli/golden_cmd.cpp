@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "common.hpp"
 #include "results/fingerprint.hpp"
+#include "run/golden_generate.hpp"
 #include "store/golden.hpp"
 
 namespace attngate::cli {

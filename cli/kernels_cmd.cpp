@@ -32,7 +32,7 @@ int list(const KernelsArgs &a, const Console &console) {
                         feature_names(k->features));
     }
     if (a.json) console.data(pretty_json(json::object{{"kernels", std::move(all)}}));
-    return kExitPass;
+    return with_load_errors(*backends, kExitPass);
 }
 
 }  // namespace

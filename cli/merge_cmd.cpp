@@ -10,7 +10,7 @@
 #include "report/console.hpp"
 #include "report_options.hpp"
 #include "run/merge.hpp"
-#include "run/perf_phase.hpp"
+#include "run/workloads.hpp"
 
 namespace attngate::cli {
 
@@ -26,7 +26,7 @@ struct MergeArgs {
 
 /// The workloads' cost projections over every shard's cases, when the store prices them.
 Result<void> add_costs(RunResults &merged, Store &store) {
-    if (std::find(merged.checks.begin(), merged.checks.end(), "cost") == merged.checks.end()) return {};
+    if (std::find(merged.checks.begin(), merged.checks.end(), CheckName::Cost) == merged.checks.end()) return {};
     auto pricing = load_pricing(store);
     if (!pricing) return std::unexpected(pricing.error());
     if (!*pricing) return {};

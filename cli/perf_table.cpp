@@ -8,7 +8,9 @@ namespace attngate::cli {
 namespace {
 
 /// The checks numerics_table shows: every numerics check, and a failed golden check.
-bool moved(const CheckResult &c) { return c.check == "numerics" || (c.check == "golden" && c.verdict == Verdict::Fail); }
+bool moved(const CheckResult &c) {
+    return c.check() == CheckName::Numerics || (c.check() == CheckName::Golden && c.verdict == Verdict::Fail);
+}
 
 }  // namespace
 
@@ -34,7 +36,7 @@ std::string numerics_table(const std::vector<CaseResult> &results) {
         for (const auto &c : r.checks) {
             if (!moved(c)) continue;
             if (s.empty()) s = fmt::format("\n{:<48} {:<9} {:<6} {}\n", "case/kernel", "check", "verdict", "what moved");
-            s += fmt::format("{:<48} {:<9} {:<6} {}\n", r.case_id + "/" + r.kernel, c.check, verdict_name(c.verdict), c.reason);
+            s += fmt::format("{:<48} {:<9} {:<6} {}\n", r.case_id + "/" + r.kernel, c.name(), verdict_name(c.verdict), c.reason);
             for (const auto &n : c.notes) s += fmt::format("{:<48} {:<9} {:<6} note: {}\n", "", "", "", n);
         }
     return s;
@@ -45,7 +47,7 @@ json::array numerics_json(const std::vector<CaseResult> &results) {
     for (const auto &r : results)
         for (const auto &c : r.checks)
             if (moved(c))
-                out.push_back(json::object{{"case", r.case_id}, {"kernel", r.kernel}, {"check", c.check}, {"verdict", verdict_name(c.verdict)},
+                out.push_back(json::object{{"case", r.case_id}, {"kernel", r.kernel}, {"check", c.name()}, {"verdict", verdict_name(c.verdict)},
                                            {"reason", c.reason}, {"notes", json::array(c.notes.begin(), c.notes.end())}});
     return out;
 }

@@ -60,7 +60,7 @@ int run(RunArgs a, const Console &console) {
     const auto reported = finish_reports(*results, **store, a.reports, *ctx, console);
     console.say("{}", console_summary(*results, a.out));
     if (!reported) return report_error(reported.error());
-    return results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
+    return with_load_errors(*backends, results->verdict() == Verdict::Fail ? kExitDrift : kExitPass);
 }
 
 void add_perf_options(CLI::App *cmd, RunArgs &a) {

@@ -8,7 +8,7 @@
 #include "common.hpp"
 #include "io/files.hpp"
 #include "io/json_io.hpp"
-#include "run/perf_phase.hpp"
+#include "run/plan_timer.hpp"
 #include "run/time_server.hpp"
 
 namespace attngate::cli {

@@ -227,6 +227,10 @@ Result<void> RemoteBackend::handshake() {
         kernels.push_back(std::move(k));
     }
     if (kernels_.empty()) kernels_ = std::move(kernels);  // after a restart the list is the one planned with
+    load_errors_.clear();
+    if (const auto *errs = list.body.if_contains("errors"); errs && errs->is_array())
+        for (const auto &e : errs->get_array())
+            if (e.is_object()) load_errors_.push_back(string_at(e.get_object(), "source") + ": " + string_at(e.get_object(), "error"));
     return {};
 }
 
@@ -352,10 +356,11 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     }
     // A fresh name per call: an output left from another kernel can never be read as this one's.
     const std::string out_name = fmt::format("c{}.out{}", upload_serial_, ++output_serial_);
-    const json::value body = json::object{{"kernel", inv.kernel->kernel},
+    json::value body = json::object{{"kernel", inv.kernel->kernel},
                                           {"case", protocol_case(*inv.spec, *inv.kernel)},
                                           {"inputs", input_names(*inv.inputs, upload_serial_)},
                                           {"output", out_name}};
+    if (req.conformance) body.as_object()["conformance"] = true;  // checks declarations: see ObserveRequest
     Call call{*this};
     const Answer run = call.json("POST", "/v1/run", &body, req.timeout_s);
     o.seconds = since(t0);
