@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <exception>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -55,11 +56,18 @@ void add_policy_options(CLI::App *cmd, DecisionPolicy &policy) {
 }
 
 void add_perf_metric_option(CLI::App *cmd, const std::string &flag, PerfMetric &metric, const std::string &what) {
-    cmd->add_option_function<std::string>(
-           flag, [&metric](const std::string &name) { metric = name == "instructions" ? PerfMetric::Instructions : PerfMetric::Time; },
-           what)
-        ->check(CLI::IsMember({"time", "instructions"}))
-        ->default_str("time");
+    // The name becomes the enum's number, which CLI11 stores into `metric` itself; any other
+    // text (a number included) is a usage error naming the two metrics.
+    const CLI::Validator to_enum(
+        [](std::string &text) -> std::string {
+            static const std::map<std::string, PerfMetric> names{{"time", PerfMetric::Time}, {"instructions", PerfMetric::Instructions}};
+            const auto it = names.find(text);
+            if (it == names.end()) return fmt::format("expected time or instructions, got \"{}\"", text);
+            text = std::to_string(static_cast<int>(it->second));
+            return {};
+        },
+        "{time,instructions}");
+    cmd->add_option(flag, metric, what)->transform(to_enum)->type_name("METRIC")->default_str("time");
 }
 
 void add_shard_option(CLI::App *cmd, std::optional<ShardSpec> &shard, const std::string &what) {

@@ -55,7 +55,7 @@ Result<std::unique_ptr<Store>> open_store(const StoreArgs &args);
 void add_policy_options(CLI::App *cmd, DecisionPolicy &policy);
 
 /// Adds `flag` (run --perf-metric, time --metric): "time" or "instructions", parsed here to
-/// the PerfMetric the library takes.
+/// the PerfMetric the library takes, bound as the enum itself.
 void add_perf_metric_option(CLI::App *cmd, const std::string &flag, PerfMetric &metric, const std::string &what);
 
 /// Adds --shard I/N, parsed here: a malformed one is a usage error before anything runs.

@@ -20,7 +20,6 @@ struct RunArgs {
     StoreArgs store;
     KernelSources sources;
     RunOptions options;  ///< bound to the options directly; the CLI fills in the rest
-    PerfMetric perf_metric = PerfMetric::Time;
     ReportArgs reports;
 };
 
@@ -48,8 +47,7 @@ int run(RunArgs a, const Console &console) {
     if (!store) return report_error(store.error());
     opt.store = store->get();
     opt.results_path = a.out;
-    opt.count_instructions = a.perf_metric == PerfMetric::Instructions;
-    opt.plugins = a.sources.plugins;
+    opt.perf.plugins = a.sources.plugins;  // the instruction-counting child loads them too
     auto ctx = report_context(a.reports, suite->name);
     if (!ctx) return report_error(ctx.error());
     Progress progress(console, "run " + suite->name, "case x kernels");
@@ -63,19 +61,19 @@ int run(RunArgs a, const Console &console) {
     return with_load_errors(*backends, results->verdict() == Verdict::Fail ? kExitDrift : kExitPass);
 }
 
-void add_perf_options(CLI::App *cmd, RunArgs &a) {
-    RunOptions &o = a.options;
+void add_perf_options(CLI::App *cmd, RunOptions &o) {
+    PerfChoices &perf = o.perf;
     cmd->add_option("--machine", o.machine, "a name for this machine class (perf baselines are kept per class)");
     cmd->add_option("--device-class", o.device_class, "the pricing.json entry this machine's time is priced as")->capture_default_str();
-    cmd->add_flag("--strict", o.strict,
+    cmd->add_flag("--strict", perf.strict,
                   "dedicated runners: a timed case the perf rule cannot gate (too noisy, no baseline) fails instead of skipping");
-    cmd->add_flag_callback("--no-calibration", [&o] { o.calibrate = false; },
+    cmd->add_flag_callback("--no-calibration", [&perf] { perf.calibrate = false; },
                   "gate absolute times instead of times relative to the calibration workload timed with the cases (still timed: "
                   "a verdict that the machine's change of speed could explain is not gated either way)");
-    add_perf_metric_option(cmd, "--perf-metric", a.perf_metric,
+    add_perf_metric_option(cmd, "--perf-metric", perf.metric,
                            "time, or instructions: one call's instructions counted under valgrind's callgrind, gated with the plain "
                            "threshold (check \"instructions\", baselines kept per machine class)");
-    cmd->add_option("--workload-kernel", o.workload_kernel,
+    cmd->add_option("--workload-kernel", perf.workload_kernel,
                     "the kernel (suite label or plugin kernel) every workload's cost projection uses, instead of the workload's own");
 }
 
@@ -96,7 +94,7 @@ Command add_run_command(CLI::App &app, Console &console) {
     add_kernel_source_options(cmd, a->sources);
     add_filter_options(cmd, o.filter);
     cmd->add_option("--lockfile", o.lockfiles, "a lock file of yours to record in the fingerprint (repeatable)");
-    add_perf_options(cmd, *a);
+    add_perf_options(cmd, o);
     add_report_options(cmd, a->reports);
     add_shard_option(cmd, o.shard,
                      "run only shard I of N (1-based, e.g. 2/4) of the planned case x kernels, balanced by expected time; merge the "

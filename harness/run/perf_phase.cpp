@@ -54,7 +54,7 @@ public:
     void decide() {
         for (auto &row : rows_) {
             const std::string &case_id = row.target.spec->id, kernel = row.target.label();
-            row.calibration = baselines_.calibration(case_id, kernel, row.first, o_.calibrate);
+            row.calibration = baselines_.calibration(case_id, kernel, row.first, o_.choices.calibrate);
             if (baselines_.samples(case_id, kernel).empty() || !row.first.error.empty()) continue;
             row.decision = judge(row, row.first, row.calibration);
             PerfDecision raw = *row.decision;
@@ -74,7 +74,7 @@ public:
         const std::vector<TimingOutcome> retimed = time_targets(again, backends_, timing_);
         for (size_t j = 0; j < again.size(); ++j) {
             PerfRow &row = *of[j];
-            Reproduction rep{retimed[j], baselines_.calibration(row.target.spec->id, row.target.label(), retimed[j], o_.calibrate), {}};
+            Reproduction rep{retimed[j], baselines_.calibration(row.target.spec->id, row.target.label(), retimed[j], o_.choices.calibrate), {}};
             if (rep.outcome.error.empty()) {
                 rep.decision = judge(row, rep.outcome, rep.calibration);
                 guard_machine_speed(rep.decision, rep.calibration.machine_move(), rep.calibration.gated);
@@ -154,7 +154,7 @@ private:
         const CaseInputs &in = *t.inv.inputs;
         CheckResult check = perf_check(row.first.samples_s, baselines_.samples(t.spec->id, label), row.decision ? &*row.decision : nullptr,
                                        state, why, attention_shape(*t.spec), case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv),
-                                       threshold_pct(row), o_.machine_class, o_.strict);
+                                       threshold_pct(row), o_.machine_class, o_.choices.strict);
         add_calibration(check, row.calibration);
         if (const auto &rep = row.reproduction)
             add_reproduction(check, rep->outcome.samples_s, rep->calibration, rep->decision, rep->outcome.error);
@@ -215,7 +215,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     if (auto c = add_compile_checks(suite, results, options); !c) return c;
     std::vector<PerfTarget> targets = select_targets(suite, plan, inputs, results, options);
     if (targets.empty()) return {};
-    if (options.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
+    if (options.choices.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
     auto baselines = PerfBaselines::load(*options.store, suite, options.machine_class);
     if (!baselines) return std::unexpected(baselines.error());
     PerfPhase phase(suite, backends, options, *baselines);
@@ -226,7 +226,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     phase.emit(results);
     if (!options.profiles_dir.empty()) phase.profile(results);
     const Pricing *pricing = options.cost && options.cost->pricing ? &*options.cost->pricing : nullptr;
-    if (pricing) return add_workloads(results, options.cost->workloads, *pricing, options.workload_kernel, options.strict);
+    if (pricing) return add_workloads(results, options.cost->workloads, *pricing, options.choices.workload_kernel, options.choices.strict);
     return {};
 }
 

@@ -157,6 +157,15 @@ class RunTest(TempWorkspace):
         self.assertEqual(attngate("frobnicate").returncode, 2)
         self.assertEqual(self.run_tiny("--checks", "vibes").returncode, 2)
 
+    def test_a_perf_metric_is_a_name_not_the_enum_it_becomes(self):
+        # The name is parsed straight into the library's enum; its number is not a name.
+        for bad in ("bogus", "1"):
+            for sub in (("run", "--suite", self.suite, "--perf-metric", bad), ("time", "--suite", self.suite, "--metric", bad)):
+                r = attngate(*sub)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertIn(f'{sub[-2]}: expected time or instructions, got "{bad}"', r.stderr)
+                self.assertFalse(os.path.exists(self.results))
+
 
 class CliTest(unittest.TestCase):
     def test_help_for_every_subcommand(self):
