@@ -59,7 +59,7 @@ int conflict(const Error &e, Store &store, const std::string &key, const std::op
 int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const BaselineKind &kind, Store &store, const Console &console,
                 bool &stop) {
     const std::string machine = machine_class(a.machine);
-    auto key = baseline_key(kind.name(), results.suite, kind.per_machine ? machine : "");
+    auto key = baseline_key(kind.check, results.suite, kind.per_machine ? machine : "");
     if (!key) return report_error(key.error());
     auto existing = load_baseline_file(store, *key);
     if (!existing) return report_error(existing.error());

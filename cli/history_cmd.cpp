@@ -23,8 +23,8 @@ struct HistoryArgs {
     StoreArgs store;
 };
 
-bool selected(const HistoryArgs &a, const SeriesTrend &s) {
-    return s.metric == a.metric && (a.case_id.empty() || s.case_id == a.case_id) && (a.kernel.empty() || s.kernel == a.kernel);
+bool selected(const HistoryArgs &a, HistoryFigure figure, const SeriesTrend &s) {
+    return s.metric == figure && (a.case_id.empty() || s.case_id == a.case_id) && (a.kernel.empty() || s.kernel == a.kernel);
 }
 
 json::object series_json(const TrendReport &t, const SeriesTrend &s) {
@@ -33,12 +33,12 @@ json::object series_json(const TrendReport &t, const SeriesTrend &s) {
         changes.push_back(json::object{{"run", c.run + 1}, {"run_id", t.run_ids[c.run]}, {"relative_change", c.point.relative_change()},
                                        {"p_value", c.point.p_value}, {"description", describe_change(t, s, c)},
                                        {"fingerprint_change_run", c.shift ? json::value(t.shifts[*c.shift].run + 1) : json::value(nullptr)}});
-    return {{"case", s.case_id}, {"kernel", s.kernel}, {"metric", s.metric}, {"values", json::array(s.values.begin(), s.values.end())},
+    return {{"case", s.case_id}, {"kernel", s.kernel}, {"metric", enum_name(s.metric)}, {"values", json::array(s.values.begin(), s.values.end())},
             {"change_points", std::move(changes)}};
 }
 
 void print_series(const TrendReport &t, const SeriesTrend &s, const std::vector<HistoryRecord> &records, const Console &console) {
-    console.say("{} / {} — {} over {} run(s)\n", s.case_id, s.kernel, s.metric, s.values.size());
+    console.say("{} / {} — {} over {} run(s)\n", s.case_id, s.kernel, enum_name(s.metric), s.values.size());
     for (size_t i = 0; i < s.values.size(); ++i) {
         const size_t run = s.runs[i];
         std::string mark;
@@ -80,12 +80,13 @@ int history(const HistoryArgs &a, const Console &console) {
         return kExitPass;
     }
     TrendOptions opt;
-    if (std::find(opt.metrics.begin(), opt.metrics.end(), a.metric) == opt.metrics.end()) opt.metrics.push_back(a.metric);
+    const HistoryFigure figure = *parse_enum<HistoryFigure>(a.metric);  // --metric checks the name
+    if (std::find(opt.metrics.begin(), opt.metrics.end(), figure) == opt.metrics.end()) opt.metrics.push_back(figure);
     const TrendReport t = analyze_trends(h->records, h->fingerprints, opt);
     bool drift = false;
     json::array out;
     for (const auto &s : t.series) {
-        if (!selected(a, s)) continue;
+        if (!selected(a, figure, s)) continue;
         for (const auto &c : s.changes) drift = drift || c.point.relative_change() > 0;
         if (a.json) out.push_back(series_json(t, s));
         else print_series(t, s, h->records, console);

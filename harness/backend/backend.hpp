@@ -16,7 +16,7 @@
 #include "plan/inputs.hpp"
 #include "plan/kernel_info.hpp"
 #include "plan/suite.hpp"
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 
 namespace attngate {
 

@@ -9,7 +9,7 @@
 
 #include "attngate/kernel_abi.h"
 #include "backend/backend.hpp"
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 
 namespace attngate {
 

@@ -40,17 +40,12 @@ std::string workload_suite(const RunResults &r) {
     const std::string classname = fmt::format("attngate.{}.workload", r.suite);
     std::string cases;
     CheckCounts n;
-    for (const auto &w : r.workloads) {
-        if (!w.is_object()) continue;
-        const json::object &o = w.get_object();
-        const auto *name = o.if_contains("workload");
-        const auto *verdict = o.if_contains("verdict");
-        const Verdict v = verdict && verdict->is_string() ? parse_verdict(verdict->get_string()).value_or(Verdict::Pass) : Verdict::Pass;
-        const auto *reason = o.if_contains("reason");
+    for (const WorkloadResult &w : r.workloads) {
+        const Verdict v = w.verdict.value_or(Verdict::Pass);
         const std::string numbers = fmt::format("monthly_cost={} baseline_monthly_cost={} change_pct={} price_source={}",
-                                                format_number(o.if_contains("monthly_cost")), format_number(o.if_contains("baseline_monthly_cost")),
-                                                format_number(o.if_contains("change_pct")), format_number(o.if_contains("price_source")));
-        cases += testcase(format_number(name), classname, 0.0, v, reason ? format_number(reason) : "", numbers);
+                                                format_field(w.monthly_cost), format_field(w.baseline_monthly_cost),
+                                                format_field(w.change_pct), format_field(w.price_source));
+        cases += testcase(format_field(w.workload), classname, 0.0, v, w.reason.value_or(""), numbers);
         n.pass += v == Verdict::Pass, n.fail += v == Verdict::Fail, n.skip += v == Verdict::Skip, n.error += v == Verdict::Error;
     }
     return n.total() ? suite_element(classname, n, cases) : "";

@@ -201,8 +201,14 @@ public:
             const CaseInputs in = generate_inputs(suite_, c);
             flops_[c.id] = case_flops(c, in.segment_ids_q, in.segment_ids_kv);
         }
-        CheckResult p = perf_check(samples_[1][label], samples_[0][label], &decisions_[it->second], PerfBaselineState::Present, "",
-                                   attention_shape(c), flops_[c.id], 100 * o_.policy.threshold, "A/B paired on this machine", o_.strict);
+        CheckResult p = perf_check({.samples_s = samples_[1][label],
+                                    .baseline_samples_s = samples_[0][label],
+                                    .decision = &decisions_[it->second],
+                                    .shape = attention_shape(c),
+                                    .flops = flops_[c.id],
+                                    .threshold_pct = 100 * o_.policy.threshold,
+                                    .machine_class = "A/B paired on this machine",
+                                    .strict = o_.strict});
         PerfMetrics &m = p.as<PerfMetrics>();
         m.mode = PerfMode::Ab;
         m.looks = looks_of(o_);  // merge redecides with it

@@ -46,7 +46,7 @@ CheckResult instructions_of(const Suite &suite, const PerfTarget &t, Backends &b
 
 Result<void> instruction_phase(const Suite &suite, const std::vector<PerfTarget> &targets, Backends &backends, RunResults &results,
                                const PerfPhaseOptions &o) {
-    auto key = baseline_key("instructions", suite.name, o.machine_class);
+    auto key = baseline_key(CheckName::Instructions, suite.name, o.machine_class);
     if (!key) return std::unexpected(key.error());
     auto file = load_baseline_file(*o.store, *key);
     if (!file) return std::unexpected(file.error());

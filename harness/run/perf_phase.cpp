@@ -149,12 +149,17 @@ private:
     CheckResult perf_check_of(const PerfRow &row) const {
         const PerfTarget &t = row.target;
         const std::string label = t.label();
-        const PerfBaselineState state = baselines_.state(t.spec->id, label);
-        const std::string why = row.decision ? "" : baselines_.missing_note(t.spec->id, label);
         const CaseInputs &in = *t.inv.inputs;
-        CheckResult check = perf_check(row.first.samples_s, baselines_.samples(t.spec->id, label), row.decision ? &*row.decision : nullptr,
-                                       state, why, attention_shape(*t.spec), case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv),
-                                       threshold_pct(row), o_.machine_class, o_.choices.strict);
+        CheckResult check = perf_check({.samples_s = row.first.samples_s,
+                                        .baseline_samples_s = baselines_.samples(t.spec->id, label),
+                                        .decision = row.decision ? &*row.decision : nullptr,
+                                        .baseline = baselines_.state(t.spec->id, label),
+                                        .baseline_note = row.decision ? "" : baselines_.missing_note(t.spec->id, label),
+                                        .shape = attention_shape(*t.spec),
+                                        .flops = case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv),
+                                        .threshold_pct = threshold_pct(row),
+                                        .machine_class = o_.machine_class,
+                                        .strict = o_.choices.strict});
         add_calibration(check, row.calibration);
         if (const auto &rep = row.reproduction)
             add_reproduction(check, rep->outcome.samples_s, rep->calibration, rep->decision, rep->outcome.error);
@@ -194,7 +199,7 @@ std::vector<PerfTarget> select_targets(const Suite &suite, const Plan &plan, con
 
 /// A compile check for every case x kernel whose host reported a first-call time.
 Result<void> add_compile_checks(const Suite &suite, RunResults &results, const PerfPhaseOptions &o) {
-    auto key = baseline_key("compile", suite.name, o.machine_class);
+    auto key = baseline_key(CheckName::Compile, suite.name, o.machine_class);
     if (!key) return std::unexpected(key.error());
     auto file = load_baseline_file(*o.store, *key);
     if (!file) return std::unexpected(file.error());

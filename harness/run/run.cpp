@@ -87,6 +87,15 @@ struct RunContext {
     std::map<std::pair<const CaseSpec *, const PlannedKernel *>, std::string> unsupported;
 };
 
+/// What results.json keeps of a crash, on the checks it errored.
+CrashRecord crash_record(const CrashInfo &c) {
+    CrashRecord r{c.kind, c.seconds, c.stderr_tail, std::nullopt, std::nullopt, std::nullopt};
+    if (!c.signal.empty()) r.signal = c.signal;
+    if (c.kind == "exit") r.exit_code = c.exit_code;
+    if (!c.message.empty()) r.message = c.message;
+    return r;
+}
+
 /// Every requested correctness check gets the same verdict and reason (a crash, an error, a
 /// skip); the perf phase reports perf and cost for such a kernel as not timed.
 void all_checks(CaseResult &r, const RunContext &ctx, Verdict v, const std::string &reason,
@@ -236,14 +245,14 @@ Result<void> load_references(RunContext &ctx, const Plan &plan) {
         for (const auto &pc : plan.cases)
             if (auto g = load_golden(ctx.suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
         ctx.manifest = std::move(*m);
-        auto key = baseline_key("numerics", ctx.suite.name, ctx.machine);
+        auto key = baseline_key(CheckName::Numerics, ctx.suite.name, ctx.machine);
         if (!key) return std::unexpected(key.error());
         auto nb = load_baseline_file(store, *key);
         if (!nb) return std::unexpected(nb.error());
         ctx.numerics_baselines = std::move(*nb);
     }
     if (wants(ctx.checks, CheckName::Memory)) {
-        auto key = baseline_key("memory", ctx.suite.name);
+        auto key = baseline_key(CheckName::Memory, ctx.suite.name);
         if (!key) return std::unexpected(key.error());
         auto mb = load_baseline_file(store, *key);
         if (!mb) return std::unexpected(mb.error());

@@ -92,7 +92,7 @@ TEST_CASE("a row is changed when it is new, did not pass, or an exact value move
 TEST_CASE("accepted rows are written with provenance and read back", "[baseline]") {
     test::TempDir dir;
     DirectoryStore store(dir.path());
-    const std::string key = *baseline_key("memory", "s");
+    const std::string key = *baseline_key(CheckName::Memory, "s");
     const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), nullptr, "a/flash");
     REQUIRE(apply_update(store, key, BaselineFile{CheckName::Memory, "s", "", {}, ""}, rows, make_provenance("because", machine_class("ci-box"), {})));
     auto back = load_baseline_file(store, key);

@@ -203,11 +203,11 @@ TEST_CASE("a step in the history is found and attributed to the fingerprint chan
     REQUIRE(t.shifts.size() == 1);
     CHECK(t.shifts[0].run == 25);
     CHECK(t.shifts[0].changes == std::vector<std::string>{"lib: 1.0 → 2.0"});
-    const SeriesTrend *s = t.find("a", "flash", "median_s");
+    const SeriesTrend *s = t.find("a", "flash", HistoryFigure::MedianS);
     REQUIRE(s);
     REQUIRE(s->changes.size() == 1);
     CHECK(s->changes[0].run == 25);
     CHECK(s->changes[0].shift == std::optional<size_t>(0));
     CHECK_THAT(describe_change(t, *s, s->changes[0]), Catch::Contains("+3.0%") && Catch::Contains("lib: 1.0 → 2.0"));
-    CHECK(t.find("a", "flash", "peak_bytes")->changes.empty());
+    CHECK(t.find("a", "flash", HistoryFigure::PeakBytes)->changes.empty());
 }

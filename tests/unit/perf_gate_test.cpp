@@ -43,7 +43,7 @@ Workload workload() {
 TEST_CASE("a clear slowdown fails the perf check with its numbers", "[perf]") {
     const auto base = around(1e-3, 15), now = around(1.2e-3, 15);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
-    const CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, attention_flops(kShape), 5, "m");
+    const CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, attention_flops(kShape), 5, "m"});
     CHECK(r.verdict == Verdict::Fail);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::Regression);
     CHECK(*r.as<PerfMetrics>().ratio == Approx(1.2).epsilon(0.01));
@@ -58,7 +58,7 @@ namespace {
 CheckResult calibrated_check(const std::vector<double> &now, const std::vector<double> &base, const std::vector<double> &cal_now,
                              const std::vector<double> &cal_base) {
     const PerfDecision d = decide(relative_to_calibration(now, cal_now), relative_to_calibration(base, cal_base), DecisionPolicy{});
-    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m"});
     PerfCalibration c;
     c.samples_s = c.parallel_samples_s = cal_now;  // the parallel sensor moved alike
     c.baseline_samples_s = c.baseline_parallel_samples_s = cal_base;
@@ -152,7 +152,7 @@ TEST_CASE("merge judges a calibrated regression's second timing against the mach
 TEST_CASE("a baseline without calibration is gated on absolute time with a note", "[perf]") {
     const auto base = around(1e-3, 15), now = around(1.2e-3, 15);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
-    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m"});
     PerfCalibration c;
     c.samples_s = around(2e-4, 15);
     c.workload = "w-v1";
@@ -171,7 +171,7 @@ TEST_CASE("a baseline without calibration is gated on absolute time with a note"
 TEST_CASE("too few repetitions are reported as too noisy with what is needed, never passed", "[perf]") {
     const auto base = around(1e-3, 5), now = around(1.3e-3, 5);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
-    const CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    const CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m"});
     CHECK(r.verdict == Verdict::Skip);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::TooNoisy);
     CHECK(*r.as<PerfMetrics>().required_repetitions >= 9);
@@ -182,21 +182,21 @@ TEST_CASE("strict mode fails a case the rule cannot gate and leaves verdicts alo
     const auto base = around(1e-3, 5), now = around(1.3e-3, 5);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
     REQUIRE(d.status == PerfStatus::Insufficient);
-    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true);
+    CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true});
     CHECK(r.verdict == Verdict::Fail);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::TooNoisy);
     CHECK_THAT(r.reason, Catch::StartsWith("ungated in strict mode: too few repetitions"));
-    r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::Missing, "no perf baseline", kShape, 1e6, 5, "m", true);
+    r = perf_check({around(1e-3, 15), {}, nullptr, PerfBaselineState::Missing, "no perf baseline", kShape, 1e6, 5, "m", true});
     CHECK(r.verdict == Verdict::Fail);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::NoBaseline);
     const auto quiet = around(1e-3, 15);
     const PerfDecision ok = decide(quiet, quiet, DecisionPolicy{});
-    CHECK(perf_check(quiet, quiet, &ok, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true).verdict == Verdict::Pass);
+    CHECK(perf_check({quiet, quiet, &ok, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true}).verdict == Verdict::Pass);
 }
 
 TEST_CASE("a baseline from another machine class is named and not compared", "[perf]") {
-    const CheckResult r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::OtherMachine,
-                                     "perf baseline was recorded on machine class \"big\", this is \"small\"", kShape, 1e6, 5, "small");
+    const CheckResult r = perf_check({around(1e-3, 15), {}, nullptr, PerfBaselineState::OtherMachine,
+                                     "perf baseline was recorded on machine class \"big\", this is \"small\"", kShape, 1e6, 5, "small"});
     CHECK(r.verdict == Verdict::Skip);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::OtherMachine);
     CHECK_THAT(r.reason, Catch::Contains("\"big\""));
@@ -215,40 +215,40 @@ TEST_CASE("cost per million tokens carries the price and its source", "[cost]") 
 TEST_CASE("a workload fails only on a cost rise its confidence bound supports", "[cost]") {
     const std::map<std::string, double> base = {{"a", 1e-3}, {"b", 1e-3}}, now = {{"a", 1.2e-3}, {"b", 1.2e-3}};
     // Confident 20% slowdown (CI low 1.15): beyond the 5% budget.
-    json::object r = workload_result(workload(), now, base, {{"a", 1.15}, {"b", 1.15}}, nullptr, price());
-    CHECK(r.at("verdict").as_string() == "fail");
-    CHECK(r.at("change_pct").as_double() == Approx(20.0));
-    CHECK(r.at("change_pct_ci_low").as_double() == Approx(15.0));
-    CHECK(r.at("price_source").as_string() == "a price list");
+    WorkloadResult r = workload_result(workload(), now, base, {{"a", 1.15}, {"b", 1.15}}, nullptr, price());
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK(*r.change_pct == Approx(20.0));
+    CHECK(*r.change_pct_ci_low == Approx(15.0));
+    CHECK(r.price_source == "a price list");
     // Same medians, but the CI reaches down to 1.02: the rise is not established.
     r = workload_result(workload(), now, base, {{"a", 1.02}, {"b", 1.02}}, nullptr, price());
-    CHECK(r.at("verdict").as_string() == "pass");
+    CHECK(r.verdict == Verdict::Pass);
     // No confident ratio for one shape: too noisy to gate, never a pass or a fail.
     r = workload_result(workload(), now, base, {{"a", 1.15}}, nullptr, price());
-    CHECK(r.at("verdict").as_string() == "skip");
-    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::Contains("too noisy") && Catch::Contains("b"));
+    CHECK(r.verdict == Verdict::Skip);
+    CHECK_THAT(*r.reason, Catch::Contains("too noisy") && Catch::Contains("b"));
     // ... unless the runner is strict: then an ungated workload fails.
     r = workload_result(workload(), now, base, {{"a", 1.15}}, nullptr, price(), true);
-    CHECK(r.at("verdict").as_string() == "fail");
-    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::StartsWith("ungated in strict mode"));
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(*r.reason, Catch::StartsWith("ungated in strict mode"));
     // A kernel that was not timed in the run says so, naming the kernel.
     Workload other = workload();
     other.kernel = "mine";
     r = workload_result(other, {}, base, {}, nullptr, price());
-    CHECK(r.at("verdict").as_string() == "skip");
-    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::Contains("kernel \"mine\" was not timed"));
+    CHECK(r.verdict == Verdict::Skip);
+    CHECK_THAT(*r.reason, Catch::Contains("kernel \"mine\" was not timed"));
 }
 
 TEST_CASE("a leak that outlives the headroom before the restart fails the workload", "[cost]") {
     const std::map<std::string, double> t = {{"a", 1e-3}, {"b", 1e-3}};
     // 20 calls/s x 1000 B = 72 MB/h: 1 GB lasts 13.9 h, under the 24 h restart interval.
     const std::map<std::string, double> leaks = {{"a", 1000.0}, {"b", 1000.0}};
-    json::object r = workload_result(workload(), t, t, {{"a", 1.0}, {"b", 1.0}}, &leaks, price());
-    CHECK(r.at("verdict").as_string() == "fail");
-    CHECK(r.at("leak_survival_hours").as_double() == Approx(1e9 / 72e6));
+    WorkloadResult r = workload_result(workload(), t, t, {{"a", 1.0}, {"b", 1.0}}, &leaks, price());
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK(*r.leak_survival_hours == Approx(1e9 / 72e6));
     const std::map<std::string, double> none = {{"a", 0.0}, {"b", 0.0}};
     r = workload_result(workload(), t, t, {{"a", 1.0}, {"b", 1.0}}, &none, price());
-    CHECK(r.at("verdict").as_string() == "pass");
+    CHECK(r.verdict == Verdict::Pass);
 }
 
 namespace {
