@@ -18,12 +18,14 @@ const std::pair<uint32_t, const char *> kFeatureNames[] = {
 };
 }  // namespace
 
-std::string feature_names(uint32_t f) {
+std::vector<std::string> feature_list(uint32_t f) {
     std::vector<std::string> out;
     for (const auto &[bit, name] : kFeatureNames)
         if (f & bit) out.emplace_back(name);
-    return fmt::format("{}", fmt::join(out, ", "));
+    return out;
 }
+
+std::string feature_names(uint32_t f) { return fmt::format("{}", fmt::join(feature_list(f), ", ")); }
 
 uint32_t feature_bits(const std::vector<std::string> &names, std::vector<std::string> &unknown) {
     uint32_t bits = 0;

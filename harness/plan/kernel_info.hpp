@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -39,7 +40,10 @@ uint32_t effective_features(uint32_t api_version, uint32_t features);
 /// Why a kernel's declared features rule the case out, or empty when they do not.
 std::string missing_features(const KernelInfo &k, const CaseSpec &c);
 
-/// "causal, window, bf16" for a feature bit set.
+/// The names of a feature bit set ("causal", "window", "bf16"), in one fixed order.
+std::vector<std::string> feature_list(uint32_t features);
+
+/// "causal, window, bf16": feature_list joined.
 std::string feature_names(uint32_t features);
 
 /// Feature bits from their names ("causal", "gqa", ...); unknown names are returned in `unknown`.

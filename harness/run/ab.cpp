@@ -40,8 +40,10 @@ std::optional<CheckResult> golden_of(const std::optional<GoldenManifest> &manife
 /// Side A's ([0]) and side B's ([1]) paired samples per row.
 using Samples = std::map<AbLabel, std::vector<double>>[2];
 
-/// Times one round: the rows `wanted` accepts (a side that times whole rounds times all).
-using RoundFn = std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted)>;
+/// Times one round: the rows `wanted` accepts (a side that times whole rounds times all),
+/// calling `tick` after each row timed on both sides (after the round, for whole rounds).
+using RoundFn =
+    std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted, const std::function<void()> &tick)>;
 
 /// Seconds a side gets to print its fingerprint (`env --json` reads dpkg's file lists).
 constexpr double kFingerprintTimeoutS = 60;
@@ -66,17 +68,24 @@ DecisionPolicy looks_policy(const AbOptions &o) { return per_look(o.policy, look
 /// until none is left or o.max_rounds is reached. A clear row costs the minimum; the time
 /// goes to the rows whose verdict more pairs can still change. max_rounds <= rounds:
 /// fixed rounds.
-Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples,
+Result<void> sequential_rounds(const AbOptions &o, size_t rows, const AbProgressFn &progress, Samples &samples,
                                const RoundFn &one_round) {
     const int last = std::max(o.rounds, o.max_rounds);
     const DecisionPolicy policy = looks_policy(o);
+    // rows == 0: a side that times whole rounds, one step each.
+    AbProgress p{0, std::max<size_t>(rows, 1) * static_cast<size_t>(std::max(o.rounds, 0)), 0, o.rounds};
+    const auto step = [&] {
+        ++p.done;
+        if (progress) progress(p);
+    };
     std::set<AbLabel> open;
     bool every_row = true;
     for (int round = 0; round < last;) {
         const int until = every_row ? o.rounds : std::min(last, round + kExtraRounds);
         for (; round < until; ++round) {
-            if (progress) progress(round + 1, every_row ? o.rounds : last);
-            auto r = one_round(round, [&](const AbLabel &label) { return every_row || open.contains(label); });
+            p.round = round + 1;
+            if (progress) progress(p);
+            auto r = one_round(round, [&](const AbLabel &label) { return every_row || open.contains(label); }, step);
             if (!r) return r;
         }
         if (round >= last) break;
@@ -85,15 +94,17 @@ Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int,
         for (const auto &[label, a] : samples[0])
             if (wants_more_repetitions(decide_paired(samples[1][label], a, policy))) open.insert(label);
         if (open.empty()) break;
+        p.rounds = std::min(last, round + kExtraRounds);
+        p.total = p.done + (rows ? open.size() : 1) * static_cast<size_t>(p.rounds - round);
     }
     return {};
 }
 
 /// Each round times each wanted row on A and on B back to back, the order alternating by
 /// round and row (A B, then B A: drift cancels).
-Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows, const AbOptions &o,
-                         const std::function<void(int, int)> &progress, Samples &samples) {
-    return sequential_rounds(o, progress, samples, [&](int round, const auto &wanted) -> Result<void> {
+Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows, const AbOptions &o, const AbProgressFn &progress,
+                         Samples &samples) {
+    return sequential_rounds(o, rows.size(), progress, samples, [&](int round, const auto &wanted, const auto &tick) -> Result<void> {
         for (size_t i = 0; i < rows.size(); ++i) {
             if (!wanted(rows[i])) continue;
             double t[2];
@@ -105,6 +116,7 @@ Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows,
             }
             samples[0][rows[i]].push_back(t[0]);
             samples[1][rows[i]].push_back(t[1]);
+            tick();
         }
         return {};
     });
@@ -112,9 +124,8 @@ Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows,
 
 /// Each round times every row on one side, then on the other (A B, then B A): a side that
 /// times whole rounds only, so a round past o.rounds times the decided rows too.
-Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::function<void(int, int)> &progress,
-                           Samples &samples) {
-    return sequential_rounds(o, progress, samples, [&](int round, const auto &) -> Result<void> {
+Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress, Samples &samples) {
+    return sequential_rounds(o, 0, progress, samples, [&](int round, const auto &, const auto &tick) -> Result<void> {
         std::map<AbLabel, double> got[2];
         for (int step = 0; step < 2; ++step) {
             const int side = (round % 2 == 0) ? step : 1 - step;
@@ -127,6 +138,7 @@ Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::
                 samples[0][label].push_back(t);
                 samples[1][label].push_back(got[1][label]);
             }
+        tick();
         return {};
     });
 }
@@ -142,7 +154,7 @@ Result<std::optional<GoldenManifest>> manifest_if_any(const Suite &suite, Store 
 }
 
 /// Both sides' paired samples: row by row where both sides time rows alone, else by round.
-Result<void> pair_timings(AbSide &a, AbSide &b, const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples) {
+Result<void> pair_timings(AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress, Samples &samples) {
     auto rows_a = a.rows(o.round);
     if (!rows_a) return std::unexpected(rows_a.error());
     auto rows_b = b.rows(o.round);
@@ -247,8 +259,7 @@ RunResults ab_header(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &
 
 }  // namespace
 
-Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
-                          const std::function<void(int, int)> &progress) {
+Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress) {
     auto manifest = manifest_if_any(suite, *o.store);
     if (!manifest) return std::unexpected(manifest.error());
     auto out_a = a.outputs(o.round);

@@ -54,7 +54,7 @@ public:
     void decide() {
         for (auto &row : rows_) {
             const std::string &case_id = row.target.spec->id, kernel = row.target.label();
-            row.calibration = baselines_.calibration(case_id, kernel, row.first, o_.calibrate);
+            row.calibration = baselines_.calibration(case_id, kernel, row.first, o_.choices.calibrate);
             if (baselines_.samples(case_id, kernel).empty() || !row.first.error.empty()) continue;
             row.decision = judge(row, row.first, row.calibration);
             PerfDecision raw = *row.decision;
@@ -74,7 +74,7 @@ public:
         const std::vector<TimingOutcome> retimed = time_targets(again, backends_, timing_);
         for (size_t j = 0; j < again.size(); ++j) {
             PerfRow &row = *of[j];
-            Reproduction rep{retimed[j], baselines_.calibration(row.target.spec->id, row.target.label(), retimed[j], o_.calibrate), {}};
+            Reproduction rep{retimed[j], baselines_.calibration(row.target.spec->id, row.target.label(), retimed[j], o_.choices.calibrate), {}};
             if (rep.outcome.error.empty()) {
                 rep.decision = judge(row, rep.outcome, rep.calibration);
                 guard_machine_speed(rep.decision, rep.calibration.machine_move(), rep.calibration.gated);
@@ -159,7 +159,7 @@ private:
                                         .flops = case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv),
                                         .threshold_pct = threshold_pct(row),
                                         .machine_class = o_.machine_class,
-                                        .strict = o_.strict});
+                                        .strict = o_.choices.strict});
         if (const auto &cpu = row.first.cpu_samples_s; !cpu.empty() && cpu.size() == row.first.samples_s.size())
             check.as<PerfMetrics>().cpu_samples_s = cpu;  // for the gbench export
         add_calibration(check, row.calibration);
@@ -222,7 +222,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     if (auto c = add_compile_checks(suite, results, options); !c) return c;
     std::vector<PerfTarget> targets = select_targets(suite, plan, inputs, results, options);
     if (targets.empty()) return {};
-    if (options.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
+    if (options.choices.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
     auto baselines = PerfBaselines::load(*options.store, suite, options.machine_class);
     if (!baselines) return std::unexpected(baselines.error());
     PerfPhase phase(suite, backends, options, *baselines);
@@ -233,7 +233,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     phase.emit(results);
     if (!options.profiles_dir.empty()) phase.profile(results);
     const Pricing *pricing = options.cost && options.cost->pricing ? &*options.cost->pricing : nullptr;
-    if (pricing) return add_workloads(results, options.cost->workloads, *pricing, options.workload_kernel, options.strict);
+    if (pricing) return add_workloads(results, options.cost->workloads, *pricing, options.choices.workload_kernel, options.choices.strict);
     return {};
 }
 

@@ -327,21 +327,18 @@ PerfPhaseOptions perf_phase_options(const RunContext &ctx, const CostInputs *cos
     po.store = options.store;
     po.cost = cost;
     po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
-    po.strict = options.strict || ctx.suite.perf.require_verdict;
-    po.workload_kernel = options.workload_kernel;
-    po.calibrate = options.calibrate;
-    po.metric = options.count_instructions ? PerfMetric::Instructions : PerfMetric::Time;
-    po.plugins = options.plugins;
+    po.choices = options.perf;
+    po.choices.strict = options.perf.strict || ctx.suite.perf.require_verdict;
     return po;
 }
 
 /// --workload-kernel must name a kernel of the plan.
 Result<void> check_workload_kernel(const RunOptions &options, const Plan &plan) {
-    if (options.workload_kernel.empty() ||
-        std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) { return k->spec.label() == options.workload_kernel; }))
+    const std::string &kernel = options.perf.workload_kernel;
+    if (kernel.empty() || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) { return k->spec.label() == kernel; }))
         return {};
     return fail(ErrorKind::Usage, "--workload-kernel {}: not a kernel of this run (a suite label such as flash[bq=64,bk=32], or a loaded plugin's kernel)",
-                options.workload_kernel);
+                kernel);
 }
 
 }  // namespace
