@@ -1,6 +1,8 @@
 // Remote backend: the protocol of docs/protocol.md over libcurl.
 #include "backend/remote_backend.hpp"
 
+#include "backend/remote_protocol.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -25,13 +27,6 @@ std::string random_token() {
     return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
 }
 
-uint32_t workspace_from_name(std::string_view s) {
-    if (s == "constant") return ATTNGATE_WORKSPACE_CONSTANT;
-    if (s == "linear") return ATTNGATE_WORKSPACE_LINEAR;
-    if (s == "quadratic") return ATTNGATE_WORKSPACE_QUADRATIC;
-    return ATTNGATE_WORKSPACE_UNSPECIFIED;
-}
-
 /// A JSON answer, or why there is none: a transport failure, or an answer that is not
 /// the protocol (an HTTP error status, a body that is not a JSON object).
 struct Answer {
@@ -42,33 +37,7 @@ struct Answer {
     std::string message() const { return transport ? transport->message : protocol_error; }
 };
 
-std::vector<int64_t> int_series(const json::object &o, std::string_view key) {
-    std::vector<int64_t> out;
-    if (const auto *v = o.if_contains(key); v && v->is_array())
-        for (const auto &x : v->get_array())
-            if (x.is_number()) out.push_back(static_cast<int64_t>(x.to_number<double>()));
-    return out;
-}
-
-std::string string_at(const json::object &o, std::string_view key) {
-    if (const auto *v = o.if_contains(key); v && v->is_string()) return std::string(v->get_string());
-    return {};
-}
-
 }  // namespace
-
-json::object protocol_case(const CaseSpec &c, const KernelSpec &k) {
-    json::object o{{"batch", c.batch},       {"seq_q", c.seq_q},       {"seq_k", c.seq_k},
-                   {"heads_q", c.heads_q},   {"heads_kv", c.heads_kv}, {"head_dim", c.head_dim},
-                   {"head_dim_v", c.head_dim_v}, {"dtype", dtype_name(c.dtype)},
-                   {"scale", static_cast<double>(c.effective_scale())}, {"softcap", c.softcap},
-                   {"causal", c.causal},     {"causal_alignment", c.top_left ? "top_left" : "bottom_right"},
-                   {"window", json::array{c.window_left, c.window_right}},
-                   {"segment_ids", c.segments > 0 || c.segments_per_token},
-                   {"block_q", k.block_q},   {"block_k", k.block_k}};
-    o["bias_shape"] = c.bias_shape.empty() ? json::value(nullptr) : json::value(json::array(c.bias_shape.begin(), c.bias_shape.end()));
-    return o;
-}
 
 struct RemoteBackend::Call {
     RemoteBackend &self;
@@ -198,39 +167,10 @@ Result<void> RemoteBackend::handshake() {
 
     const Answer list = call.json("GET", "/v1/kernels", nullptr, options_.request_timeout_s);
     if (!list.ok()) return fail(ErrorKind::Infra, "adapter {}: {}", origin_, list.message());
-    const auto *ks = list.body.if_contains("kernels");
-    if (!ks || !ks->is_array()) return fail(ErrorKind::Infra, "adapter {}: GET /v1/kernels: expected {{\"kernels\": [...]}}", origin_);
-    std::vector<KernelInfo> kernels;
-    for (const auto &kv : ks->get_array()) {
-        if (!kv.is_object()) return fail(ErrorKind::Infra, "adapter {}: GET /v1/kernels: a kernel that is not an object", origin_);
-        const auto &o = kv.get_object();
-        KernelInfo k;
-        k.name = string_at(o, "name");
-        k.version = string_at(o, "version");
-        k.description = string_at(o, "description");
-        k.origin = origin_;
-        k.workspace_growth = workspace_from_name(string_at(o, "workspace_growth"));
-        std::vector<std::string> names, unknown;
-        if (const auto *f = o.if_contains("features"); f && f->is_array())
-            for (const auto &x : f->get_array())
-                if (x.is_string()) names.emplace_back(x.get_string());
-        k.features = feature_bits(names, unknown);
-        if (const auto *c = o.if_contains("conventions"); c && c->is_object()) k.conventions = c->get_object();
-        if (const auto *r = o.if_contains("rounds_to_case_dtype"); r && r->is_array())
-            for (const auto &x : r->get_array()) {
-                if (x == "output") k.rounding.output = true;
-                else if (x == "probabilities") k.rounding.probabilities = true;
-                else return fail(ErrorKind::Infra, "adapter {}: GET /v1/kernels: {}: rounds_to_case_dtype: expected \"output\" or "
-                                 "\"probabilities\", got {}", origin_, k.name, json::serialize(x));
-            }
-        if (k.name.empty()) return fail(ErrorKind::Infra, "adapter {}: GET /v1/kernels: a kernel without a name", origin_);
-        kernels.push_back(std::move(k));
-    }
-    if (kernels_.empty()) kernels_ = std::move(kernels);  // after a restart the list is the one planned with
-    load_errors_.clear();
-    if (const auto *errs = list.body.if_contains("errors"); errs && errs->is_array())
-        for (const auto &e : errs->get_array())
-            if (e.is_object()) load_errors_.push_back(string_at(e.get_object(), "source") + ": " + string_at(e.get_object(), "error"));
+    auto kernels = decode_kernels(list.body, origin_);
+    if (!kernels) return std::unexpected(kernels.error());
+    if (kernels_.empty()) kernels_ = std::move(*kernels);  // after a restart the list is the one planned with
+    load_errors_ = decode_load_errors(list.body);
     return {};
 }
 
@@ -314,35 +254,6 @@ std::optional<CrashInfo> RemoteBackend::upload_inputs(const Invocation &inv, dou
     return std::nullopt;
 }
 
-namespace {
-
-json::object input_names(const CaseInputs &in, int64_t serial) {
-    const std::string p = fmt::format("c{}.", serial);
-    json::object o{{"q", p + "q"}, {"k", p + "k"}, {"v", p + "v"}};
-    if (!in.bias.empty()) o["bias"] = p + "bias";
-    if (!in.segment_ids_q.empty()) {
-        o["segment_ids_q"] = p + "segment_ids_q";
-        o["segment_ids_kv"] = p + "segment_ids_kv";
-    }
-    return o;
-}
-
-/// Fills o from a kernel call's answer that said ok: false; true when it did.
-bool kernel_declined(const json::object &body, Observation &o) {
-    const auto *ok = body.if_contains("ok");
-    if (ok && ok->is_bool() && ok->get_bool()) return false;
-    if (std::string why = string_at(body, "unsupported"); !why.empty()) {
-        o.unsupported = why;
-        return true;
-    }
-    o.kernel_rc = 1;
-    o.kernel_error = string_at(body, "error");
-    if (o.kernel_error.empty()) o.kernel_error = "the adapter answered ok: false without an error";
-    return true;
-}
-
-}  // namespace
-
 Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &req) {
     Observation o;
     const auto t0 = std::chrono::steady_clock::now();
@@ -410,14 +321,7 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
             o.kernel_error = "memory calls: " + (declined.kernel_error.empty() ? declined.unsupported : declined.kernel_error);
             return o;
         }
-        MemoryObservation m;
-        m.calls = req.warmup_calls + req.memory_calls;
-        m.rss_bytes = int_series(mem.body, "rss_bytes");
-        m.live_arrays = int_series(mem.body, "live_arrays");
-        m.live_array_bytes = int_series(mem.body, "live_array_bytes");
-        m.device_bytes_in_use = int_series(mem.body, "device_bytes_in_use");
-        if (const auto p = number_at(mem.body, "device_peak_bytes")) m.device_peak_bytes = static_cast<int64_t>(*p);
-        o.memory = std::move(m);
+        o.memory = decode_memory(mem.body, req.warmup_calls + req.memory_calls);
     }
     return o;
 }

@@ -13,6 +13,7 @@
 
 #include "backend/adapter_process.hpp"
 #include "backend/backend.hpp"
+#include "backend/remote_protocol.hpp"
 #include "io/http_client.hpp"
 
 namespace attngate {
@@ -73,8 +74,5 @@ private:
     int64_t upload_serial_ = 0;   ///< tensor names are c<serial>.<tensor>
     int64_t output_serial_ = 0;
 };
-
-/// The protocol's case object for a suite case (docs/protocol.md, "The case object").
-boost::json::object protocol_case(const CaseSpec &c, const KernelSpec &k);
 
 }  // namespace attngate
