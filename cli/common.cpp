@@ -1,6 +1,8 @@
 // Shared CLI helpers.
 #include "common.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -21,6 +23,24 @@ Result<Suite> resolve_suite(const std::string &arg) {
     return load_suite(p);
 }
 
+namespace {
+
+/// The adapters' options; $ATTNGATE_ADAPTER_READY_TIMEOUT (seconds) replaces the 120 s a
+/// started adapter has to listen: a JAX import on a loaded CI machine can take longer.
+Result<RemoteOptions> remote_options() {
+    RemoteOptions o;
+    const char *v = std::getenv("ATTNGATE_ADAPTER_READY_TIMEOUT");
+    if (!v || !*v) return o;
+    char *end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 86400)
+        return fail(ErrorKind::Usage, "$ATTNGATE_ADAPTER_READY_TIMEOUT: expected seconds in (0, 86400], got \"{}\"", v);
+    o.ready_timeout_s = s;
+    return o;
+}
+
+}  // namespace
+
 Result<Backends> open_backends(const KernelSources &sources, std::vector<std::string> *origins) {
     Backends backends;
     if (sources.builtins || !sources.plugins.empty()) {
@@ -29,7 +49,10 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
         if (auto r = backends.add(std::move(*in_process)); !r) return std::unexpected(r.error());
     }
     if (origins) origins->insert(origins->end(), sources.plugins.begin(), sources.plugins.end());
-    const RemoteOptions remote;
+    if (sources.adapters.empty() && sources.remotes.empty()) return backends;
+    const auto remote_or = remote_options();
+    if (!remote_or) return std::unexpected(remote_or.error());
+    const RemoteOptions &remote = *remote_or;
     for (const auto &cmd : sources.adapters) {
         auto b = RemoteBackend::start(cmd, remote);
         if (!b) return std::unexpected(b.error());

@@ -6,12 +6,11 @@
 #include <limits>
 
 #include "attngate/bf16.hpp"
+#include "stats/stats.hpp"
 
 namespace attngate {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// Index into a bias of shape `s` broadcast to [B, Hq, Sq, Sk].
 size_t bias_index(const std::vector<int64_t> &s, int64_t b, int64_t h, int64_t i, int64_t j) {

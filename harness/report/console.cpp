@@ -19,10 +19,6 @@ std::string golden_figure(const CaseResult &r, std::optional<double> GoldenMetri
 }
 constexpr const char *kRow = "{:>9} {:<26} {:<22} {:>9} {:>9} {:>6} {:>6} {:<7} {}\n";
 
-std::string upper(std::string s) {
-    for (auto &ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    return s;
-}
 }  // namespace
 
 std::string console_header() {

@@ -1,6 +1,8 @@
 // Escaping for the markup formats.
 #include "report/escape.hpp"
 
+#include <cctype>
+
 #include "io/json_io.hpp"
 
 namespace attngate {
@@ -40,6 +42,11 @@ std::string terminal_text(std::string_view s) {
         else out += ch;
     }
     return out;
+}
+
+std::string upper(std::string s) {
+    for (auto &ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return s;
 }
 
 }  // namespace attngate

@@ -18,4 +18,7 @@ std::string markdown_cell(std::string_view s);
 /// input file can neither move the cursor nor print a line that looks like the verdict.
 std::string terminal_text(std::string_view s);
 
+/// ASCII upper case (a verdict's name as the reports shout it: PASS, FAIL).
+std::string upper(std::string s);
+
 }  // namespace attngate

@@ -16,11 +16,6 @@ namespace attngate {
 
 namespace {
 
-std::string upper(std::string s) {
-    for (auto &ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    return s;
-}
-
 std::string verdict_header(const RunResults &r) {
     const Verdict v = r.verdict();
     size_t failed = 0, errors = 0;

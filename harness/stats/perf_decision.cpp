@@ -10,12 +10,11 @@
 #include <fmt/format.h>
 
 #include "stats/hypothesis.hpp"
+#include "stats/stats.hpp"
 
 namespace attngate {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// ceil((z_0.975 * sqrt(pi/2) * sqrt(2) * noise / threshold)^2): see required_repetitions.
 int repetitions_for_noise(double relative_noise, double threshold) {

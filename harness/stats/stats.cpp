@@ -15,8 +15,6 @@ namespace attngate {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 /// Median of a scratch buffer, reordering it (nth_element; no full sort).
 double median_in_place(std::vector<double> &v) {
     if (v.empty()) return kNaN;

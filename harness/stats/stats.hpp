@@ -4,9 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace attngate {
+
+/// "Not measured": what the statistics below return for too few values (never 0).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// Arithmetic mean; NaN for an empty sample ("not measured" is never 0).
 double mean(const std::vector<double> &v);

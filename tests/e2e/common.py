@@ -24,6 +24,11 @@ class Args:
 
 ARGS = Args()
 
+# An adapter's JAX import takes seconds on an idle machine and minutes on a loaded one: the
+# tests give every adapter they start 600 s to listen (the built-in 120 s once failed
+# e2e_ci_templates under load), still below each test's own ctest TIMEOUT.
+os.environ.setdefault("ATTNGATE_ADAPTER_READY_TIMEOUT", "600")
+
 
 def attngate(*args, cwd=None, env=None, timeout=600, stdin=None):
     """Runs the real binary; every results file, baseline and history record it writes is

@@ -81,6 +81,21 @@ class RemoteTest(GoldenWorkspace):
         self.assertIn("failing on purpose", r.stderr)
         self.assertFalse(os.path.exists(self.results))
 
+    def test_the_ready_timeout_is_what_the_environment_says(self):
+        # An adapter that never says it listens: given up after the configured second, long
+        # before the built-in 120 s (a CI job under load sets more; the tests set 900).
+        silent = "sh -c 'sleep 300' silent-adapter"
+        start = time.monotonic()
+        r = self.run_suite("--adapter", silent, env=dict(os.environ, ATTNGATE_ADAPTER_READY_TIMEOUT="1.5"), timeout=100)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("did not say it was listening within 1.5 s", r.stderr)
+        self.assertLess(time.monotonic() - start, 90)
+        self.assertFalse(os.path.exists(self.results))
+        for bad in ("soon", "0", "-5", "inf", "1e9"):
+            r = self.run_suite("--adapter", silent, env=dict(os.environ, ATTNGATE_ADAPTER_READY_TIMEOUT=bad), timeout=100)
+            self.assertEqual(r.returncode, 2, bad + r.stdout + r.stderr)
+            self.assertIn(f'$ATTNGATE_ADAPTER_READY_TIMEOUT: expected seconds in (0, 86400], got "{bad}"', r.stderr)
+
     def test_an_unreachable_remote_is_infrastructure_exit_3(self):
         r = self.run_suite("--remote", f"http://127.0.0.1:{free_port()}")
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
