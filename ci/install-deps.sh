@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 runtime_packages=(libcurl4 libboost-json1.81.0 libfmt9 libsleef3 libbenchmark1debian libssl3)
 build_packages=(
   build-essential cmake
+  ninja-build                 # the main job builds with Ninja (ci/smoke.sh)
   pkg-config                  # CMake finds SLEEF through it
   libbenchmark-dev            # timing engine
   libcurl4-openssl-dev        # HTTP baseline store
