@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Tests on explicitly: a build/ that ci/smoke.sh configured has them off.
-bash ci/build.sh -DATTNGATE_BUILD_TESTS=ON
+bash ci/build.sh -DATTNGATE_BUILD_TESTS=ON -DATTNGATE_QUICK_BUILD=OFF  # after ci/smoke.sh in the same build/: not its quick build
 (cd build && ctest --output-on-failure --no-tests=error -j"$(nproc)")
 
 # The sanitizer build uses clang-19 (a second compiler) so that it can also build the
