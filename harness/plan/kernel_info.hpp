@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <boost/json.hpp>
 
@@ -30,6 +31,14 @@ struct KernelInfo {
     boost::json::object conventions;  ///< what a remote kernel reports of its conventions
     DeclaredRounding rounding;
 };
+
+/// Why `name` cannot name a kernel, or empty. One rule for plugins and adapters: 1 to 128
+/// letters, digits, '_', '-' or '.', starting with a letter or digit, so that a name is safe
+/// on a terminal, in a file name and in a URL path.
+std::string kernel_name_problem(std::string_view name);
+/// Why a kernel's version or description (`field`) cannot be shown, or empty: under 1024
+/// bytes and without control characters, which would reach a terminal raw.
+std::string kernel_text_problem(std::string_view text, std::string_view field);
 
 /// Why a kernel's declared features rule the case out, or empty when they do not.
 std::string missing_features(const KernelInfo &k, const CaseSpec &c);
