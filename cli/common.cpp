@@ -11,6 +11,8 @@
 
 #include "backend/in_process_backend.hpp"
 #include "backend/remote_backend.hpp"
+#include "io/supervisor.hpp"
+#include "report/escape.hpp"
 
 namespace attngate::cli {
 
@@ -90,8 +92,17 @@ CLI::Validator finite_number(double low, double high, bool low_closed) {
         "NUMBER in " + range);
 }
 
+int run_kernels_supervised(bool no_isolation, const std::function<int()> &body) {
+    if (!no_isolation) return body();
+    const SupervisedEnd end = run_supervised(body);
+    if (end.ended_early.empty()) return end.exit_code;
+    fmt::print(stderr, "error: the run did not finish: attngate's process {} (--no-isolation runs the kernels in it); "
+               "what it wrote before stays, results.json with \"complete\": false\n", terminal_text(end.ended_early));
+    return kExitDrift;
+}
+
 int report_error(const Error &e) {
-    fmt::print(stderr, "error: {}\n", e.message);
+    fmt::print(stderr, "error: {}\n", terminal_text(e.message));  // messages quote files and adapters
     return exit_code_for(e.kind);
 }
 

@@ -2,6 +2,7 @@
 // reporting errors.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,5 +52,9 @@ CLI::Validator finite_number(double low, double high, bool low_closed = false);
 
 /// Prints "error: ..." to stderr and returns the exit code for the error's kind.
 int report_error(const Error &e);
+
+/// body(), in a supervised child when `no_isolation` (kernels share attngate's process): a
+/// kernel that ends that process (exit(0), abort(), a fault) makes it exit 1 saying so, never 0.
+int run_kernels_supervised(bool no_isolation, const std::function<int()> &body);
 
 }  // namespace attngate::cli

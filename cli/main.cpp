@@ -19,6 +19,7 @@
 #include "fleet_cmds.hpp"
 #include "perf_cmds.hpp"
 #include "suite_cmd.hpp"
+#include "io/files.hpp"
 #include "results/fingerprint.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
@@ -72,7 +73,10 @@ ProgressFn console_progress_printer() {
     };
 }
 
-int cmd_run(const RunArgs &a) {
+int cmd_run(RunArgs a) {
+    const std::string shown_out = a.out;
+    // Every output path is fixed before the first kernel: one in this process may chdir().
+    for (std::string *p : {&a.out, &a.reports.html, &a.reports.markdown, &a.reports.junit, &a.reports.gbench}) *p = absolute_path(*p);
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
     RunOptions opt;
@@ -106,11 +110,11 @@ int cmd_run(const RunArgs &a) {
     if (!results) return report_error(results.error());
     // The results are written before the history is touched: a store failure loses nothing.
     if (auto t = cli::record_and_analyze(*results, **store, a.trends, ctx); !t) {
-        fmt::print("{}", console_summary(*results, a.out));
+        fmt::print("{}", console_summary(*results, shown_out));
         return report_error(t.error());
     }
     if (auto w = write_reports(*results, ctx, a.reports); !w) return report_error(w.error());
-    fmt::print("{}", console_summary(*results, a.out));
+    fmt::print("{}", console_summary(*results, shown_out));
     return results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
 }
 
@@ -325,7 +329,7 @@ int main(int argc, char **argv) {
         return kExitPass;
     }
     const auto dispatch = [&]() -> int {
-        if (*run_cmd) return cmd_run(run);
+        if (*run_cmd) return cli::run_kernels_supervised(run.no_isolation, [&] { return cmd_run(run); });
         if (*generate) return cmd_golden_generate(suite_arg, golden_store, golden_lockfiles);
         if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
         if (*kernels) return cmd_kernels(kernel_sources);

@@ -49,7 +49,8 @@ struct PerfArgs {
     std::string shard;
 };
 
-int cmd_time(const PerfArgs &a) {
+int cmd_time(PerfArgs a) {
+    for (std::string *p : {&a.out, &a.outputs}) *p = absolute_path(*p);  // before a kernel in this process could chdir()
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
     std::vector<std::string> origins;
@@ -320,7 +321,7 @@ std::function<int()> add_perf_commands(CLI::App &app) {
         cmd->add_option("--alpha", args->alpha, "significance after Benjamini-Hochberg")->check(finite_number(0, 0.5))->capture_default_str();
     }
     return [=]() -> int {
-        if (*time) return cmd_time(*args);
+        if (*time) return run_kernels_supervised(args->no_isolation && !args->serve, [&] { return cmd_time(*args); });
         if (*compare) return cmd_compare(*args);
         if (*ab) return cmd_ab(*args);
         return -1;

@@ -252,6 +252,7 @@ private:
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const ProgressFn &progress) {
     RunOptions options = requested;
+    options.results_path = absolute_path(options.results_path);  // before any kernel could chdir()
     if (wants(options, "cost") && !wants(options, "perf")) options.checks.push_back("perf");  // cost prices perf's timings
     for (const auto &c : options.checks)
         if (std::find(known_checks().begin(), known_checks().end(), c) == known_checks().end())
@@ -323,6 +324,9 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         if (!base) return std::unexpected(base.error());
         if (*base) results.baseline_fingerprint = std::move(**base);
     }
+    // A kernel in this process can end it: results.json then says so (complete: false).
+    if (!options.isolation)
+        if (auto w = writer.save(results); !w) return std::unexpected(w.error());
     const size_t total = plan->runs();
     size_t done = 0;
     PerfInputs kept;  // the perf phase times cases after all of them ran: their inputs stay
