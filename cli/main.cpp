@@ -25,6 +25,7 @@
 #include "plan/inputs.hpp"
 #include "plan/shard.hpp"
 #include "report/console.hpp"
+#include "report/escape.hpp"
 #include "report/report_files.hpp"
 #include "run/run.hpp"
 #include "plan/suite.hpp"
@@ -159,8 +160,8 @@ int cmd_kernels(const KernelSources &sources) {
     auto backends = open_backends(sources);
     if (!backends) return report_error(backends.error());
     for (const auto *k : backends->kernels())
-        fmt::print("{:<14} {:<10} {}\n{:<14} from {}; supports: {}\n", k->name, k->version, k->description, "", k->origin,
-                   feature_names(k->features));
+        fmt::print("{:<14} {:<10} {}\n{:<14} from {}; supports: {}\n", terminal_text(k->name), terminal_text(k->version),
+                   terminal_text(k->description), "", terminal_text(k->origin), feature_names(k->features));
     return kExitPass;
 }
 
@@ -199,7 +200,7 @@ int cmd_env(const EnvArgs &a) {
         if (!before) return report_error(before.error());
         auto after = load_fingerprint(a.diff[1]);
         if (!after) return report_error(after.error());
-        fmt::print("{} -> {}\n{}", a.diff[0], a.diff[1], console_fingerprint_diff(diff_fingerprints(*before, *after)));
+        fmt::print("{} -> {}\n{}", terminal_text(a.diff[0]), terminal_text(a.diff[1]), console_fingerprint_diff(diff_fingerprints(*before, *after)));
         return kExitPass;
     }
     auto backends = open_backends(a.sources);
