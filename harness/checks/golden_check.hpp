@@ -1,5 +1,5 @@
 // The golden check: a kernel's output against the fp64 golden, with tolerances calibrated
-// by the straightforward implementation's error (see README, "Goldens and the tolerance rule").
+// by the straightforward implementation's error (docs/golden-and-numerics.md).
 #pragma once
 
 #include <span>

@@ -1,7 +1,7 @@
 // The plan: which kernel runs which case, resolved against the kernels every backend
 // offers before anything runs, so an unknown kernel is a bad suite (exit 2) and not a
 // half-finished run. Kernels from plugins and adapters join the suite's own: the
-// command the README documents gates them on every case they support.
+// `run --plugin`/`--adapter` (docs/run.md) gates them on every case they support.
 #pragma once
 
 #include <memory>

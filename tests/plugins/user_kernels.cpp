@@ -1,4 +1,4 @@
-// A user's plugin, as the README tells users to write one: a kernel with an instance
+// A user's plugin, as docs/kernels.md tells users to write one: a kernel with an instance
 // (init/free) that delegates the maths to the built-in native kernel. Built twice: as
 // "mine" (every feature) and, with ATTNGATE_TEST_PICKY, as "picky" (bf16 only), which
 // runs nothing of an f32 suite.

@@ -16,7 +16,7 @@ AttentionShape shape(int64_t sq, int64_t sk, bool causal = false, int64_t left =
     return s;
 }
 
-/// O(Sq Sk) reference: the README's mask rule, key by key.
+/// O(Sq Sk) reference: the mask rule of docs/kernels.md, key by key.
 int64_t brute_force(const AttentionShape &s, const std::vector<int32_t> &sq_ids, const std::vector<int32_t> &sk_ids) {
     int64_t kept = 0;
     for (int64_t b = 0; b < s.batch; ++b)
