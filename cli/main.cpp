@@ -236,7 +236,7 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--checks", run.checks, "checks to run: golden, memory, perf, cost (comma-separated)")->delimiter(',')->capture_default_str();
     run_cmd->add_option("--machine", run.machine, "a name for this machine class (perf baselines are kept per class)");
     run_cmd->add_option("--device-class", run.device_class, "the pricing.json entry this machine's time is priced as")->capture_default_str();
-    run_cmd->add_flag("--no-isolation", run.no_isolation, "run kernels in this process (for debugging; a crash ends the run)");
+    run_cmd->add_flag("--no-isolation", run.no_isolation, "run kernels in this process (for debugging; a crash ends the run with exit 1)");
     run_cmd->add_option("--timeout", run.timeout_s, "seconds per case x kernel before an isolated kernel counts as hung")
         ->check(cli::finite_number(0, 86400));
     cli::add_kernel_source_options(run_cmd, run.sources);
