@@ -6,6 +6,7 @@
 
 #include "backend/remote_protocol.hpp"
 #include "fuzz_target.hpp"
+#include "io/json_io.hpp"
 
 namespace {
 
