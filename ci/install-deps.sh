@@ -44,22 +44,32 @@ fi
 # file hashed): .venv/jax-new and .venv/jax-old. A venv whose stored lock hash matches
 # its lock file is left alone; otherwise it is rebuilt from scratch, so a half-finished
 # or stale venv never survives. ATTNGATE_SKIP_JAX=1 skips them (C++-only machines).
+# ATTNGATE_JAX_PYTHON names another interpreter to make them with (Python >= 3.12 for jax
+# 0.11+, with locks made by `ATTNGATE_JAX_PYTHON=... kernels/jax/relock.sh`); a venv made
+# with another Python version is rebuilt.
+jax_python=${ATTNGATE_JAX_PYTHON:-/usr/bin/python3}
+python_version() { "$1" -c 'import sys; print(sys.version)'; }
 install_jax_venv() {
   local name=$1 lock=$2 dir=".venv/$1"
   local want
   want=$(sha256sum "$lock" | cut -d' ' -f1)
-  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.attngate-lock-sha256" 2>/dev/null)" = "$want" ]; then
+  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.attngate-lock-sha256" 2>/dev/null)" = "$want" ] &&
+     [ "$(python_version "$dir/bin/python")" = "$(python_version "$jax_python")" ]; then
     return 0
   fi
-  echo "install-deps: creating $dir from $lock"
+  echo "install-deps: creating $dir from $lock with $jax_python"
   rm -rf "$dir"
-  /usr/bin/python3 -m venv "$dir"
+  "$jax_python" -m venv "$dir"
   "$dir/bin/pip" install -q --disable-pip-version-check --no-cache-dir --require-hashes -r "$lock"
   echo "$want" > "$dir/.attngate-lock-sha256"
 }
 
 if [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
   cd "$(dirname "$0")/.."
+  if ! python_version "$jax_python" >/dev/null; then  # before any venv is removed
+    echo "install-deps: error: ATTNGATE_JAX_PYTHON=$jax_python does not run" >&2
+    exit 2
+  fi
   install_jax_venv jax-new kernels/jax/requirements-new.lock
   install_jax_venv jax-old kernels/jax/requirements-old.lock
 fi

@@ -85,9 +85,9 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
         }
         kinds.push_back(k);
     }
-    const auto ran = [&](const std::string &check) {  // some case x kernel carries this check
+    const auto ran = [&](CheckName check) {  // some case x kernel carries this check
         return std::any_of(results.results.begin(), results.results.end(), [&](const CaseResult &r) {
-            return std::any_of(r.checks.begin(), r.checks.end(), [&](const CheckResult &c) { return c.check == check; });
+            return std::any_of(r.checks.begin(), r.checks.end(), [&](const CheckResult &c) { return c.check() == check; });
         });
     };
     if (kinds.empty())
@@ -101,21 +101,21 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
     auto store = open_store(a.store);
     if (!store) return report_error(store.error());
     for (const BaselineKind *kind : kinds) {
-        auto key = baseline_key(kind->check, results.suite, kind->per_machine ? machine : "");
+        auto key = baseline_key(kind->name(), results.suite, kind->per_machine ? machine : "");
         if (!key) return report_error(key.error());
         const std::string path = (*store)->where(*key);
         auto existing = load_baseline_file(**store, *key);
         if (!existing) return report_error(existing.error());
         const BaselineFile file = existing->value_or(BaselineFile{kind->check, results.suite, kind->per_machine ? machine : "", {}, ""});
         const auto rows = plan_update(results, *kind, *existing ? &**existing : nullptr, a.only);
-        print_table(kind->check, rows);
+        print_table(kind->name(), rows);
         const auto accepted = choose(rows, a.yes, a.force);
         if (!accepted) {
-            fmt::print("quit: nothing written for {}\n", kind->check);
+            fmt::print("quit: nothing written for {}\n", kind->name());
             return 0;
         }
         if (accepted->empty()) {
-            fmt::print("nothing accepted for {}\n", kind->check);
+            fmt::print("nothing accepted for {}\n", kind->name());
             continue;
         }
         if (auto w = apply_update(**store, *key, file, *accepted, make_provenance(a.reason, machine, results.fingerprint.empty() ? json::object{{"tool", results.tool_version}} : results.fingerprint));
@@ -124,13 +124,13 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
             // Someone else wrote these baselines while this update was reviewed: say what
             // they changed and write nothing, so neither update is lost.
             auto now = load_baseline_file(**store, *key);
-            fmt::print(stderr, "error: {}\nerror: nothing was written for {}; what the other update changed:\n", w.error().message, kind->check);
+            fmt::print(stderr, "error: {}\nerror: nothing was written for {}; what the other update changed:\n", w.error().message, kind->name());
             if (now)
                 for (const auto &line : describe_baseline_changes(*existing, *now)) fmt::print(stderr, "  {}\n", line);
             fmt::print(stderr, "re-run `attngate baseline update` to review your rows against the new baselines\n");
             return kExitInfra;
         }
-        fmt::print("wrote {} {} baseline(s) to {}\n", accepted->size(), kind->check, path);
+        fmt::print("wrote {} {} baseline(s) to {}\n", accepted->size(), kind->name(), path);
     }
     return 0;
 }

@@ -59,6 +59,12 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
     return backends;
 }
 
+int with_load_errors(const Backends &backends, int rc) {
+    const auto errors = backends.load_errors();
+    for (const auto &e : errors) fmt::print(stderr, "error: {}\n", e);
+    return errors.empty() || rc != kExitPass ? rc : kExitDrift;
+}
+
 void add_store_options(CLI::App *cmd, StoreArgs &args) {
     cmd->add_option("--store", args.store,
                     "where goldens, baselines, pricing, workloads and history live: an http(s):// URL of a WebDAV server "

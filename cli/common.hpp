@@ -32,6 +32,11 @@ void add_kernel_source_options(CLI::App *cmd, KernelSources &sources);
 /// adapter and remote. `origins` gets every plugin path and adapter URL, in order.
 Result<Backends> open_backends(const KernelSources &sources, std::vector<std::string> *origins = nullptr);
 
+/// Prints every kernel source an adapter could not load ("error: ...") and turns a passing
+/// exit code into 1: a kernel that no longer loads (a bump broke its import) fails the gate,
+/// while the adapter's other kernels still ran.
+int with_load_errors(const Backends &backends, int rc);
+
 /// Where goldens, baselines, pricing, workloads and history are kept.
 struct StoreArgs {
     std::string store;                 ///< --store URL or directory

@@ -11,7 +11,7 @@
 #include "results/fingerprint.hpp"
 #include "results/trends.hpp"
 #include "run/merge.hpp"
-#include "run/perf_phase.hpp"
+#include "run/workloads.hpp"
 #include "store/baseline_update.hpp"
 #include "store/history.hpp"
 
@@ -86,7 +86,7 @@ int cmd_merge(const FleetArgs &a) {
     if (!merged) return report_error(merged.error());
     auto store = open_store(a.store);
     if (!store) return report_error(store.error());
-    if (std::find(merged->checks.begin(), merged->checks.end(), "cost") != merged->checks.end()) {
+    if (std::find(merged->checks.begin(), merged->checks.end(), CheckName::Cost) != merged->checks.end()) {
         auto pricing = load_pricing(**store);
         if (!pricing) return report_error(pricing.error());
         if (*pricing) {

@@ -16,11 +16,13 @@
 #include "baseline_cmd.hpp"
 #include "bench_cmd.hpp"
 #include "common.hpp"
+#include "conform_cmd.hpp"
 #include "fleet_cmds.hpp"
 #include "perf_cmds.hpp"
 #include "suite_cmd.hpp"
 #include "io/files.hpp"
 #include "results/fingerprint.hpp"
+#include "run/golden_generate.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
 #include "plan/shard.hpp"
@@ -116,7 +118,7 @@ int cmd_run(RunArgs a) {
     }
     if (auto w = write_reports(*results, ctx, a.reports); !w) return report_error(w.error());
     fmt::print("{}", console_summary(*results, shown_out));
-    return results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
+    return cli::with_load_errors(*backends, results->verdict() == Verdict::Fail ? kExitDrift : kExitPass);
 }
 
 int cmd_baseline_update(const cli::BaselineUpdateArgs &a) {
@@ -162,7 +164,7 @@ int cmd_kernels(const KernelSources &sources) {
     for (const auto *k : backends->kernels())
         fmt::print("{:<14} {:<10} {}\n{:<14} from {}; supports: {}\n", terminal_text(k->name), terminal_text(k->version),
                    terminal_text(k->description), "", terminal_text(k->origin), feature_names(k->features));
-    return kExitPass;
+    return cli::with_load_errors(*backends, kExitPass);
 }
 
 struct ReportArgs {
@@ -311,6 +313,7 @@ int main(int argc, char **argv) {
     const auto bench_command = cli::add_bench_command(app);
     const auto suite_command = cli::add_suite_commands(app);
     const auto fleet_command = cli::add_fleet_commands(app);
+    const auto conform_command = cli::add_conform_command(app);
 
     try {
         app.parse(argc, argv);
@@ -339,6 +342,7 @@ int main(int argc, char **argv) {
         if (const int rc = bench_command(); rc >= 0) return rc;
         if (const int rc = suite_command(); rc >= 0) return rc;
         if (const int rc = fleet_command(); rc >= 0) return rc;
+        if (const int rc = conform_command(); rc >= 0) return rc;
         if (*report_cmd) return cmd_report(report);
         if (*env_cmd) return cmd_env(env);
         return kExitBadInput;

@@ -16,7 +16,7 @@
 #include "common.hpp"
 #include "results/compare.hpp"
 #include "io/files.hpp"
-#include "run/perf_phase.hpp"
+#include "run/plan_timer.hpp"
 #include "report/report_files.hpp"
 #include "run/run.hpp"
 #include "run/sharding.hpp"
@@ -106,8 +106,7 @@ std::string rounds_said(const RunResults &results) {
     std::vector<double> pairs;
     for (const auto &r : results.results)
         for (const auto &c : r.checks)
-            if (c.check == "perf")
-                if (const auto n = number_at(c.metrics, "repetitions")) pairs.push_back(*n);
+            if (const auto n = figure_of<&PerfMetrics::repetitions>(c)) pairs.push_back(*n);
     if (pairs.empty()) return "no paired rounds";
     const auto [lo, hi] = std::minmax_element(pairs.begin(), pairs.end());
     if (*lo == *hi) return fmt::format("{:g} paired rounds", *lo);
@@ -120,9 +119,9 @@ void print_numerics(const RunResults &results) {
     bool header = false;
     for (const auto &r : results.results)
         for (const auto &c : r.checks) {
-            if (c.check != "numerics" && !(c.check == "golden" && c.verdict == Verdict::Fail)) continue;
+            if (c.check() != CheckName::Numerics && !(c.check() == CheckName::Golden && c.verdict == Verdict::Fail)) continue;
             if (!header) fmt::print("\n{:<48} {:<9} {:<6} {}\n", "case/kernel", "check", "verdict", "what moved"), header = true;
-            fmt::print("{:<48} {:<9} {:<6} {}\n", r.case_id + "/" + r.kernel, c.check, verdict_name(c.verdict), c.reason);
+            fmt::print("{:<48} {:<9} {:<6} {}\n", r.case_id + "/" + r.kernel, c.name(), verdict_name(c.verdict), c.reason);
             for (const auto &n : c.notes) fmt::print("{:<48} {:<9} {:<6} note: {}\n", "", "", "", n);
         }
 }
@@ -178,7 +177,7 @@ Result<std::pair<std::vector<std::string>, json::object>> ab_shard(const Suite &
     if (!backends) return std::unexpected(backends.error());
     auto plan = make_plan(suite, backends->kernels(), a.sources.plugins, {a.kernels, a.cases});
     if (!plan) return std::unexpected(plan.error());
-    auto shard = shard_plan(*plan, suite, *spec, ShardUnit::Case, store, machine_class(""), {"perf"}, a.alpha);
+    auto shard = shard_plan(*plan, suite, *spec, ShardUnit::Case, store, machine_class(""), {CheckName::Perf}, a.alpha);
     if (!shard) return std::unexpected(shard.error());
     std::vector<std::string> cases;
     for (const auto &pc : plan->cases) cases.push_back(pc.spec->id);
@@ -242,11 +241,10 @@ int cmd_ab(const PerfArgs &args) {
     std::vector<Row> rows;
     for (const auto &r : results->results)
         for (const auto &c : r.checks) {
-            if (c.check != "perf") continue;
-            const json::value *status = c.metrics.if_contains("status");
-            rows.push_back({r.case_id + "/" + r.kernel, status && status->is_string() ? std::string(status->get_string()) : "?", c.reason,
-                            number_at(c.metrics, "ratio").value_or(NAN), number_at(c.metrics, "ci_low").value_or(NAN),
-                            number_at(c.metrics, "ci_high").value_or(NAN), number_at(c.metrics, "p_adjusted").value_or(NAN)});
+            const PerfMetrics *m = c.get<PerfMetrics>();
+            if (!m) continue;
+            rows.push_back({r.case_id + "/" + r.kernel, m->status ? enum_name(*m->status) : "?", c.reason, m->ratio.value_or(NAN),
+                            m->ci_low.value_or(NAN), m->ci_high.value_or(NAN), m->p_adjusted.value_or(NAN)});
         }
     if (!rows.empty()) print_rows(rows);
     print_numerics(*results);

@@ -38,6 +38,7 @@ void decode_json(unsigned endpoint, const json::object &body) {
         break;
     case 1:
         if (auto k = decode_kernels(body, "fuzz")) check_kernels(*k);
+        (void)decode_load_errors(body);
         break;
     case 2: (void)decode_supports(body); break;
     case 3:

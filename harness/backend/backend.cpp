@@ -43,4 +43,11 @@ boost::json::object Backends::fingerprint() const {
     return out;
 }
 
+std::vector<std::string> Backends::load_errors() const {
+    std::vector<std::string> out;
+    for (const auto &b : backends_)
+        for (const auto &e : b->load_errors()) out.push_back(b->name() + ": " + e);
+    return out;
+}
+
 }  // namespace attngate

@@ -36,6 +36,11 @@ struct ObserveRequest {
     int64_t memory_budget_bytes = int64_t{1} << 30;  ///< skip the growth probe past this
     bool isolation = true;      ///< in-process: run in a forked child
     double timeout_s = 60.0;    ///< per observation
+    /// The conformance check: run even where the host would decline the case on the
+    /// kernel's behalf for what it declares (an adapter's fully-masked-row or masked-NaN
+    /// guards), so that the declaration itself is checked; a refusal of the kernel's own
+    /// comes back as Observation::unsupported.
+    bool conformance = false;
 };
 
 struct TimingRequest {
@@ -87,6 +92,9 @@ public:
     virtual boost::json::object fingerprint() const = 0;
     /// The case is done: drop what was kept for it (uploaded inputs).
     virtual void release_case(const CaseSpec &) {}
+    /// Kernel sources the host could not load ("--kernels pkg.mod:make: cannot import ..."),
+    /// while it serves its other kernels.
+    virtual std::vector<std::string> load_errors() const { return {}; }
     /// A profiler trace of a few warm calls, saved as a file under `dir`, for a report to
     /// link when the kernel got slower; an error when the host has no profiler.
     virtual Result<std::filesystem::path> profile(const Invocation &, const std::filesystem::path &) {
@@ -105,6 +113,8 @@ public:
     const std::vector<std::unique_ptr<Backend>> &all() const { return backends_; }
     /// Every backend's fingerprint contribution merged into one object.
     boost::json::object fingerprint() const;
+    /// Every backend's load errors, each prefixed with the backend's name.
+    std::vector<std::string> load_errors() const;
 
 private:
     std::vector<std::unique_ptr<Backend>> backends_;

@@ -56,6 +56,11 @@ std::string InProcessBackend::unsupported(const Invocation &inv) {
 
 Observation InProcessBackend::observe(const Invocation &inv, const ObserveRequest &req) {
     const attngate_kernel &k = table_of(inv);
+    if (req.conformance) {  // the run asked supports() at planning; the conformance check did not
+        Observation declined;
+        declined.unsupported = unsupported(inv);
+        if (!declined.unsupported.empty()) return declined;
+    }
     const auto work = [&] { return observe_kernel(k, inv, req); };
     if (!req.isolation) {
         note_activity(fmt::format("{} on case {}", inv.kernel->label(), inv.spec->id));

@@ -1,13 +1,16 @@
 // Instruction counts of one kernel call under valgrind's callgrind: deterministic for the
-// same binary and inputs whatever else the machine is doing. The counting process runs
-// under `valgrind --tool=callgrind` (callgrind_argv) and asks callgrind, by client
-// requests, to zero its counters before the call and to dump them after it; it then
-// reads the dump back.
+// same binary and inputs whatever else the machine is doing. A run never runs under
+// valgrind itself: it spawns a counting child, this attngate's `time --metric
+// instructions` under `valgrind --tool=callgrind` (count_under_callgrind), which asks
+// callgrind, by client requests, to zero its counters before each call and to dump them
+// after it, reads the dumps back (count_instructions) and reports the counts.
 #pragma once
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/error.hpp"
@@ -28,5 +31,21 @@ Result<double> count_instructions(const std::function<void()> &call);
 
 /// The "totals:" (else "summary:") figure of a callgrind dump, or why there is none.
 Result<double> callgrind_total(const std::string &dump, const std::string &where);
+
+/// What the child needs to rebuild the same invocations: the suite file, the plugins,
+/// and the (case id, kernel label) pairs to count.
+struct CountRequest {
+    std::filesystem::path suite_file;
+    std::vector<std::string> plugins;
+    std::vector<std::pair<std::string, std::string>> labels;
+    double timeout_s = 3600.0;
+};
+
+/// Why instructions cannot be counted on this machine (valgrind not on PATH), or empty.
+std::string instruction_counting_unavailable();
+
+/// Instructions of one call per (case id, kernel label), or an infrastructure error
+/// naming the child's command and the end of its stderr.
+Result<std::map<std::pair<std::string, std::string>, double>> count_under_callgrind(const CountRequest &request);
 
 }  // namespace attngate

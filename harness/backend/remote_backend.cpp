@@ -186,6 +186,7 @@ Result<void> RemoteBackend::handshake() {
     auto kernels = decode_kernels(list.body, origin_);
     if (!kernels) return fail(ErrorKind::Infra, "adapter {}: GET /v1/kernels: {}", origin_, kernels.error());
     if (kernels_.empty()) kernels_ = std::move(*kernels);  // after a restart the list is the one planned with
+    load_errors_ = decode_load_errors(list.body);
     return {};
 }
 
@@ -287,7 +288,9 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     }
     // A fresh name per call: an output left from another kernel can never be read as this one's.
     const std::string out_name = fmt::format("c{}.out{}", upload_serial_, ++output_serial_);
-    const json::value body = call_request(inv, upload_serial_, {{"output", out_name}});
+    json::object extra{{"output", out_name}};
+    if (req.conformance) extra["conformance"] = true;  // checks declarations: see ObserveRequest
+    const json::value body = call_request(inv, upload_serial_, std::move(extra));
     const Answer run = call.json("POST", "/v1/run", &body);
     o.seconds = since(t0);
     if (run.transport) {

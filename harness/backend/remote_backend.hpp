@@ -37,6 +37,7 @@ public:
 
     std::string name() const override;
     const std::vector<KernelInfo> &kernels() const override { return kernels_; }
+    std::vector<std::string> load_errors() const override { return load_errors_; }
     std::string unsupported(const Invocation &inv) override;
     Observation observe(const Invocation &inv, const ObserveRequest &req) override;
     std::vector<TimingOutcome> time(const std::vector<Invocation> &invs, const TimingRequest &req) override;
@@ -72,6 +73,7 @@ private:
     std::string adapter_;
     boost::json::object hello_fingerprint_;
     std::vector<KernelInfo> kernels_;
+    std::vector<std::string> load_errors_;  ///< GET /v1/kernels "errors": sources that failed to load
     std::map<std::string, std::string> support_cache_;  ///< "kernel\ncase id" -> reason
     std::string uploaded_case_;   ///< the case whose inputs the adapter holds now
     int64_t upload_serial_ = 0;   ///< tensor names are c<serial>.<tensor>

@@ -188,6 +188,14 @@ Decoded<std::vector<KernelInfo>> decode_kernels(const json::object &body, const 
     return kernels;
 }
 
+std::vector<std::string> decode_load_errors(const json::object &body) {
+    std::vector<std::string> out;
+    if (const auto *errs = body.if_contains("errors"); errs && errs->is_array())
+        for (const auto &e : errs->get_array())
+            if (e.is_object()) out.push_back(string_at(e.get_object(), "source") + ": " + string_at(e.get_object(), "error"));
+    return out;
+}
+
 Decoded<std::string> decode_supports(const json::object &body) {
     const auto *s = body.if_contains("supported");
     if (!s || !s->is_bool()) return std::unexpected("the adapter's /v1/supports answer has no \"supported\"");

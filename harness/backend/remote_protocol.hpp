@@ -48,6 +48,8 @@ struct Hello {
 Decoded<Hello> decode_hello(const boost::json::object &body);
 /// GET /v1/kernels: every kernel held to the plugin rules (name, version, description).
 Decoded<std::vector<KernelInfo>> decode_kernels(const boost::json::object &body, const std::string &origin);
+/// GET /v1/kernels "errors": "<source>: <error>" for each kernel source the adapter could not load.
+std::vector<std::string> decode_load_errors(const boost::json::object &body);
 /// POST /v1/supports: empty when supported, else "unsupported: <reason>".
 Decoded<std::string> decode_supports(const boost::json::object &body);
 

@@ -9,6 +9,7 @@ namespace {
 
 json::value number_or_null(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
 
+/// The workload's price, in the entries of results.workloads.
 void put_price(json::object &o, const DevicePrice &price) {
     o["device_class"] = price.device_class;
     o["currency"] = price.currency;
@@ -21,15 +22,12 @@ void put_price(json::object &o, const DevicePrice &price) {
 
 CheckResult cost_check(double median_s, std::optional<double> baseline_median_s, double tokens_per_call,
                        const DevicePrice &price) {
-    CheckResult r;
-    r.check = "cost";
-    r.verdict = Verdict::Pass;
     const double now = cost_per_million_tokens(median_s, tokens_per_call, price.price_per_hour);
-    r.metrics["usd_per_million_tokens"] = number_or_null(now);
-    put_price(r.metrics, price);
+    CheckResult r{CostMetrics{now, price.device_class, price.currency, price.price_per_hour, price.source, price.as_of, std::nullopt},
+                  Verdict::Pass};
     if (baseline_median_s) {
         const double then = cost_per_million_tokens(*baseline_median_s, tokens_per_call, price.price_per_hour);
-        r.metrics["baseline_usd_per_million_tokens"] = number_or_null(then);
+        r.as<CostMetrics>().baseline_usd_per_million_tokens = then;
         r.reason = fmt::format("{:.4g} {} per million tokens (baseline {:.4g}, {:+.1f}%) at {} {:g}/h ({}, {})", now, price.currency,
                                then, 100 * (now / then - 1), price.device_class, price.price_per_hour, price.source, price.as_of);
     } else {

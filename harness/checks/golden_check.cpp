@@ -44,7 +44,7 @@ OutputErrors measure_errors(std::span<const float> got, std::span<const double> 
     return e;
 }
 
-json::object error_map(std::span<const float> got, std::span<const double> want, std::span<const int64_t> shape,
+ErrorMap error_map(std::span<const float> got, std::span<const double> want, std::span<const int64_t> shape,
                        int64_t max_rows, int64_t max_cols) {
     ATTNGATE_CHECK(shape.size() == 4);
     const int64_t B = shape[0], S = shape[1], H = shape[2], D = shape[3];
@@ -61,20 +61,16 @@ json::object error_map(std::span<const float> got, std::span<const double> want,
                     double &bin = bins[static_cast<size_t>((s * rows / S) * cols + d * cols / D)];
                     bin = std::max(bin, e);
                 }
-    json::array values;
+    ErrorMap map{rows, cols, S, D, "sequence position", "value head dim", "max abs error over batch and heads; null = NaN/inf", {}};
     for (int64_t r = 0; r < rows; ++r) {
-        json::array row;
+        auto &row = map.values.emplace_back();
         for (int64_t c = 0; c < cols; ++c) {
             const double v = bins[static_cast<size_t>(r * cols + c)];
             // Three significant digits are plenty for a heatmap and keep results.json small.
-            row.push_back(std::isinf(v) ? json::value(nullptr) : json::value(std::stod(fmt::format("{:.3g}", v))));
+            row.push_back(std::isinf(v) ? std::nullopt : std::optional(std::stod(fmt::format("{:.3g}", v))));
         }
-        values.push_back(std::move(row));
     }
-    return json::object{{"rows", rows}, {"cols", cols}, {"seq_len", S}, {"head_dim_v", D},
-                        {"row_axis", "sequence position"}, {"col_axis", "value head dim"},
-                        {"statistic", "max abs error over batch and heads; null = NaN/inf"},
-                        {"values", std::move(values)}};
+    return map;
 }
 
 double golden_floor(const GoldenEntry &golden) {
@@ -103,7 +99,6 @@ std::string index_coords(int64_t index, std::span<const int64_t> shape) {
 namespace {
 /// error / tolerance; 0 / 0 is 0 (an exact case computed exactly).
 double margin(double error, double tolerance) { return tolerance > 0 ? error / tolerance : (error > 0 ? INFINITY : 0.0); }
-json::value finite_or_null(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
 }  // namespace
 
 double rounding_allowance(const DeclaredRounding &r, attngate_dtype dtype, double max_abs_out, std::span<const float> v) {
@@ -122,29 +117,20 @@ CheckResult golden_check(std::span<const float> got, std::span<const double> wan
     const double rms_tol = golden_rms_tolerance(golden) < 0 ? -1.0 : golden_rms_tolerance(golden) + allowance;
     const double max_margin = margin(e.max_abs, tol);
     const double rms_margin = rms_tol >= 0 ? margin(e.rms, rms_tol) : NAN;
-    CheckResult r;
-    r.check = "golden";
-    r.metrics = json::object{{"max_abs_error", e.max_abs},
-                             {"max_rel_error", e.max_rel},
-                             {"rms_error", e.rms},
-                             {"nmse", e.nmse},
-                             {"tolerance", tol},
-                             {"margin", finite_or_null(max_margin)},
-                             {"rms_tolerance", rms_tol >= 0 ? json::value(rms_tol) : json::value(nullptr)},
-                             {"rms_margin", finite_or_null(rms_margin)},
-                             {"straightforward_max_abs_error", golden.straightforward_max_abs_error},
-                             {"straightforward_rms_error", rms_tol >= 0 ? json::value(golden.straightforward_rms_error) : json::value(nullptr)},
-                             {"worst_index", e.worst_index},
-                             {"worst_coords", e.worst_index >= 0 ? index_coords(e.worst_index, golden.shape) : ""},
-                             {"worst_got", e.worst_got},
-                             {"worst_want", e.worst_want},
-                             {"new_nonfinite", e.new_nonfinite},
-                             {"dropped_nan", e.dropped_nan},
-                             {"error_map", error_map(got, want, golden.shape)}};
-    if (allowance > 0) {
-        r.metrics["rounding_allowance"] = allowance;
-        r.notes.push_back(fmt::format("both tolerances include {:.3g} for the bf16 rounding the kernel declares", allowance));
-    }
+    GoldenMetrics m;
+    m.max_abs_error = e.max_abs, m.max_rel_error = e.max_rel, m.rms_error = e.rms, m.nmse = e.nmse;
+    m.tolerance = tol, m.margin = max_margin;
+    m.rms_tolerance = rms_tol >= 0 ? rms_tol : NAN, m.rms_margin = rms_margin;
+    m.straightforward_max_abs_error = golden.straightforward_max_abs_error;
+    m.straightforward_rms_error = rms_tol >= 0 ? golden.straightforward_rms_error : NAN;
+    m.worst_index = e.worst_index;
+    m.worst_coords = e.worst_index >= 0 ? index_coords(e.worst_index, golden.shape) : "";
+    m.worst_got = e.worst_got, m.worst_want = e.worst_want;
+    m.new_nonfinite = e.new_nonfinite, m.dropped_nan = e.dropped_nan;
+    m.error_map = error_map(got, want, golden.shape);
+    if (allowance > 0) m.rounding_allowance = allowance;
+    CheckResult r(std::move(m));
+    if (allowance > 0) r.notes.push_back(fmt::format("both tolerances include {:.3g} for the bf16 rounding the kernel declares", allowance));
     if (rms_tol < 0) r.notes.push_back("the golden manifest has no straightforward RMS error: only the max abs error is gated (regenerate the goldens)");
     if (e.new_nonfinite > 0) {
         r.verdict = Verdict::Fail;

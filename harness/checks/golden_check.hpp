@@ -30,7 +30,7 @@ OutputErrors measure_errors(std::span<const float> got, std::span<const double> 
 /// Max abs error binned over sequence position x value head dimension (max over batch
 /// and heads), at most max_rows x max_cols bins: the report's heatmap, so drift confined
 /// to the last block or to long positions is visible at a glance.
-json::object error_map(std::span<const float> got, std::span<const double> want, std::span<const int64_t> shape,
+ErrorMap error_map(std::span<const float> got, std::span<const double> want, std::span<const int64_t> shape,
                        int64_t max_rows = 32, int64_t max_cols = 16);
 
 /// The floor of both tolerances: 2 ulp of the output's dtype (f32, whatever the operands)

@@ -67,8 +67,6 @@ std::string broken_promise(const MemoryObservation &m, const MemoryPolicy &polic
     return {};
 }
 
-json::array series(const std::vector<int64_t> &v) { return json::array(v.begin(), v.end()); }
-
 /// A kernel behind an adapter: no ABI allocator, so live arrays, device bytes and the
 /// adapter's RSS are what is seen.
 CheckResult remote_memory_check(const MemoryObservation &m, const MemoryPolicy &policy) {
@@ -76,20 +74,17 @@ CheckResult remote_memory_check(const MemoryObservation &m, const MemoryPolicy &
     const double array_bytes_slope = least_squares_slope(m.live_array_bytes);
     const double device_slope = least_squares_slope(m.device_bytes_in_use);
     const double rss_slope = least_squares_slope(m.rss_bytes);
-    CheckResult r;
-    r.check = "memory";
-    r.metrics = json::object{{"calls", m.calls},
-                             {"source", m.device_bytes_in_use.empty() ? "rss" : "device"},
-                             {"live_arrays", series(m.live_arrays)},
-                             {"live_array_bytes", series(m.live_array_bytes)},
-                             {"device_bytes_in_use", series(m.device_bytes_in_use)},
-                             {"rss_bytes", series(m.rss_bytes)},
-                             {"leak_bytes_per_call", std::max(array_bytes_slope, device_slope)},
-                             {"live_arrays_per_call", arrays_slope},
-                             {"rss_slope_bytes_per_call", rss_slope},
-                             {"leak_noise_floor_bytes_per_call", policy.heap_leak_bytes_per_call}};
-    if (m.device_peak_bytes >= 0) r.metrics["device_peak_bytes"] = m.device_peak_bytes;
-    r.verdict = Verdict::Fail;
+    MemoryMetrics out;
+    out.calls = m.calls;
+    out.source = m.device_bytes_in_use.empty() ? "rss" : "device";
+    out.live_arrays = m.live_arrays, out.live_array_bytes = m.live_array_bytes, out.device_bytes_in_use = m.device_bytes_in_use;
+    out.rss_bytes = m.rss_bytes;
+    out.leak_bytes_per_call = std::max(array_bytes_slope, device_slope);
+    out.live_arrays_per_call = arrays_slope;
+    out.rss_slope_bytes_per_call = rss_slope;
+    out.leak_noise_floor_bytes_per_call = policy.heap_leak_bytes_per_call;
+    if (m.device_peak_bytes >= 0) out.device_peak_bytes = m.device_peak_bytes;
+    CheckResult r(std::move(out), Verdict::Fail);
     if (arrays_slope >= policy.live_arrays_per_call) {
         r.reason = fmt::format("live array leak: {:.1f} arrays ({:.0f} B) retained per call over {} calls", arrays_slope,
                                array_bytes_slope, m.live_arrays.size());
@@ -120,24 +115,19 @@ CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryB
     // halves, and RSS, which moves in pages, on most calls.
     const double heap_slope = sustained_slope(m.heap_live_bytes);
     const double rss_slope = std::min(least_squares_slope(m.rss_bytes), median_increment(m.rss_bytes));
-    CheckResult r;
-    r.check = "memory";
-    r.metrics = json::object{{"calls", m.calls},
-                             {"abi_peak_bytes", m.abi_peak_bytes},
-                             {"abi_leaked_bytes", m.abi_leaked_bytes},
-                             {"abi_unfreed_allocations", m.abi_unfreed_allocations},
-                             {"heap_live_bytes", json::array(m.heap_live_bytes.begin(), m.heap_live_bytes.end())},
-                             {"rss_bytes", json::array(m.rss_bytes.begin(), m.rss_bytes.end())},
-                             {"leak_bytes_per_call", heap_slope},
-                             {"rss_slope_bytes_per_call", rss_slope},
-                             {"leak_noise_floor_bytes_per_call", policy.heap_leak_bytes_per_call},
-                             {"rss_peak_delta_bytes", m.rss_peak_delta_bytes},
-                             {"workspace_promise", workspace_growth_name(workspace_growth)},
-                             {"probe_seq_q", m.probe_seq_q},
-                             {"probe_seq_k", m.probe_seq_k},
-                             {"probe_abi_peak_bytes", m.probe_abi_peak_bytes},
-                             {"probe_rss_peak_delta_bytes", m.probe_rss_peak_delta_bytes}};
-    r.verdict = Verdict::Fail;
+    MemoryMetrics out;
+    out.calls = m.calls;
+    out.abi_peak_bytes = m.abi_peak_bytes, out.abi_leaked_bytes = m.abi_leaked_bytes;
+    out.abi_unfreed_allocations = m.abi_unfreed_allocations;
+    out.heap_live_bytes = m.heap_live_bytes, out.rss_bytes = m.rss_bytes;
+    out.leak_bytes_per_call = heap_slope, out.rss_slope_bytes_per_call = rss_slope;
+    out.leak_noise_floor_bytes_per_call = policy.heap_leak_bytes_per_call;
+    out.rss_peak_delta_bytes = m.rss_peak_delta_bytes;
+    out.workspace_promise = workspace_growth_name(workspace_growth);
+    out.probe_seq_q = m.probe_seq_q, out.probe_seq_k = m.probe_seq_k;
+    out.probe_abi_peak_bytes = m.probe_abi_peak_bytes, out.probe_rss_peak_delta_bytes = m.probe_rss_peak_delta_bytes;
+    CheckResult r(std::move(out), Verdict::Fail);
+    MemoryMetrics &metrics = r.as<MemoryMetrics>();
     if (m.abi_leaked_bytes != 0) {
         r.reason = fmt::format("ABI allocator leak: {} B in {} allocation(s) never freed over {} calls", m.abi_leaked_bytes,
                                m.abi_unfreed_allocations, m.calls);
@@ -156,8 +146,8 @@ CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryB
         r.reason = why;
         return r;
     }
-    r.metrics["abi_retained_bytes"] = m.abi_retained_bytes;
-    r.metrics["retention_limit_bytes"] = policy.retention_limit_bytes;
+    metrics.abi_retained_bytes = m.abi_retained_bytes;
+    metrics.retention_limit_bytes = policy.retention_limit_bytes;
     if (m.abi_retained_bytes > policy.retention_limit_bytes) {
         r.reason = fmt::format("kept {} B of ABI memory from its first call on and never gave it back (limit {} B)",
                                m.abi_retained_bytes, policy.retention_limit_bytes);
@@ -171,15 +161,15 @@ CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryB
         r.reason = fmt::format("no leak; peak {} B (no memory baseline yet: attngate baseline update --checks memory)", m.abi_peak_bytes);
         return r;
     }
-    const double growth = baseline->abi_peak_bytes > 0
-                              ? 100.0 * (static_cast<double>(m.abi_peak_bytes) / static_cast<double>(baseline->abi_peak_bytes) - 1.0)
-                              : (m.abi_peak_bytes > 0 ? INFINITY : 0.0);
-    r.metrics["peak_baseline_bytes"] = baseline->abi_peak_bytes;
-    r.metrics["peak_growth_pct"] = std::isfinite(growth) ? json::value(growth) : json::value(nullptr);
+    const int64_t base_peak = baseline->abi_peak_bytes.value_or(0);
+    const double growth = base_peak > 0 ? 100.0 * (static_cast<double>(m.abi_peak_bytes) / static_cast<double>(base_peak) - 1.0)
+                                        : (m.abi_peak_bytes > 0 ? INFINITY : 0.0);
+    metrics.peak_baseline_bytes = base_peak;
+    metrics.peak_growth_pct = growth;
     if (growth > policy.peak_growth_pct + 1e-9) {  // 1100 vs 1000 is 10%, not 10.000000000000009%
         r.verdict = Verdict::Fail;
         r.reason = fmt::format("peak memory grew {:.1f}% over its baseline ({} B -> {} B; limit {:.0f}%)", growth,
-                               baseline->abi_peak_bytes, m.abi_peak_bytes, policy.peak_growth_pct);
+                               base_peak, m.abi_peak_bytes, policy.peak_growth_pct);
     } else {
         r.reason = fmt::format("no leak; peak {} B ({:+.1f}% against baseline)", m.abi_peak_bytes, growth);
     }

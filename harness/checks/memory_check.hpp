@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attngate/kernel_abi.h"
+#include "results/baseline_values.hpp"
 #include "results/observation.hpp"
 #include "results/results.hpp"
 
@@ -31,11 +32,6 @@ struct MemoryPolicy {
     /// ABI bytes a kernel may keep from its first call on (a cache, a plan) before it fails;
     /// below this the retention is a note.
     int64_t retention_limit_bytes = int64_t{1} << 20;
-};
-
-struct MemoryBaseline {
-    int64_t abi_peak_bytes = 0;
-    int64_t rss_peak_delta_bytes = -1;
 };
 
 /// Least-squares slope of y against its index (bytes per call); 0 for fewer than 2 points.

@@ -9,24 +9,10 @@
 
 namespace attngate {
 
-json::object OutputSketch::to_json() const {
-    return json::object{{"sha256", sha256}, {"elements", elements}, {"sample_bits", json::array(sample_bits.begin(), sample_bits.end())}};
-}
-
-std::optional<OutputSketch> OutputSketch::from_json(const json::object &v) {
-    OutputSketch s;
-    const auto *sha = v.if_contains("sha256");
-    const auto *n = v.if_contains("elements");
-    const auto *bits = v.if_contains("sample_bits");
-    if (!sha || !sha->is_string() || !n || !n->is_int64() || !bits || !bits->is_array()) return std::nullopt;
-    s.sha256 = sha->get_string();
-    s.elements = n->get_int64();
-    for (const auto &b : bits->get_array()) {
-        if (!b.is_int64() || b.get_int64() < 0 || b.get_int64() > UINT32_MAX) return std::nullopt;
-        s.sample_bits.push_back(static_cast<uint32_t>(b.get_int64()));
-    }
-    if (s.elements < 0 || s.sample_bits.size() != sketch_indices(s.elements).size()) return std::nullopt;
-    return s;
+NumericsMetrics OutputSketch::metrics() const {
+    NumericsMetrics m;
+    m.sha256 = sha256, m.elements = elements, m.sample_bits = sample_bits;
+    return m;
 }
 
 std::vector<int64_t> sketch_indices(int64_t n) {
@@ -99,9 +85,8 @@ NumericsDiff diff_sketches(const OutputSketch &before, const OutputSketch &after
 
 namespace {
 std::optional<OutputSketch> recorded_sketch(const CaseResult &r) {
-    for (const auto &c : r.checks)
-        if (c.check == "numerics") return OutputSketch::from_json(c.metrics);
-    return std::nullopt;
+    const NumericsMetrics *m = find_metrics<NumericsMetrics>(r);
+    return m ? OutputSketch::of(*m) : std::nullopt;
 }
 }  // namespace
 
@@ -112,10 +97,8 @@ std::vector<CaseResult> compare_numerics(const RunResults &a, const RunResults &
         if (!ra) continue;
         const auto sa = recorded_sketch(*ra), sb = recorded_sketch(rb);
         if (!sa || !sb) continue;
-        double tolerance = 0.0;
-        for (const auto &c : rb.checks)
-            if (c.check == "golden")
-                if (const auto *t = c.metrics.if_contains("tolerance"); t && t->is_number()) tolerance = t->to_number<double>();
+        const GoldenMetrics *golden = find_metrics<GoldenMetrics>(rb);
+        const double tolerance = golden ? golden->tolerance.value_or(0.0) : 0.0;
         CaseResult r;
         r.case_id = rb.case_id;
         r.kernel = rb.kernel;
@@ -126,38 +109,30 @@ std::vector<CaseResult> compare_numerics(const RunResults &a, const RunResults &
 }
 
 CheckResult numerics_unreferenced(const OutputSketch &now, const std::string &why) {
-    CheckResult r;
-    r.check = "numerics";
-    r.verdict = Verdict::Skip;
-    r.reason = why;
-    r.metrics = now.to_json();
-    r.metrics["status"] = "no_reference";
-    return r;
+    NumericsMetrics m = now.metrics();
+    m.status = NumericsStatus::NoReference;
+    return CheckResult(std::move(m), Verdict::Skip, why);
 }
 
 CheckResult numerics_check(const NumericsDiff &d, const OutputSketch &now, const std::string &against, double tolerance,
                            bool bitwise) {
-    CheckResult r;
-    r.check = "numerics";
-    r.metrics = now.to_json();
-    r.metrics["against"] = against;
-    r.metrics["bit_identical"] = d.identical;
-    r.metrics["exact"] = d.exact;
-    r.metrics["compared"] = d.compared;
-    r.metrics["changed"] = d.changed;
-    r.metrics["changed_share"] = d.compared ? static_cast<double>(d.changed) / static_cast<double>(d.compared) : 0.0;
-    r.metrics["max_abs_change"] = d.max_abs;
-    r.metrics["max_ulp"] = d.max_ulp == INT64_MAX ? json::value(nullptr) : json::value(d.max_ulp);
-    r.metrics["nan_changed"] = d.nan_changed;
-    r.metrics["bitwise_required"] = bitwise;
-    if (tolerance > 0) r.metrics["change_vs_tolerance"] = d.max_abs / tolerance;
+    NumericsMetrics m = now.metrics();
+    m.against = against;
+    m.bit_identical = d.identical, m.exact = d.exact;
+    m.compared = d.compared, m.changed = d.changed;
+    m.changed_share = d.compared ? static_cast<double>(d.changed) / static_cast<double>(d.compared) : 0.0;
+    m.max_abs_change = d.max_abs;
+    m.max_ulp = d.max_ulp == INT64_MAX ? std::nullopt : std::optional(d.max_ulp);
+    m.nan_changed = d.nan_changed;
+    m.bitwise_required = bitwise;
+    if (tolerance > 0) m.change_vs_tolerance = d.max_abs / tolerance;
+    m.status = d.identical ? NumericsStatus::Identical : NumericsStatus::Changed;
+    CheckResult r(std::move(m));
     if (d.identical) {
-        r.metrics["status"] = "identical";
         r.verdict = Verdict::Pass;
         r.reason = "bit-identical to " + against;
         return r;
     }
-    r.metrics["status"] = "changed";
     const std::string share = d.exact ? fmt::format("{} of {} elements ({:.1f}%)", d.changed, d.compared,
                                                     100.0 * static_cast<double>(d.changed) / std::max<int64_t>(1, d.compared))
                                       : fmt::format("{:.1f}% of {} sampled elements", 100.0 * static_cast<double>(d.changed) /

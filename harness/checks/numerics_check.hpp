@@ -22,9 +22,12 @@ struct OutputSketch {
     int64_t elements = 0;
     std::vector<uint32_t> sample_bits;  ///< float32 bit patterns at sketch_indices(elements)
 
-    json::object to_json() const;
-    /// nullopt when v does not hold a sketch (missing or mistyped fields).
-    static std::optional<OutputSketch> from_json(const json::object &v);
+    /// The numerics metrics that record this sketch.
+    NumericsMetrics metrics() const;
+    /// The sketch a numerics check or a numerics baseline recorded; nullopt when it holds
+    /// none (a field missing, or samples that do not fit the element count).
+    template <class Recorded>
+    static std::optional<OutputSketch> of(const Recorded &r);
 };
 
 inline constexpr int64_t kSketchSamples = 256;
@@ -32,6 +35,14 @@ inline constexpr int64_t kSketchSamples = 256;
 /// The sampled positions of an output of n elements (evenly spread, first and last included).
 std::vector<int64_t> sketch_indices(int64_t n);
 OutputSketch sketch_output(std::span<const float> out);
+
+template <class Recorded>
+std::optional<OutputSketch> OutputSketch::of(const Recorded &r) {
+    if (!r.sha256 || !r.elements || !r.sample_bits || *r.elements < 0 ||
+        r.sample_bits->size() != sketch_indices(*r.elements).size())
+        return std::nullopt;
+    return OutputSketch{*r.sha256, *r.elements, *r.sample_bits};
+}
 
 /// How two outputs differ.
 struct NumericsDiff {

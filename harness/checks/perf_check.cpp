@@ -10,49 +10,58 @@
 namespace attngate {
 
 namespace {
-json::value number_or_null(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
-
 /// A case the rule could not gate: a skip, or in strict mode a failure that says why.
-CheckResult ungated(CheckResult r, bool strict) {
+void ungated(CheckResult &r, bool strict) {
     r.verdict = strict ? Verdict::Fail : Verdict::Skip;
     if (strict) r.reason = "ungated in strict mode: " + r.reason;
-    return r;
 }
+
+PerfCheckStatus check_status(PerfStatus s) {
+    switch (s) {
+    case PerfStatus::Ok: return PerfCheckStatus::Ok;
+    case PerfStatus::Regression: return PerfCheckStatus::Regression;
+    case PerfStatus::Improvement: return PerfCheckStatus::Improvement;
+    case PerfStatus::TooNoisy:
+    case PerfStatus::Insufficient: return PerfCheckStatus::TooNoisy;
+    }
+    return PerfCheckStatus::TooNoisy;
+}
+
+double ratio_of_medians(const std::vector<double> &now, const std::vector<double> &then) {
+    if (now.empty() || then.empty()) return std::numeric_limits<double>::quiet_NaN();
+    return median(now) / median(then);
+}
+
+bool finite(const std::optional<double> &x) { return x && std::isfinite(*x); }
 }  // namespace
 
-json::object timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops) {
+PerfMetrics timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops) {
     const double med = median(samples_s);
-    return json::object{{"samples_s", json::array(samples_s.begin(), samples_s.end())},
-                        {"repetitions", samples_s.size()},
-                        {"median_s", number_or_null(med)},
-                        {"mad_s", number_or_null(mad_scaled(samples_s))},
-                        {"tokens_per_s", number_or_null(tokens_per_second(shape, med))},
-                        {"flops", flops},
-                        {"gflops", number_or_null(gflops_per_second(flops, med))}};
+    PerfMetrics m;
+    m.samples_s = samples_s;
+    m.repetitions = static_cast<int64_t>(samples_s.size());
+    m.median_s = med;
+    m.mad_s = mad_scaled(samples_s);
+    m.tokens_per_s = tokens_per_second(shape, med);
+    m.flops = flops;
+    m.gflops = gflops_per_second(flops, med);
+    return m;
 }
 
 void apply_perf_decision(CheckResult &r, const PerfDecision &d) {
-    r.metrics["ratio"] = number_or_null(d.ratio);
-    r.metrics["ci_low"] = number_or_null(d.ci_low);
-    r.metrics["ci_high"] = number_or_null(d.ci_high);
-    r.metrics["ci_level"] = d.ci_level;
-    r.metrics["p_value"] = number_or_null(d.p_value);
-    r.metrics["p_adjusted"] = number_or_null(d.p_adjusted);
-    r.metrics["relative_noise"] = number_or_null(d.relative_noise);
-    r.metrics["required_repetitions"] = d.required_repetitions;
-    const char *status = d.status == PerfStatus::TooNoisy || d.status == PerfStatus::Insufficient ? "too_noisy" : perf_status_name(d.status);
-    r.metrics["status"] = status;
+    PerfMetrics &m = r.as<PerfMetrics>();
+    m.ratio = d.ratio, m.ci_low = d.ci_low, m.ci_high = d.ci_high, m.ci_level = d.ci_level;
+    m.p_value = d.p_value, m.p_adjusted = d.p_adjusted;
+    m.relative_noise = d.relative_noise;
+    m.required_repetitions = d.required_repetitions;
+    m.status = check_status(d.status);
     r.reason = d.reason;
     switch (d.status) {
     case PerfStatus::Regression: r.verdict = Verdict::Fail; break;
     case PerfStatus::Ok:
     case PerfStatus::Improvement: r.verdict = Verdict::Pass; break;
     case PerfStatus::TooNoisy:
-    case PerfStatus::Insufficient: {
-        // Read before the move: argument order is unspecified (clang moved r out first).
-        const bool strict = r.metrics.contains("strict");
-        r = ungated(std::move(r), strict);  // reported, never a silent pass
-    }
+    case PerfStatus::Insufficient: ungated(r, m.strict.value_or(false));  // reported, never a silent pass
     }
 }
 
@@ -60,102 +69,95 @@ CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<d
                        const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
                        const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
                        bool strict) {
-    CheckResult r;
-    r.check = "perf";
-    r.metrics = timing_metrics(samples_s, shape, flops);
-    r.metrics["machine_class"] = machine_class;
-    r.metrics["threshold_pct"] = threshold_pct;
-    if (strict) r.metrics["strict"] = true;
+    CheckResult r(timing_metrics(samples_s, shape, flops));
+    PerfMetrics &m = r.as<PerfMetrics>();
+    m.machine_class = machine_class;
+    m.threshold_pct = threshold_pct;
+    if (strict) m.strict = true;
     if (state != PerfBaselineState::Present || !decision) {
-        r.metrics["status"] = state == PerfBaselineState::OtherMachine ? "other_machine" : "no_baseline";
+        m.status = state == PerfBaselineState::OtherMachine ? PerfCheckStatus::OtherMachine : PerfCheckStatus::NoBaseline;
         r.reason = baseline_note;
-        return ungated(std::move(r), strict);
+        ungated(r, strict);
+        return r;
     }
-    const double base_median = median(baseline_s);
-    r.metrics["baseline_samples_s"] = json::array(baseline_s.begin(), baseline_s.end());
-    r.metrics["baseline_median_s"] = number_or_null(base_median);
+    m.baseline_samples_s = baseline_s;
+    m.baseline_median_s = median(baseline_s);
     apply_perf_decision(r, *decision);
     return r;
 }
-
-namespace {
-std::vector<double> numbers_at(const json::object &m, const char *key) {
-    std::vector<double> out;
-    if (const auto *v = m.if_contains(key); v && v->is_array())
-        for (const auto &x : v->get_array())
-            if (x.is_number()) out.push_back(x.to_number<double>());
-    return out;
-}
-
-double ratio_of_medians(const std::vector<double> &now, const std::vector<double> &then) {
-    if (now.empty() || then.empty()) return std::numeric_limits<double>::quiet_NaN();
-    return median(now) / median(then);
-}
-}  // namespace
 
 MachineMove PerfCalibration::machine_move() const {
     return {ratio_of_medians(samples_s, baseline_samples_s), ratio_of_medians(parallel_samples_s, baseline_parallel_samples_s)};
 }
 
 void add_calibration(CheckResult &r, const PerfCalibration &c) {
-    if (r.metrics.contains("baseline_samples_s")) r.metrics["mode"] = c.gated ? "calibrated" : "absolute";
+    PerfMetrics &m = r.as<PerfMetrics>();
+    if (m.baseline_samples_s) m.mode = c.gated ? PerfMode::Calibrated : PerfMode::Absolute;
     if (!c.note.empty()) r.notes.push_back(c.note);
     if (c.samples_s.empty()) return;
-    r.metrics["calibration_workload"] = c.workload;
-    r.metrics["calibration_s"] = json::array(c.samples_s.begin(), c.samples_s.end());
-    if (!c.parallel_samples_s.empty())
-        r.metrics["parallel_calibration_s"] = json::array(c.parallel_samples_s.begin(), c.parallel_samples_s.end());
+    m.calibration_workload = c.workload;
+    m.calibration_s = c.samples_s;
+    if (!c.parallel_samples_s.empty()) m.parallel_calibration_s = c.parallel_samples_s;
     if (c.baseline_samples_s.empty()) return;
     const MachineMove move = c.machine_move();
-    r.metrics["baseline_calibration_s"] = json::array(c.baseline_samples_s.begin(), c.baseline_samples_s.end());
-    r.metrics["calibration_ratio"] = number_or_null(move.single);
+    m.baseline_calibration_s = c.baseline_samples_s;
+    m.calibration_ratio = move.single;
     if (std::isfinite(move.parallel)) {
-        r.metrics["baseline_parallel_calibration_s"] =
-            json::array(c.baseline_parallel_samples_s.begin(), c.baseline_parallel_samples_s.end());
-        r.metrics["parallel_calibration_ratio"] = move.parallel;
+        m.baseline_parallel_calibration_s = c.baseline_parallel_samples_s;
+        m.parallel_calibration_ratio = move.parallel;
     }
-    const auto *now = r.metrics.if_contains("median_s");
-    const auto *then = r.metrics.if_contains("baseline_median_s");
-    if (now && then && now->is_number() && then->is_number())
-        r.metrics["absolute_ratio"] = number_or_null(now->to_number<double>() / then->to_number<double>());
+    if (finite(m.median_s) && finite(m.baseline_median_s)) m.absolute_ratio = *m.median_s / *m.baseline_median_s;
 }
 
-std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &m, std::string_view timing) {
-    const std::string at(timing);
-    auto cur = numbers_at(m, (at + "samples_s").c_str()), base = numbers_at(m, "baseline_samples_s");
-    const auto *mode = m.if_contains("mode");
-    if (mode && mode->is_string() && mode->get_string() == "calibrated")
-        return {relative_to_calibration(cur, numbers_at(m, (at + "calibration_s").c_str())),
-                relative_to_calibration(base, numbers_at(m, "baseline_calibration_s"))};
-    return {std::move(cur), std::move(base)};
+namespace {
+const std::vector<double> &or_none(const std::optional<Seconds> &s) {
+    static const Seconds none;
+    return s ? *s : none;
 }
 
-MachineMove machine_move_of(const json::object &m, std::string_view timing) {
-    const std::string at(timing);
-    return {ratio_of_medians(numbers_at(m, (at + "calibration_s").c_str()), numbers_at(m, "baseline_calibration_s")),
-            ratio_of_medians(numbers_at(m, (at + "parallel_calibration_s").c_str()),
-                             numbers_at(m, "baseline_parallel_calibration_s"))};
+/// The samples and calibration samples (one thread, parallel) of one timing.
+struct TimingSamples {
+    const Seconds &samples, &calibration, &parallel_calibration;
+};
+
+TimingSamples timing_of(const PerfMetrics &m, PerfTiming t) {
+    if (t == PerfTiming::Reproduction)
+        return {or_none(m.reproduction_samples_s), or_none(m.reproduction_calibration_s), or_none(m.reproduction_parallel_calibration_s)};
+    return {or_none(m.samples_s), or_none(m.calibration_s), or_none(m.parallel_calibration_s)};
+}
+}  // namespace
+
+std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const PerfMetrics &m, PerfTiming timing) {
+    const TimingSamples now = timing_of(m, timing);
+    const Seconds &base = or_none(m.baseline_samples_s);
+    if (m.mode == PerfMode::Calibrated)
+        return {relative_to_calibration(now.samples, now.calibration), relative_to_calibration(base, or_none(m.baseline_calibration_s))};
+    return {now.samples, base};
+}
+
+MachineMove machine_move_of(const PerfMetrics &m, PerfTiming timing) {
+    const TimingSamples now = timing_of(m, timing);
+    return {ratio_of_medians(now.calibration, or_none(m.baseline_calibration_s)),
+            ratio_of_medians(now.parallel_calibration, or_none(m.baseline_parallel_calibration_s))};
 }
 
 void add_reproduction(CheckResult &r, const std::vector<double> &samples_s, const PerfCalibration &c, const PerfDecision &d,
                       const std::string &error) {
-    const auto array = [](const std::vector<double> &v) { return json::array(v.begin(), v.end()); };
-    r.metrics["reproduction_samples_s"] = array(samples_s);
-    if (!c.samples_s.empty()) r.metrics["reproduction_calibration_s"] = array(c.samples_s);
-    if (!c.parallel_samples_s.empty()) r.metrics["reproduction_parallel_calibration_s"] = array(c.parallel_samples_s);
-    r.metrics["reproduction_ratio"] = number_or_null(d.ratio);
-    r.metrics["reproduction_ci_low"] = number_or_null(d.ci_low);
-    r.metrics["reproduction_ci_high"] = number_or_null(d.ci_high);
-    r.metrics["reproduction_status"] = perf_status_name(d.status);
-    if (!error.empty()) r.metrics["reproduction_error"] = error;
+    PerfMetrics &m = r.as<PerfMetrics>();
+    m.reproduction_samples_s = samples_s;
+    if (!c.samples_s.empty()) m.reproduction_calibration_s = c.samples_s;
+    if (!c.parallel_samples_s.empty()) m.reproduction_parallel_calibration_s = c.parallel_samples_s;
+    m.reproduction_ratio = d.ratio, m.reproduction_ci_low = d.ci_low, m.reproduction_ci_high = d.ci_high;
+    m.reproduction_status = d.status;
+    if (!error.empty()) m.reproduction_error = error;
     keep_reproduction_error(r);
 }
 
 void keep_reproduction_error(CheckResult &r) {
-    const auto *e = r.metrics.if_contains("reproduction_error");
-    if (!e || !e->is_string()) return;
+    const PerfMetrics &m = r.as<PerfMetrics>();
+    if (!m.reproduction_error) return;
     r.verdict = Verdict::Error;  // the kernel did not run to a time, as when a first timing fails
-    r.reason = "the second timing of a regression failed: " + std::string(e->get_string());
+    r.reason = "the second timing of a regression failed: " + *m.reproduction_error;
 }
 
 }  // namespace attngate

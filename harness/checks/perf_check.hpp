@@ -4,7 +4,6 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,11 +13,12 @@
 
 namespace attngate {
 
-/// Where the baseline samples came from, when there are none to compare.
+/// Whether there are baseline samples to compare, and why not when there are none: no
+/// baseline for this case x kernel on this machine class, or one only on another class.
 enum class PerfBaselineState { Present, Missing, OtherMachine };
 
 /// Throughput metrics of a sample set: samples, median, MAD, tokens/s, GFLOP/s.
-json::object timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops);
+PerfMetrics timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops);
 
 /// The check from a decision (after the run-wide Benjamini-Hochberg pass).
 /// baseline_note names the other machine class or says no baseline exists. A case the rule
@@ -51,19 +51,20 @@ struct PerfCalibration {
 /// (absolute_ratio) beside the calibrated `ratio` the gate used.
 void add_calibration(CheckResult &check, const PerfCalibration &calibration);
 
-/// The prefix of a perf check's metrics that hold its second timing (require_reproduction).
-inline constexpr std::string_view kReproduction = "reproduction_";
+/// Which timing of a case x kernel: the first, or a regression's second (require_reproduction).
+enum class PerfTiming { First, Reproduction };
 
 /// The two sample sets a perf check's decision compares, from its metrics: samples_s and
 /// baseline_samples_s, each relative to its calibration when the check's mode is
-/// "calibrated". What `merge` redecides on. `timing` = kReproduction: the second
-/// timing's samples (reproduction_samples_s, reproduction_calibration_s) instead.
-std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const json::object &metrics, std::string_view timing = "");
+/// calibrated. What `merge` redecides on. PerfTiming::Reproduction: the second timing's
+/// samples (reproduction_samples_s, reproduction_calibration_s) instead.
+std::pair<std::vector<double>, std::vector<double>> samples_to_gate(const PerfMetrics &metrics,
+                                                                    PerfTiming timing = PerfTiming::First);
 
 /// The machine's move a perf check recorded, from its calibration samples and the
-/// baseline's (NaN where either is absent), of the first timing or (kReproduction) of the
-/// second: what `merge` guards with.
-MachineMove machine_move_of(const json::object &metrics, std::string_view timing = "");
+/// baseline's (NaN where either is absent), of the first timing or of the second: what
+/// `merge` guards with.
+MachineMove machine_move_of(const PerfMetrics &metrics, PerfTiming timing = PerfTiming::First);
 
 /// Records a regression's second timing on its perf check (reproduction_samples_s, its
 /// calibration samples, and the decision on it: reproduction_ratio, _ci_low, _ci_high,

@@ -8,7 +8,7 @@
 #include "io/files.hpp"
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 
 namespace attngate {
 

@@ -1,6 +1,8 @@
 // Console reporter.
 #include "report/console.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "report/escape.hpp"
@@ -9,11 +11,11 @@
 namespace attngate {
 
 namespace {
-std::string metric(const CaseResult &r, const char *check, const char *key, const char *format = "{:.2e}") {
-    for (const auto &c : r.checks)
-        if (c.check == check)
-            if (const auto *v = c.metrics.if_contains(key); v && v->is_number()) return fmt::format(fmt::runtime(format), v->to_number<double>());
-    return "-";
+/// A golden figure of the row, "-" when it was not measured.
+std::string golden_figure(const CaseResult &r, std::optional<double> GoldenMetrics::*field, const char *format = "{:.2e}") {
+    const GoldenMetrics *g = find_metrics<GoldenMetrics>(r);
+    const std::optional<double> v = g ? g->*field : std::nullopt;
+    return v && std::isfinite(*v) ? fmt::format(fmt::runtime(format), *v) : "-";
 }
 constexpr const char *kRow = "{:>9} {:<26} {:<22} {:>9} {:>9} {:>6} {:>6} {:<7} {}\n";
 
@@ -30,8 +32,8 @@ std::string console_header() {
 std::string console_line(const CaseResult &r, size_t done, size_t total) {
     const Verdict v = r.verdict();
     return fmt::format(kRow, fmt::format("{}/{}", done, total), terminal_text(r.case_id), terminal_text(r.kernel),
-                       metric(r, "golden", "max_abs_error"),
-                       metric(r, "golden", "tolerance"), metric(r, "golden", "margin", "{:.2f}"), metric(r, "golden", "rms_margin", "{:.2f}"),
+                       golden_figure(r, &GoldenMetrics::max_abs_error), golden_figure(r, &GoldenMetrics::tolerance),
+                       golden_figure(r, &GoldenMetrics::margin, "{:.2f}"), golden_figure(r, &GoldenMetrics::rms_margin, "{:.2f}"),
                        upper(verdict_name(v)), v == Verdict::Pass ? "" : terminal_text(r.reason()));
 }
 
@@ -45,7 +47,7 @@ std::string grouped_failures(const RunResults &r) {
         lines += fmt::format("  {} {}\n", upper(verdict_name(g.verdict)), terminal_text(describe_group(g)));
         for (size_t i = 0; i < g.rows.size() && i < kRowsPerGroup; ++i)
             lines += fmt::format("      {} {} / {}: {}: {}\n", upper(verdict_name(g.verdict)), terminal_text(g.rows[i].result->case_id),
-                                 terminal_text(g.kernel), g.check, terminal_text(g.rows[i].check->reason));
+                                 terminal_text(g.kernel), enum_name(g.check), terminal_text(g.rows[i].check->reason));
         if (g.rows.size() > kRowsPerGroup) lines += fmt::format("      … and {} more\n", g.rows.size() - kRowsPerGroup);
     }
     return lines;

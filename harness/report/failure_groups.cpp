@@ -16,21 +16,24 @@ namespace {
 /// Which number a group's range is of: the first entry whose check matches and whose kind
 /// contains `kind_has` ("" matches any kind).
 struct RangeMetric {
-    const char *check, *kind_has, *metric, *unit;
+    CheckName check;
+    const char *kind_has;
+    FailureGroup::Figure figure;
+    const char *unit;
 };
 constexpr std::array kRangeMetrics = {
-    RangeMetric{"golden", "", "margin", "× tolerance"},
-    RangeMetric{"memory", "ABI allocator", "abi_leaked_bytes", "B"},
-    RangeMetric{"memory", "heap leak", "leak_bytes_per_call", "B/call"},
-    RangeMetric{"memory", "RSS", "rss_slope_bytes_per_call", "B/call"},
-    RangeMetric{"memory", "peak", "peak_growth_pct", "% peak growth"},
-    RangeMetric{"memory", "kept", "abi_retained_bytes", "B kept"},
-    RangeMetric{"perf", "", "ratio", "× baseline time"},
-    RangeMetric{"compile", "", "ratio", "× baseline compile time"},
-    RangeMetric{"numerics", "", "change_vs_tolerance", "× tolerance changed"},
+    RangeMetric{CheckName::Golden, "", figure_of<&GoldenMetrics::margin>, "× tolerance"},
+    RangeMetric{CheckName::Memory, "ABI allocator", figure_of<&MemoryMetrics::abi_leaked_bytes>, "B"},
+    RangeMetric{CheckName::Memory, "heap leak", figure_of<&MemoryMetrics::leak_bytes_per_call>, "B/call"},
+    RangeMetric{CheckName::Memory, "RSS", figure_of<&MemoryMetrics::rss_slope_bytes_per_call>, "B/call"},
+    RangeMetric{CheckName::Memory, "peak", figure_of<&MemoryMetrics::peak_growth_pct>, "% peak growth"},
+    RangeMetric{CheckName::Memory, "kept", figure_of<&MemoryMetrics::abi_retained_bytes>, "B kept"},
+    RangeMetric{CheckName::Perf, "", figure_of<&PerfMetrics::ratio>, "× baseline time"},
+    RangeMetric{CheckName::Compile, "", figure_of<&CompileMetrics::ratio>, "× baseline compile time"},
+    RangeMetric{CheckName::Numerics, "", figure_of<&NumericsMetrics::change_vs_tolerance>, "× tolerance changed"},
 };
 
-const RangeMetric *range_metric(const std::string &check, const std::string &kind) {
+const RangeMetric *range_metric(CheckName check, const std::string &kind) {
     for (const auto &m : kRangeMetrics)
         if (check == m.check && kind.find(m.kind_has) != std::string::npos) return &m;
     return nullptr;
@@ -58,53 +61,41 @@ std::string leading_words(const std::string &reason) {
     return out;
 }
 
-const json::object *crash_of(const CheckResult &k) {
-    const auto *crash = k.metrics.if_contains("crash");
-    return crash && crash->is_object() ? &crash->get_object() : nullptr;
-}
-
-std::string string_field(const json::object &o, const char *key) {
-    const auto *v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 void add_to_range(FailureGroup &g, const CheckResult &k) {
-    if (g.metric.empty()) return;
-    const auto *v = k.metrics.if_contains(g.metric);
-    if (!v || !v->is_number() || !std::isfinite(v->to_number<double>())) return;
-    const double x = v->to_number<double>();
+    const std::optional<double> v = g.figure ? g.figure(k) : std::nullopt;
+    if (!v) return;
+    const double x = *v;
     g.lo = g.has_range ? std::min(g.lo, x) : x;
     g.hi = g.has_range ? std::max(g.hi, x) : x;
     g.has_range = true;
 }
 
-size_t runs_of(const RunResults &r, const std::string &kernel, const std::string &check) {
+size_t runs_of(const RunResults &r, const std::string &kernel, CheckName check) {
     size_t n = 0;
     for (const auto &c : r.results)
         if (c.kernel == kernel)
-            n += std::count_if(c.checks.begin(), c.checks.end(), [&](const CheckResult &k) { return k.check == check; });
+            n += std::count_if(c.checks.begin(), c.checks.end(), [&](const CheckResult &k) { return k.check() == check; });
     return n;
 }
 
 }  // namespace
 
 std::string error_kind(const CheckResult &k) {
-    const json::object *crash = crash_of(k);
-    if (!crash) return "kernel_error";
-    const std::string kind = string_field(*crash, "kind");
+    if (!k.crash) return "kernel_error";
+    const std::string &kind = k.crash->kind;
     return kind == "timeout" ? "hang" : kind.empty() ? "kernel_error" : kind;
 }
 
 std::string reason_kind(const CheckResult &k) {
     if (k.verdict == Verdict::Error) {
         const std::string kind = error_kind(k);
-        if (kind == "crash") return fmt::format("crash {}", string_field(*crash_of(k), "signal"));
+        if (kind == "crash") return fmt::format("crash {}", k.crash->signal.value_or(""));
         if (kind == "hang") return "hang (time limit)";
         if (kind == "kernel_error") return "kernel error";
         return kind == "exit" ? "exit" : "host " + kind;  // "lost": the kernel host went away
     }
     const std::string words = leading_words(k.reason);
-    return words.empty() ? k.check + " drift" : words;
+    return words.empty() ? std::string(k.name()) + " drift" : words;
 }
 
 std::vector<FailureGroup> failure_groups(const RunResults &r) {
@@ -114,13 +105,13 @@ std::vector<FailureGroup> failure_groups(const RunResults &r) {
             if (!is_failing(k.verdict)) continue;
             const std::string kind = reason_kind(k);
             auto it = std::find_if(groups.begin(), groups.end(), [&](const FailureGroup &g) {
-                return g.kernel == c.kernel && g.check == k.check && g.verdict == k.verdict && g.kind == kind;
+                return g.kernel == c.kernel && g.check == k.check() && g.verdict == k.verdict && g.kind == kind;
             });
             if (it == groups.end()) {
                 FailureGroup g;
-                g.kernel = c.kernel, g.check = k.check, g.verdict = k.verdict, g.kind = kind;
-                if (const RangeMetric *m = range_metric(k.check, kind)) g.metric = m->metric, g.unit = m->unit;
-                g.of = runs_of(r, c.kernel, k.check);
+                g.kernel = c.kernel, g.check = k.check(), g.verdict = k.verdict, g.kind = kind;
+                if (const RangeMetric *m = range_metric(k.check(), kind)) g.figure = m->figure, g.unit = m->unit;
+                g.of = runs_of(r, c.kernel, k.check());
                 it = groups.insert(groups.end(), std::move(g));
             }
             it->rows.push_back({&c, &k});
@@ -148,7 +139,7 @@ std::string short_number(double x) {
 }  // namespace
 
 std::string describe_group(const FailureGroup &g) {
-    std::string s = fmt::format("{} · {}: {} on {}/{} cases", g.kernel, g.check, g.kind, g.rows.size(), g.of);
+    std::string s = fmt::format("{} · {}: {} on {}/{} cases", g.kernel, enum_name(g.check), g.kind, g.rows.size(), g.of);
     if (!g.has_range) return s;
     const std::string lo = short_number(g.lo), hi = short_number(g.hi);
     return s + (lo == hi ? fmt::format(", {} {}", lo, g.unit) : fmt::format(", {}–{} {}", lo, hi, g.unit));

@@ -13,13 +13,16 @@ namespace attngate {
 
 /// One cause: the same kernel failing the same check for the same kind of reason.
 struct FailureGroup {
+    /// Reads the number whose range a group shows from one of its checks.
+    using Figure = std::optional<double> (*)(const CheckResult &);
     std::string kernel;
-    std::string check;
+    CheckName check = CheckName::Golden;
     Verdict verdict = Verdict::Fail;  ///< Fail or Error
     std::string kind;                 ///< e.g. "heap leak", "max abs error", "crash SIGSEGV"
     std::vector<CheckRow> rows;       ///< the failing case x kernel x check, in results order
     size_t of = 0;                    ///< how many cases this kernel x check ran on
-    std::string metric, unit;         ///< the number whose range is shown; "" when none
+    Figure figure = nullptr;          ///< the number whose range is shown; nullptr when none
+    std::string unit;
     double lo = 0, hi = 0;            ///< its range over the rows (when has_range)
     bool has_range = false;
 };

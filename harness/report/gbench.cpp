@@ -12,12 +12,12 @@ std::string gbench_serialize(const RunResults &r) {
     int64_t family = 0;
     for (const auto &c : r.results) {
         for (const auto &check : c.checks) {
-            const json::value *samples = check.check == "perf" ? check.metrics.if_contains("samples_s") : nullptr;
-            if (!samples || !samples->is_array()) continue;
+            const PerfMetrics *perf = check.get<PerfMetrics>();
+            if (!perf || !perf->samples_s) continue;
             const std::string name = c.case_id + "/" + c.kernel;
-            const auto &s = samples->get_array();
+            const Seconds &s = *perf->samples_s;
             for (size_t i = 0; i < s.size(); ++i) {
-                const double ns = s[i].to_number<double>() * 1e9;
+                const double ns = s[i] * 1e9;
                 benchmarks.push_back(json::object{{"name", name},
                                                   {"family_index", family},
                                                   {"per_family_instance_index", 0},

@@ -30,7 +30,7 @@ std::string verdict_header(const RunResults &r) {
                                 r.complete ? "" : " — <b>the run did not complete; this report is partial</b>");
     s += "<table class=\"counts\"><tr><th>check</th><th>pass</th><th>fail</th><th>error</th><th>skip</th></tr>";
     for (const auto &c : counts_per_check(r))
-        s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", markup_escape(c.check), c.pass, c.fail,
+        s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", markup_escape(enum_name(c.check)), c.pass, c.fail,
                          c.error, c.skip);
     return s + "</table></div>\n";
 }
@@ -104,7 +104,7 @@ std::string results_table(const RunResults &r) {
         s += fmt::format("<tr class=\"{0}\" data-verdict=\"{0}\"><td><a href=\"#{1}\">{2}</a></td><td>{3}</td><td>{4}</td>"
                          "<td data-k=\"{5}\"><span class=\"v {0}\">{6}</span></td><td class=\"num\">{7}</td><td>{8}</td></tr>\n",
                          v, case_anchor(r, row.result), markup_escape(row.result->case_id), markup_escape(row.result->kernel),
-                         markup_escape(row.check->check), rank, upper(v), markup_escape(key_numbers(*row.check)), markup_escape(row.check->reason));
+                         markup_escape(row.check->name()), rank, upper(v), markup_escape(key_numbers(*row.check)), markup_escape(row.check->reason));
     }
     return s + "</tbody></table>\n";
 }

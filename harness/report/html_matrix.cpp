@@ -39,26 +39,26 @@ std::string case_feature(const CaseResult &c) {
 /// A check's state in the matrix: its verdict, or "changed" for numerics whose bits moved
 /// without failing.
 std::string cell_state(const CheckResult &k) {
-    const auto *status = k.metrics.if_contains("status");
-    if (k.check == "numerics" && k.verdict == Verdict::Pass && status && status->is_string() && status->get_string() == "changed") return "changed";
+    const NumericsMetrics *n = k.get<NumericsMetrics>();
+    if (n && k.verdict == Verdict::Pass && n->status == NumericsStatus::Changed) return "changed";
     return verdict_name(k.verdict);
 }
 
 /// The golden margin (error ÷ tolerance) as the block's shade: light for a wide margin,
 /// deep as it nears (pass) or passes (fail) the tolerance.
 std::string margin_style(const CheckResult &k) {
-    const auto *m = k.metrics.if_contains("margin");
-    if (k.check != "golden" || !m || !m->is_number() || !std::isfinite(m->to_number<double>())) return "";
-    const double t = std::clamp(m->to_number<double>(), 0.0, k.verdict == Verdict::Fail ? 4.0 : 1.0) / (k.verdict == Verdict::Fail ? 4.0 : 1.0);
+    const std::optional<double> margin = figure_of<&GoldenMetrics::margin>(k);
+    if (!margin) return "";
+    const double t = std::clamp(*margin, 0.0, k.verdict == Verdict::Fail ? 4.0 : 1.0) / (k.verdict == Verdict::Fail ? 4.0 : 1.0);
     return k.verdict == Verdict::Fail ? fmt::format(" style=\"background:hsl(0,75%,{:.0f}%)\"", 55 - 25 * t)
                                       : fmt::format(" style=\"background:hsl({:.0f},{:.0f}%,{:.0f}%)\"", 135 - 40 * t, 45 + 15 * t, 70 - 32 * t);
 }
 
 std::string check_block(const CaseResult &c, const CheckResult &k) {
     const std::string state = cell_state(k);
-    const std::string title = fmt::format("{} / {} — {}: {}\n{}\n{}", c.case_id, c.kernel, k.check, state, key_numbers(k), k.reason);
-    return fmt::format("<span class=\"ck {0}\" data-check=\"{1}\" data-verdict=\"{0}\" title=\"{2}\"{3}>{4}</span>", state, markup_escape(k.check),
-                       markup_escape(title), margin_style(k), markup_escape(k.check.substr(0, 1)));
+    const std::string title = fmt::format("{} / {} — {}: {}\n{}\n{}", c.case_id, c.kernel, k.name(), state, key_numbers(k), k.reason);
+    return fmt::format("<span class=\"ck {0}\" data-check=\"{1}\" data-verdict=\"{0}\" title=\"{2}\"{3}>{4}</span>", state, markup_escape(k.name()),
+                       markup_escape(title), margin_style(k), markup_escape(std::string(k.name()).substr(0, 1)));
 }
 
 /// One case x kernel: a block per check in the matrix's check order, a blank where the
@@ -67,7 +67,7 @@ std::string matrix_cell(const RunResults &r, const CaseResult *c, const std::vec
     if (!c) return "<td class=\"mcell none\">·</td>";
     std::string blocks;
     for (const auto &name : checks) {
-        const auto k = std::find_if(c->checks.begin(), c->checks.end(), [&](const CheckResult &x) { return x.check == name; });
+        const auto k = std::find_if(c->checks.begin(), c->checks.end(), [&](const CheckResult &x) { return x.name() == name; });
         blocks += k == c->checks.end() ? "<span class=\"ck blank\"></span>" : check_block(*c, *k);
     }
     return fmt::format("<td class=\"mcell\"><a class=\"mc\" href=\"#{}\" data-case=\"{}\" data-kernel=\"{}\">{}</a></td>", case_anchor(r, c),
@@ -93,7 +93,7 @@ std::string html_matrix(const RunResults &r) {
     std::vector<std::string> kernels, cases, features, checks;
     for (const auto &c : r.results) {
         add_unique(kernels, c.kernel), add_unique(cases, c.case_id), add_unique(features, case_feature(c));
-        for (const auto &k : c.checks) add_unique(checks, k.check);
+        for (const auto &k : c.checks) add_unique(checks, std::string(k.name()));
     }
     std::string s = "<h2 id=\"matrix-title\">Verdict matrix</h2>" + matrix_legend(checks) + "<table id=\"matrix\" class=\"matrix\"><thead><tr><th>case</th>";
     for (const auto &k : kernels) s += fmt::format("<th class=\"kernel\">{}</th>", markup_escape(k));
@@ -120,7 +120,7 @@ std::string html_failure_groups(const RunResults &r) {
         const char *v = verdict_name(g.verdict);
         s += fmt::format("<li class=\"group {0}\" data-kernel=\"{1}\" data-check=\"{2}\" data-count=\"{3}\"><details><summary><span class=\"v {0}\">{4}</span> "
                          "<span class=\"group-line\">{5}</span></summary><ul>",
-                         v, markup_escape(g.kernel), markup_escape(g.check), g.rows.size(), v == std::string("error") ? "ERROR" : "FAIL",
+                         v, markup_escape(g.kernel), markup_escape(enum_name(g.check)), g.rows.size(), v == std::string("error") ? "ERROR" : "FAIL",
                          markup_escape(describe_group(g)));
         for (const auto &row : g.rows)
             s += fmt::format("<li><a href=\"#{}\">{}</a> <span class=\"num\">{}</span> — {}</li>", case_anchor(r, row.result), markup_escape(row.result->case_id),

@@ -1,6 +1,7 @@
 // HTML reporter: one case x kernel's section — numerics with the error heatmap, memory,
 // throughput, cost, any other check's metrics, and trend charts over the history.
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -12,75 +13,90 @@ namespace attngate {
 
 namespace {
 
-const json::value *metric(const CheckResult &k, const char *name) { return k.metrics.if_contains(name); }
+/// A measured figure as the reports show it ("-" when not measured).
+template <class T>
+std::string shown(const std::optional<T> &v) {
+    if (!v) return "-";
+    if constexpr (std::is_enum_v<T>) {
+        return enum_name(*v);
+    } else {
+        const json::value j = described::to_value(*v);
+        return format_number(&j);
+    }
+}
 
-double number_or(const json::value *v, double def) { return v && v->is_number() ? v->to_number<double>() : def; }
+template <class T>
+std::vector<double> series(const std::optional<std::vector<T>> &v) {
+    return v ? std::vector<double>(v->begin(), v->end()) : std::vector<double>{};
+}
+
+double number_or(const std::optional<double> &v, double def) { return v && !std::isnan(*v) ? *v : def; }
 
 /// Every scalar metric as a two-column table (arrays and objects are drawn, not listed).
 std::string metrics_table(const CheckResult &k) {
     std::string s = "<table class=\"metrics\">";
-    for (const auto &[name, v] : k.metrics)
+    for (const auto &[name, v] : metrics_json(k))
         if (!v.is_array() && !v.is_object())
             s += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td></tr>", markup_escape(name), markup_escape(format_number(&v)));
     return s + "</table>";
 }
 
 std::string golden_figures(const CheckResult &k) {
-    const auto *map = metric(k, "error_map");
-    if (!map || !map->is_object()) return "<p class=\"note\">no error map recorded</p>";
+    const GoldenMetrics &g = k.as<GoldenMetrics>();
+    if (!g.error_map) return "<p class=\"note\">no error map recorded</p>";
     return "<div><div class=\"note\">max abs error over sequence position × value head dim</div>" +
-           svg_heatmap(map->get_object(), number_or(metric(k, "tolerance"), 0.0)) + "</div>";
+           svg_heatmap(*g.error_map, number_or(g.tolerance, 0.0)) + "</div>";
 }
 
 std::string memory_figures(const CheckResult &k) {
+    const MemoryMetrics &m = k.as<MemoryMetrics>();
     std::string s;
-    if (const auto live = json_numbers(metric(k, "heap_live_bytes")); !live.empty())
+    if (const auto live = series(m.heap_live_bytes); !live.empty())
         s += "<div><div class=\"note\">live heap bytes after each call</div>" + svg_line_chart(live, "bytes") + "</div>";
-    if (const auto rss = json_numbers(metric(k, "rss_bytes")); !rss.empty())
+    if (const auto rss = series(m.rss_bytes); !rss.empty())
         s += "<div><div class=\"note\">RSS after each call</div>" + svg_line_chart(rss, "bytes") + "</div>";
     std::vector<std::pair<std::string, double>> bars;
-    if (const auto *p = metric(k, "abi_peak_bytes"); p && p->is_number()) bars.emplace_back("peak", p->to_number<double>());
-    if (const auto *b = metric(k, "peak_baseline_bytes"); b && b->is_number()) bars.emplace_back("baseline", b->to_number<double>());
+    if (m.abi_peak_bytes) bars.emplace_back("peak", static_cast<double>(*m.abi_peak_bytes));
+    if (m.peak_baseline_bytes) bars.emplace_back("baseline", static_cast<double>(*m.peak_baseline_bytes));
     if (!bars.empty()) s += "<div><div class=\"note\">peak against baseline</div>" + svg_bars(bars, "bytes") + "</div>";
-    if (const auto *crash = metric(k, "crash"); crash && crash->is_object())
-        s += fmt::format("<pre class=\"mono\">crash: {}</pre>", markup_escape(json::serialize(*crash)));
+    if (k.crash) s += fmt::format("<pre class=\"mono\">crash: {}</pre>", markup_escape(json::serialize(to_json_object(*k.crash))));
     return s;
 }
 
 std::string perf_figures(const CheckResult &k) {
-    const auto cur = json_numbers(metric(k, "samples_s")), base = json_numbers(metric(k, "baseline_samples_s"));
-    std::string s = "<div><div class=\"note\">time per repetition, this run against the baseline</div>" + svg_distribution(cur, base, "seconds") + "</div>";
-    if (const auto *ratio = metric(k, "ratio"); ratio && ratio->is_number())
-        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, {:.3g}% CI [{}, {}], p = {} (adjusted {}), status {}</p>", format_number(ratio),
-                         100 * number_or(metric(k, "ci_level"), 0.95), format_number(metric(k, "ci_low")), format_number(metric(k, "ci_high")), format_number(metric(k, "p_value")),
-                         format_number(metric(k, "p_adjusted")), markup_escape(format_number(metric(k, "status"))));
-    const double threshold = 1.0 + number_or(metric(k, "threshold_pct"), NAN) / 100.0;  // a percent becomes a ratio here, once
-    if (const std::string ci = svg_ratio_interval(number_or(metric(k, "ratio"), NAN), number_or(metric(k, "ci_low"), NAN),
-                                                  number_or(metric(k, "ci_high"), NAN), threshold);
+    const PerfMetrics &m = k.as<PerfMetrics>();
+    std::string s = "<div><div class=\"note\">time per repetition, this run against the baseline</div>" +
+                    svg_distribution(series(m.samples_s), series(m.baseline_samples_s), "seconds") + "</div>";
+    if (m.ratio && !std::isnan(*m.ratio))
+        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, {:.3g}% CI [{}, {}], p = {} (adjusted {}), status {}</p>", shown(m.ratio),
+                         100 * number_or(m.ci_level, 0.95), shown(m.ci_low), shown(m.ci_high), shown(m.p_value), shown(m.p_adjusted),
+                         markup_escape(shown(m.status)));
+    const double threshold = 1.0 + number_or(m.threshold_pct, NAN) / 100.0;  // a percent becomes a ratio here, once
+    if (const std::string ci = svg_ratio_interval(number_or(m.ratio, NAN), number_or(m.ci_low, NAN), number_or(m.ci_high, NAN), threshold);
         !ci.empty())
         s += "<div><div class=\"note\">time ratio with its confidence interval against the threshold</div>" + ci + "</div>";
     return s;
 }
 
 std::string cost_figures(const CheckResult &k) {
+    const CostMetrics &m = k.as<CostMetrics>();
     return fmt::format("<p>{} {} per million tokens (baseline {}) on {} at {} per hour — price source: {} ({})</p>",
-                       format_number(metric(k, "usd_per_million_tokens")), markup_escape(format_number(metric(k, "currency"))),
-                       format_number(metric(k, "baseline_usd_per_million_tokens")), markup_escape(format_number(metric(k, "device_class"))),
-                       format_number(metric(k, "price_per_hour")), markup_escape(format_number(metric(k, "price_source"))),
-                       markup_escape(format_number(metric(k, "price_date"))));
+                       shown(m.usd_per_million_tokens), markup_escape(shown(m.currency)), shown(m.baseline_usd_per_million_tokens),
+                       markup_escape(shown(m.device_class)), shown(m.price_per_hour), markup_escape(shown(m.price_source)),
+                       markup_escape(shown(m.price_date)));
 }
 
 std::string check_block(const CheckResult &k) {
     std::string figs;
-    if (k.check == "golden") figs = golden_figures(k);
-    else if (k.check == "memory") figs = memory_figures(k);
-    else if (k.check == "perf") figs = perf_figures(k);
-    else if (k.check == "cost") figs = cost_figures(k);
+    if (k.get<GoldenMetrics>()) figs = golden_figures(k);
+    else if (k.get<MemoryMetrics>()) figs = memory_figures(k);
+    else if (k.get<PerfMetrics>()) figs = perf_figures(k);
+    else if (k.get<CostMetrics>()) figs = cost_figures(k);
     std::string notes;
     for (const auto &n : k.notes) notes += fmt::format("<div class=\"note\">{}</div>", markup_escape(n));
     return fmt::format("<div class=\"check {0}\" data-check=\"{1}\"><b>{1}</b>: <span class=\"v {0}\">{0}</span> — {2}{3}"
                        "<div class=\"figs\">{4}{5}</div></div>",
-                       verdict_name(k.verdict), markup_escape(k.check), markup_escape(k.reason), notes, metrics_table(k), figs);
+                       verdict_name(k.verdict), markup_escape(k.name()), markup_escape(k.reason), notes, metrics_table(k), figs);
 }
 
 /// One series' chart, its change points labelled and the fingerprint changes marked.
@@ -102,8 +118,7 @@ std::string trends(const CaseResult &c, const ReportContext &ctx) {
     if (t.run_ids.size() < 2) return "";
     std::string s = fmt::format("<div class=\"trend\"><b>trend over {} run(s)</b><div class=\"figs\">", t.run_ids.size());
     double tol = 0;
-    for (const auto &k : c.checks)
-        if (k.check == "golden") tol = number_or(metric(k, "tolerance"), 0.0);
+    if (const GoldenMetrics *g = find_metrics<GoldenMetrics>(c)) tol = number_or(g->tolerance, 0.0);
     if (const auto *err = t.find(c.case_id, c.kernel, "max_abs_error")) s += trend_figure(t, *err, "max abs error (dashed: tolerance)", tol > 0 ? &tol : nullptr);
     if (const auto *med = t.find(c.case_id, c.kernel, "median_s")) s += trend_figure(t, *med, "median time per call", nullptr);
     if (const auto *peak = t.find(c.case_id, c.kernel, "peak_bytes"); peak && !peak->changes.empty()) s += trend_figure(t, *peak, "peak bytes", nullptr);

@@ -64,11 +64,11 @@ std::string junit_serialize(const RunResults &r) {
     const std::vector<FailureGroup> groups = failure_groups(r);
     const auto group_of = index_groups(groups);
     for (const auto &counts : counts_per_check(r)) {
-        const std::string classname = fmt::format("attngate.{}.{}", r.suite, counts.check);
+        const std::string classname = fmt::format("attngate.{}.{}", r.suite, enum_name(counts.check));
         std::string cases;
         for (const auto &c : r.results)
             for (const auto &k : c.checks)
-                if (k.check == counts.check)
+                if (k.check() == counts.check)
                     cases += testcase(c.case_id + " / " + c.kernel, classname, c.seconds, k.verdict, k.reason, key_numbers(k), &k,
                                      group_of.contains(&k) ? group_of.at(&k) : nullptr);
         suites += suite_element(classname, counts, cases);

@@ -43,7 +43,7 @@ std::string header(const RunResults &r) {
                      r.results.size(), errors);
     s += "| check | pass | fail | error | skip |\n|---|---:|---:|---:|---:|\n";
     for (const auto &c : counts_per_check(r))
-        s += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(c.check), c.pass, c.fail, c.error, c.skip);
+        s += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(enum_name(c.check)), c.pass, c.fail, c.error, c.skip);
     return s + "\n";
 }
 
@@ -60,7 +60,7 @@ std::string failures(const RunResults &r, size_t budget) {
     for (; shown < n; ++shown) {
         const CheckRow &row = rows[shown];
         std::string line = fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_cell(row.result->case_id), markdown_cell(row.result->kernel),
-                                       markdown_cell(row.check->check), row.check->verdict == Verdict::Error ? "ERROR" : "FAIL",
+                                       markdown_cell(row.check->name()), row.check->verdict == Verdict::Error ? "ERROR" : "FAIL",
                                        markdown_cell(key_numbers(*row.check)), markdown_cell(row.check->reason));
         if (s.size() + line.size() > budget) break;
         s += line;
@@ -125,16 +125,15 @@ std::string margins(const RunResults &r) {
     std::vector<std::pair<std::pair<std::string, std::string>, Worst>> rows;  // (kernel, dtype), first-seen order
     for (const auto &c : r.results)
         for (const auto &k : c.checks) {
-            if (k.check != "golden") continue;
-            const auto *m = k.metrics.if_contains("margin");
-            if (!m || !m->is_number()) continue;
+            const std::optional<double> margin = figure_of<&GoldenMetrics::margin>(k);
+            if (!margin) continue;
             const auto *d = c.params.if_contains("dtype");
             const std::pair<std::string, std::string> key{c.kernel, d && d->is_string() ? std::string(d->get_string()) : "?"};
             auto it = std::find_if(rows.begin(), rows.end(), [&](const auto &e) { return e.first == key; });
             if (it == rows.end()) it = rows.insert(rows.end(), {key, Worst{}});
-            if (m->to_number<double>() > it->second.margin) it->second.margin = m->to_number<double>(), it->second.margin_case = c.case_id;
-            if (const auto *rm = k.metrics.if_contains("rms_margin"); rm && rm->is_number() && rm->to_number<double>() > it->second.rms_margin)
-                it->second.rms_margin = rm->to_number<double>(), it->second.rms_case = c.case_id;
+            if (*margin > it->second.margin) it->second.margin = *margin, it->second.margin_case = c.case_id;
+            if (const auto rm = figure_of<&GoldenMetrics::rms_margin>(k); rm && *rm > it->second.rms_margin)
+                it->second.rms_margin = *rm, it->second.rms_case = c.case_id;
         }
     if (rows.empty()) return "";
     std::string s = "### Closest to the tolerance (golden margin = error ÷ tolerance, worst per kernel and dtype)\n\n"

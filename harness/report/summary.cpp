@@ -2,26 +2,40 @@
 #include "report/summary.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 
 namespace attngate {
 
 namespace {
 
-/// Per check, the metrics that decide it, in the order a person reads them.
-const std::vector<std::string> &decisive_metrics(std::string_view check) {
-    static const std::vector<std::string> golden = {"max_abs_error", "tolerance", "margin", "rms_error", "rms_tolerance", "rms_margin",
-                                                    "nmse", "worst_coords"};
-    static const std::vector<std::string> memory = {"leak_bytes_per_call", "leak_noise_floor_bytes_per_call", "abi_peak_bytes",
-                                                    "peak_baseline_bytes", "peak_growth_pct"};
-    static const std::vector<std::string> perf = {"median_s", "baseline_median_s", "ratio", "ci_low", "ci_high", "p_adjusted", "status"};
-    static const std::vector<std::string> cost = {"usd_per_million_tokens", "baseline_usd_per_million_tokens", "price_source"};
-    static const std::vector<std::string> none;
-    if (check == "golden") return golden;
-    if (check == "memory") return memory;
-    if (check == "perf") return perf;
-    if (check == "cost") return cost;
-    return none;
+/// A measured field as the reports show it; nullopt when absent or null.
+template <class T>
+std::optional<std::string> shown(const std::optional<T> &v) {
+    if (!v) return std::nullopt;
+    if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(*v)) return std::nullopt;
+        return fmt::format("{:.3g}", *v);
+    } else if constexpr (std::is_integral_v<T>) {
+        return fmt::format("{}", *v);
+    } else if constexpr (std::is_enum_v<T>) {
+        return std::string(enum_name(*v));
+    } else {
+        return std::string(*v);
+    }
 }
+
+/// "name=value" for each of the check's Fields that was measured, in order.
+template <auto... Fields>
+std::string numbers(const CheckResult &c) {
+    std::string out;
+    const auto add = [&](const char *name, const std::optional<std::string> &v) {
+        if (v) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, *v);
+    };
+    (add(field_name<Fields>(), shown(c.as<record_of_t<Fields>>().*Fields)), ...);
+    return out;
+}
+
 }  // namespace
 
 int verdict_rank(Verdict v) {
@@ -46,8 +60,8 @@ std::vector<CheckCounts> counts_per_check(const RunResults &r) {
     std::vector<CheckCounts> out;
     for (const auto &c : r.results)
         for (const auto &k : c.checks) {
-            auto it = std::find_if(out.begin(), out.end(), [&](const CheckCounts &x) { return x.check == k.check; });
-            if (it == out.end()) it = out.insert(out.end(), CheckCounts{k.check});
+            auto it = std::find_if(out.begin(), out.end(), [&](const CheckCounts &x) { return x.check == k.check(); });
+            if (it == out.end()) it = out.insert(out.end(), CheckCounts{k.check()});
             switch (k.verdict) {
             case Verdict::Pass: ++it->pass; break;
             case Verdict::Fail: ++it->fail; break;
@@ -67,11 +81,21 @@ std::string format_number(const json::value *v) {
 }
 
 std::string key_numbers(const CheckResult &c) {
-    std::string out;
-    for (const auto &name : decisive_metrics(c.check))
-        if (const auto *v = c.metrics.if_contains(name); v && !v->is_null())
-            out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, format_number(v));
-    return out;
+    // Per check, the metrics that decide it, in the order a person reads them.
+    switch (c.check()) {
+    case CheckName::Golden:
+        return numbers<&GoldenMetrics::max_abs_error, &GoldenMetrics::tolerance, &GoldenMetrics::margin, &GoldenMetrics::rms_error,
+                       &GoldenMetrics::rms_tolerance, &GoldenMetrics::rms_margin, &GoldenMetrics::nmse, &GoldenMetrics::worst_coords>(c);
+    case CheckName::Memory:
+        return numbers<&MemoryMetrics::leak_bytes_per_call, &MemoryMetrics::leak_noise_floor_bytes_per_call, &MemoryMetrics::abi_peak_bytes,
+                       &MemoryMetrics::peak_baseline_bytes, &MemoryMetrics::peak_growth_pct>(c);
+    case CheckName::Perf:
+        return numbers<&PerfMetrics::median_s, &PerfMetrics::baseline_median_s, &PerfMetrics::ratio, &PerfMetrics::ci_low,
+                       &PerfMetrics::ci_high, &PerfMetrics::p_adjusted, &PerfMetrics::status>(c);
+    case CheckName::Cost:
+        return numbers<&CostMetrics::usd_per_million_tokens, &CostMetrics::baseline_usd_per_million_tokens, &CostMetrics::price_source>(c);
+    default: return "";
+    }
 }
 
 FingerprintComparison compare_fingerprints(const RunResults &r, const std::vector<RunResults> &history) {

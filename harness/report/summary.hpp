@@ -21,7 +21,7 @@ struct CheckRow {
 std::vector<CheckRow> rows_failures_first(const RunResults &r);
 
 struct CheckCounts {
-    std::string check;
+    CheckName check = CheckName::Golden;
     size_t pass = 0, fail = 0, skip = 0, error = 0;
     size_t total() const { return pass + fail + skip + error; }
 };

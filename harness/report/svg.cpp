@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/escape.hpp"
+#include "stats/stats.hpp"
 
 namespace attngate {
 
@@ -16,9 +17,9 @@ namespace {
 /// 10 red (at or above it), 11 black (NaN/inf). Cells of a level share one SVG path.
 constexpr int kLevels = 12;
 
-int heat_level(const json::value &v, double tol) {
-    if (!v.is_number()) return 11;
-    const double e = v.to_number<double>();
+int heat_level(const std::optional<double> &v, double tol) {
+    if (!v || !std::isfinite(*v)) return 11;
+    const double e = *v;
     if (tol > 0 && e >= tol) return 10;
     const double t = tol > 0 ? std::clamp(e / tol, 0.0, 1.0) : 0.0;
     return std::min(9, static_cast<int>(t * 10.0));
@@ -32,45 +33,23 @@ std::string level_colour(int level) {
     return fmt::format("#{:02x}{:02x}{:02x}", mix(0xee, 0xfd), mix(0xf4, 0x8d), mix(0xfb, 0x3c));
 }
 
-/// A field of the error map as text, escaped ("?" when absent).
-std::string format_axis(const json::object &m, const char *key) {
-    const auto *v = m.if_contains(key);
-    if (!v) return "?";
-    return markup_escape(v->is_string() ? std::string(v->get_string()) : json::serialize(*v));
-}
 
-double median(std::vector<double> v) {
-    if (v.empty()) return NAN;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 }  // namespace
 
-std::vector<double> json_numbers(const json::value *array) {
-    std::vector<double> out;
-    if (array && array->is_array())
-        for (const auto &e : array->get_array())
-            if (e.is_number()) out.push_back(e.to_number<double>());
-    return out;
-}
-
-std::string svg_heatmap(const json::object &m, double tol) {
-    const auto *values = m.if_contains("values");
-    if (!values || !values->is_array() || values->get_array().empty()) return "";
-    const json::array &rows = values->get_array();
-    const size_t ncols = rows[0].is_array() ? rows[0].get_array().size() : 0;
+std::string svg_heatmap(const ErrorMap &m, double tol) {
+    const auto &rows = m.values;
+    const size_t ncols = rows.empty() ? 0 : rows[0].size();
     if (ncols == 0) return "";
     constexpr int cw = 12, ch = 7, left = 46, top = 16;
     const int w = left + static_cast<int>(ncols) * cw, h = top + static_cast<int>(rows.size()) * ch + 14;
     std::string s = fmt::format("<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">", w, h);
-    s += fmt::format("<text x=\"{}\" y=\"11\" class=\"ax\">{} (0..{}) →</text>", left, format_axis(m, "col_axis"), format_axis(m, "head_dim_v"));
+    s += fmt::format("<text x=\"{}\" y=\"11\" class=\"ax\">{} (0..{}) →</text>", left, markup_escape(m.col_axis), m.head_dim_v);
     s += fmt::format("<text x=\"2\" y=\"{}\" class=\"ax\">pos 0</text><text x=\"2\" y=\"{}\" class=\"ax\">{}</text>", top + 8, h - 16,
-                     format_axis(m, "seq_len"));
+                     m.seq_len);
     std::string paths[kLevels];
     for (size_t r = 0; r < rows.size(); ++r) {
-        if (!rows[r].is_array()) continue;
-        const json::array &row = rows[r].get_array();
+        const auto &row = rows[r];
         for (size_t c = 0; c < row.size() && c < ncols; ++c)
             paths[heat_level(row[c], tol)] += fmt::format("M{} {}h{}v{}h-{}z", left + static_cast<int>(c) * cw, top + static_cast<int>(r) * ch, cw, ch, cw);
     }

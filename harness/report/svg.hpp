@@ -5,14 +5,14 @@
 #include <utility>
 #include <vector>
 
-#include "io/json_io.hpp"
+#include "results/check_metrics.hpp"
 
 namespace attngate {
 
 /// The golden check's error_map as a heatmap: rows = sequence position, columns = value
 /// head dim, colour = error relative to the tolerance (red at or above it, black for
 /// NaN/inf). Returns "" when the map is malformed.
-std::string svg_heatmap(const json::object &error_map, double tolerance);
+std::string svg_heatmap(const ErrorMap &error_map, double tolerance);
 
 /// A small line chart of ys over x = 0..n-1, with an optional horizontal reference line.
 std::string svg_line_chart(const std::vector<double> &ys, const std::string &y_label, const double *reference = nullptr);
@@ -35,8 +35,5 @@ std::string svg_ratio_interval(double ratio, double ci_low, double ci_high, doub
 
 /// Horizontal bars with labels, e.g. peak bytes against the baseline's.
 std::string svg_bars(const std::vector<std::pair<std::string, double>> &bars, const std::string &unit);
-
-/// The numbers of a JSON array (non-numbers skipped).
-std::vector<double> json_numbers(const json::value *array);
 
 }  // namespace attngate

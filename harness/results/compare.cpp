@@ -12,11 +12,10 @@ bool CompareReport::regression() const {
 std::vector<double> perf_samples(const CaseResult &r, std::string *machine_class) {
     std::vector<double> out;
     for (const auto &c : r.checks) {
-        if (c.check != "perf") continue;
-        if (const auto *s = c.metrics.if_contains("samples_s"); s && s->is_array())
-            for (const auto &x : s->get_array()) out.push_back(x.to_number<double>());
-        if (const auto *m = c.metrics.if_contains("machine_class"); machine_class && m && m->is_string())
-            *machine_class = std::string(m->get_string());
+        const PerfMetrics *m = c.get<PerfMetrics>();
+        if (!m) continue;
+        if (m->samples_s) out.insert(out.end(), m->samples_s->begin(), m->samples_s->end());
+        if (machine_class && m->machine_class) *machine_class = *m->machine_class;
     }
     return out;
 }

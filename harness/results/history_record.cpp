@@ -16,9 +16,11 @@ json::value compact(double x) {
     return std::stod(fmt::format("{:.5g}", x));
 }
 
-std::optional<double> number(const json::object &o, std::string_view key) {
-    const auto *v = o.if_contains(key);
-    return v && v->is_number() ? std::optional(v->to_number<double>()) : std::nullopt;
+/// A measured figure; a null one (NaN) is not kept.
+template <class T>
+std::optional<double> figure(const std::optional<T> &x) {
+    if (!x || !std::isfinite(static_cast<double>(*x))) return std::nullopt;
+    return static_cast<double>(*x);
 }
 
 const char *verdict_letter(Verdict v) { return v == Verdict::Pass ? "p" : v == Verdict::Fail ? "f" : "s"; }
@@ -60,27 +62,20 @@ HistoryRecord history_record(const RunResults &results, std::string run_id) {
         row.case_id = c.case_id;
         row.kernel = c.kernel;
         for (const auto &k : c.checks) {
-            row.verdicts[k.check] = verdict_letter(k.verdict);
-            if (k.check == "golden") {
-                row.max_abs_error = number(k.metrics, "max_abs_error");
-                row.nmse = number(k.metrics, "nmse");
-                row.tolerance = number(k.metrics, "tolerance");
-            } else if (k.check == "memory") {
-                row.peak_bytes = number(k.metrics, "abi_peak_bytes");
-                row.leak_bytes_per_call = number(k.metrics, "leak_bytes_per_call");
-            } else if (k.check == "perf") {
-                const auto *s = k.metrics.if_contains("samples_s");
-                std::vector<double> samples;
-                if (s && s->is_array())
-                    for (const auto &x : s->get_array())
-                        if (x.is_number()) samples.push_back(x.to_number<double>());
-                if (!samples.empty()) {
-                    row.median_s = median(samples);
-                    const ConfidenceInterval ci = median_ci(samples);
-                    if (std::isfinite(ci.low)) row.median_low_s = ci.low, row.median_high_s = ci.high;
-                }
-            } else if (k.check == "cost") {
-                row.usd_per_mtok = number(k.metrics, "usd_per_million_tokens");
+            row.verdicts[k.name()] = verdict_letter(k.verdict);
+            if (const auto *g = k.get<GoldenMetrics>()) {
+                row.max_abs_error = figure(g->max_abs_error);
+                row.nmse = figure(g->nmse);
+                row.tolerance = figure(g->tolerance);
+            } else if (const auto *m = k.get<MemoryMetrics>()) {
+                row.peak_bytes = figure(m->abi_peak_bytes);
+                row.leak_bytes_per_call = figure(m->leak_bytes_per_call);
+            } else if (const auto *p = k.get<PerfMetrics>(); p && p->samples_s && !p->samples_s->empty()) {
+                row.median_s = median(*p->samples_s);
+                const ConfidenceInterval ci = median_ci(*p->samples_s);
+                if (std::isfinite(ci.low)) row.median_low_s = ci.low, row.median_high_s = ci.high;
+            } else if (const auto *cost = k.get<CostMetrics>()) {
+                row.usd_per_mtok = figure(cost->usd_per_million_tokens);
             }
         }
         rec.rows.push_back(std::move(row));

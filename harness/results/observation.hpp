@@ -43,6 +43,7 @@ struct CrashInfo {
     std::string describe() const;
 };
 
+
 /// How a kernel's outputs for the same inputs disagree.
 struct Nondeterminism {
     std::string across;         ///< "calls" (in one process) or "processes"

@@ -1,10 +1,49 @@
 // results.json serialisation.
 #include "results/results.hpp"
 
+#include <utility>
+
 #include "io/files.hpp"
-#include "results/metric_types.hpp"
 
 namespace attngate {
+
+namespace {
+template <size_t... I>
+constexpr bool alternatives_follow_check_names(std::index_sequence<I...>) {
+    return ((std::variant_alternative_t<I, CheckMetrics>::kCheck == static_cast<CheckName>(I)) && ...);
+}
+static_assert(alternatives_follow_check_names(std::make_index_sequence<std::variant_size_v<CheckMetrics>>()));
+static_assert(std::variant_size_v<CheckMetrics> == enum_names(CheckName{}).size());
+
+template <size_t... I>
+CheckMetrics empty_metrics_at(size_t index, std::index_sequence<I...>) {
+    CheckMetrics out;
+    ((index == I ? (out.emplace<I>(), true) : false) || ...);
+    return out;
+}
+}  // namespace
+
+CheckMetrics empty_metrics(CheckName check) {
+    return empty_metrics_at(static_cast<size_t>(check), std::make_index_sequence<std::variant_size_v<CheckMetrics>>());
+}
+
+CrashRecord crash_record(const CrashInfo &c) {
+    CrashRecord r{c.kind, c.seconds, c.stderr_tail, std::nullopt, std::nullopt, std::nullopt};
+    if (!c.signal.empty()) r.signal = c.signal;
+    if (c.kind == "exit") r.exit_code = c.exit_code;
+    if (!c.message.empty()) r.message = c.message;
+    return r;
+}
+
+json::object metrics_json(const CheckResult &c) {
+    json::object m;
+    if (c.crash) m.emplace("crash", to_json_object(*c.crash));
+    std::visit([&](const auto &typed) {
+        for (auto &kv : to_json_object(typed)) m.emplace(kv.key(), std::move(kv.value()));
+    }, c.metrics);
+    for (const auto &kv : c.extras) m.emplace(kv.key(), kv.value());  // a field of the record wins over a namesake extra
+    return m;
+}
 
 const char *verdict_name(Verdict v) {
     switch (v) {
@@ -35,7 +74,7 @@ Verdict CaseResult::verdict() const {
 std::string CaseResult::reason() const {
     for (Verdict v : {Verdict::Error, Verdict::Fail})
         for (const auto &c : checks)
-            if (c.verdict == v) return c.check + ": " + c.reason;
+            if (c.verdict == v) return std::string(c.name()) + ": " + c.reason;
     return checks.empty() ? "" : checks.front().reason;
 }
 
@@ -61,8 +100,8 @@ json::value to_json(const RunResults &r) {
         json::array checks;
         for (const auto &k : c.checks) {
             json::array notes(k.notes.begin(), k.notes.end());
-            checks.push_back(json::object{{"check", k.check}, {"verdict", verdict_name(k.verdict)}, {"reason", k.reason},
-                                          {"metrics", k.metrics}, {"notes", notes}});
+            checks.push_back(json::object{{"check", k.name()}, {"verdict", verdict_name(k.verdict)}, {"reason", k.reason},
+                                          {"metrics", metrics_json(k)}, {"notes", notes}});
         }
         ++counts[static_cast<int>(c.verdict())];
         results.push_back(json::object{{"case", c.case_id},
@@ -83,7 +122,7 @@ json::value to_json(const RunResults &r) {
                         {"suite_file", r.suite_file},
                         {"started_at", r.started_at},
                         {"complete", r.complete},
-                        {"checks", json::array(r.checks.begin(), r.checks.end())},
+                        {"checks", described::to_value(r.checks)},
                         {"verdict", verdict_name(r.verdict())},
                         {"summary", json::object{{"pass", counts[0]}, {"fail", counts[1]}, {"skip", counts[2]}, {"error", counts[3]}}},
                         {"fingerprint", r.fingerprint},
@@ -100,13 +139,34 @@ namespace {
 /// Version 1 had no "error" verdict: its crashes, hangs and kernel errors were "fail".
 /// They are recognised by what version 1 wrote with them, so old runs report alike.
 bool version1_error(const CheckResult &k) {
-    return k.verdict == Verdict::Fail && (k.metrics.contains("crash") || k.reason.starts_with("kernel returned error"));
+    return k.verdict == Verdict::Fail && (k.crash || k.reason.starts_with("kernel returned error"));
+}
+
+/// A check's metrics object: its crash, the fields of its record, and the rest as extras.
+std::optional<Error> metrics_from_json(const json::object &m, const std::string &file, const std::string &path, CheckResult &k) {
+    json::object rest;
+    if (auto e = std::visit([&](auto &typed) { return from_json_object(m, typed, file, path, &rest); }, k.metrics)) return e;
+    if (const auto *crash = rest.if_contains("crash")) {
+        CrashRecord c;
+        if (auto e = described::from_value(*crash, c, file, path + ".crash", true)) return e;
+        k.crash = std::move(c);
+        rest.erase("crash");
+    }
+    k.extras = std::move(rest);
+    return std::nullopt;
 }
 
 std::optional<Error> check_from_json(const json::value &v, const std::string &file, const std::string &path, int schema_version,
-                                     CheckResult &k) {
+                                     std::optional<CheckResult> &out) {
     ObjectReader r(v, file, path);
-    k.check = r.required_string("check");
+    const std::string name = r.required_string("check");
+    const auto check = parse_enum<CheckName>(name);
+    if (r.ok() && !check) {
+        std::string names;
+        for (const auto &[c, n] : enum_names(CheckName{})) names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", n);
+        r.fail_at("check", fmt::format("expected one of {}, got \"{}\"", names, name));
+    }
+    CheckResult k(check.value_or(CheckName::Golden));
     const std::string verdict = r.required_string("verdict");
     const auto parsed = parse_verdict(verdict);
     if (r.ok() && (!parsed || (schema_version < 2 && *parsed == Verdict::Error)))
@@ -116,14 +176,15 @@ std::optional<Error> check_from_json(const json::value &v, const std::string &fi
     k.reason = r.string("reason", "");
     if (const auto *m = r.raw("metrics"); m && r.ok()) {
         if (!m->is_object()) r.fail_at("metrics", "expected an object");
-        else if (auto e = check_metric_types(m->get_object(), file, r.path_of("metrics"))) r.adopt(std::move(e));
-        else k.metrics = m->get_object();
+        else r.adopt(metrics_from_json(m->get_object(), file, r.path_of("metrics"), k));
     }
     if (const auto *n = r.raw("notes"); n && n->is_array())
         for (const auto &e : n->get_array())
             if (e.is_string()) k.notes.emplace_back(e.get_string());
     if (r.ok() && schema_version < 2 && version1_error(k)) k.verdict = Verdict::Error;
-    return r.finish();
+    if (auto e = r.finish()) return e;
+    out = std::move(k);
+    return std::nullopt;
 }
 
 std::optional<Error> case_from_json(const json::value &v, const std::string &file, const std::string &path, int schema_version,
@@ -143,9 +204,9 @@ std::optional<Error> case_from_json(const json::value &v, const std::string &fil
     if (r.ok() && (!checks || !checks->is_array())) r.fail_at("checks", "expected an array");
     if (auto e = r.finish()) return e;
     for (size_t i = 0; i < checks->get_array().size(); ++i) {
-        CheckResult k;
+        std::optional<CheckResult> k;
         if (auto e = check_from_json(checks->get_array()[i], file, fmt::format("{}.checks[{}]", path, i), schema_version, k)) return e;
-        c.checks.push_back(std::move(k));
+        c.checks.push_back(std::move(*k));
     }
     return std::nullopt;
 }
@@ -163,9 +224,7 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     out.suite_file = r.string("suite_file", "");
     out.started_at = r.string("started_at", "");
     out.complete = r.boolean("complete", false);
-    if (const auto *c = r.raw("checks"); c && c->is_array())
-        for (const auto &e : c->get_array())
-            if (e.is_string()) out.checks.emplace_back(e.get_string());
+    if (const auto *c = r.raw("checks"); c && r.ok()) r.adopt(described::from_value(*c, out.checks, file, r.path_of("checks"), true));
     r.raw("verdict");
     r.raw("summary");
     if (const auto *f = r.raw("fingerprint"); f && f->is_object()) out.fingerprint = f->get_object();

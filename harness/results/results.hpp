@@ -2,13 +2,18 @@
 // serialised form and the single source for every reporter.
 #pragma once
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "io/error.hpp"
+#include "io/json_describe.hpp"
 #include "io/json_io.hpp"
+#include "results/check_metrics.hpp"
+#include "results/observation.hpp"
 
 namespace attngate {
 
@@ -25,13 +30,49 @@ std::optional<Verdict> parse_verdict(std::string_view s);
 /// True for the verdicts that fail the gate (Fail and Error).
 inline bool is_failing(Verdict v) { return v == Verdict::Fail || v == Verdict::Error; }
 
-/// One check's verdict on one case x kernel. Checks fill metrics with their own numbers.
+/// Each check's numbers; the alternative held is the check (CheckName's order).
+using CheckMetrics = std::variant<GoldenMetrics, NumericsMetrics, ContractMetrics, MemoryMetrics, PerfMetrics, CompileMetrics,
+                                  CostMetrics, InstructionsMetrics>;
+
+/// Empty metrics of the check's kind.
+CheckMetrics empty_metrics(CheckName check);
+
+/// One check's verdict on one case x kernel, with the check's own typed numbers.
 struct CheckResult {
-    std::string check;  ///< "golden", later "memory", "perf", "cost"
+    CheckMetrics metrics;
     Verdict verdict = Verdict::Pass;
     std::string reason;  ///< one line a person reads
-    json::object metrics;
     std::vector<std::string> notes;  ///< information, never a failure
+    std::optional<CrashRecord> crash;  ///< how the kernel's host ended, when it crashed or hung
+    /// Metrics a results file holds that no field of the check's record names: kept as
+    /// read and written back (the open map, as google/benchmark's user counters).
+    json::object extras;
+
+    explicit CheckResult(CheckName check, Verdict v = Verdict::Pass, std::string why = "")
+        : metrics(empty_metrics(check)), verdict(v), reason(std::move(why)) {}
+    template <class M>
+        requires requires { M::kCheck; }
+    explicit CheckResult(M m, Verdict v = Verdict::Pass, std::string why = "")
+        : metrics(std::move(m)), verdict(v), reason(std::move(why)) {}
+
+    CheckName check() const { return static_cast<CheckName>(metrics.index()); }
+    const char *name() const { return enum_name(check()); }
+    /// The metrics when this is M's check, else nullptr.
+    template <class M>
+    const M *get() const { return std::get_if<M>(&metrics); }
+    template <class M>
+    M *get() { return std::get_if<M>(&metrics); }
+    /// The metrics of M's check, which this must be.
+    template <class M>
+    M &as() {
+        ATTNGATE_CHECK(std::holds_alternative<M>(metrics));
+        return std::get<M>(metrics);
+    }
+    template <class M>
+    const M &as() const {
+        ATTNGATE_CHECK(std::holds_alternative<M>(metrics));
+        return std::get<M>(metrics);
+    }
 };
 
 struct CaseResult {
@@ -58,7 +99,7 @@ struct RunResults {
     std::string suite;
     std::string suite_file;
     std::string started_at;  ///< UTC, ISO 8601
-    std::vector<std::string> checks;  ///< which checks ran
+    std::vector<CheckName> checks;  ///< which checks ran
     std::vector<CaseResult> results;
     bool complete = false;  ///< false while the run is still going (or crashed)
     json::object fingerprint;           ///< this run's dependency/environment fingerprint
@@ -71,6 +112,32 @@ struct RunResults {
     Verdict verdict() const;
     const CaseResult *find(std::string_view case_id, std::string_view kernel) const;
 };
+
+/// The first check of case x kernel `r` whose metrics are M's, or nullptr.
+template <class M>
+const M *find_metrics(const CaseResult &r) {
+    for (const auto &c : r.checks)
+        if (const M *m = c.get<M>()) return m;
+    return nullptr;
+}
+
+/// What results.json keeps of a crash, on the checks it errored.
+CrashRecord crash_record(const CrashInfo &c);
+
+/// A numeric metric of a check as a double (an integer one converted), when the check is
+/// the field's record's and the figure was measured and is finite; e.g.
+/// figure_of<&GoldenMetrics::margin>(check).
+template <auto Field>
+std::optional<double> figure_of(const CheckResult &c) {
+    const auto *m = c.get<record_of_t<Field>>();
+    if (!m || !(m->*Field)) return std::nullopt;
+    const double x = static_cast<double>(*(m->*Field));
+    return std::isfinite(x) ? std::optional(x) : std::nullopt;
+}
+
+/// A check's metrics (and crash, and extras) as results.json holds them: for reports that
+/// list every metric without knowing the check.
+json::object metrics_json(const CheckResult &c);
 
 json::value to_json(const RunResults &r);
 Result<RunResults> results_from_json(const json::value &v, const std::string &file);

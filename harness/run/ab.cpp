@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "checks/compile_check.hpp"
 #include "checks/golden_check.hpp"
@@ -35,8 +36,7 @@ std::optional<CheckResult> golden_of(const std::optional<GoldenManifest> &manife
     return golden_check(out.values, *want, *e, allowance);
 }
 
-CheckResult failed(const std::string &check, const std::string &why) { return CheckResult{check, Verdict::Fail, why, {}, {}}; }
-
+/// Side A's ([0]) and side B's ([1]) paired samples per row.
 using Samples = std::map<AbLabel, std::vector<double>>[2];
 
 /// Times one round: the rows `wanted` accepts (a side that times whole rounds times all).
@@ -127,24 +127,18 @@ Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::
     });
 }
 
-}  // namespace
-
-Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
-                          const std::function<void(int, int)> &progress) {
-    std::optional<GoldenManifest> manifest;
-    auto has = has_golden_manifest(suite, *o.store);
+/// The suite's golden manifest, when it has one.
+Result<std::optional<GoldenManifest>> manifest_if_any(const Suite &suite, Store &store) {
+    auto has = has_golden_manifest(suite, store);
     if (!has) return std::unexpected(has.error());
-    if (*has) {
-        auto m = load_golden_manifest(suite, *o.store);
-        if (!m) return std::unexpected(m.error());
-        manifest = std::move(*m);
-    }
-    auto out_a = a.outputs(o.round);
-    if (!out_a) return std::unexpected(out_a.error());
-    auto out_b = b.outputs(o.round);
-    if (!out_b) return std::unexpected(out_b.error());
+    if (!*has) return std::optional<GoldenManifest>();
+    auto m = load_golden_manifest(suite, store);
+    if (!m) return std::unexpected(m.error());
+    return std::optional<GoldenManifest>(std::move(*m));
+}
 
-    std::map<AbLabel, std::vector<double>> samples[2];
+/// Both sides' paired samples: row by row where both sides time rows alone, else by round.
+Result<void> pair_timings(AbSide &a, AbSide &b, const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples) {
     auto rows_a = a.rows(o.round);
     if (!rows_a) return std::unexpected(rows_a.error());
     auto rows_b = b.rows(o.round);
@@ -152,86 +146,121 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
     std::vector<AbLabel> rows;  // timed one at a time on both sides
     for (const auto &label : *rows_a)
         if (std::find(rows_b->begin(), rows_b->end(), label) != rows_b->end()) rows.push_back(label);
-    auto paired = rows.empty() ? pair_by_round(a, b, o, progress, samples) : pair_by_row(a, b, rows, o, progress, samples);
-    if (!paired) return std::unexpected(paired.error());
+    return rows.empty() ? pair_by_round(a, b, o, progress, samples) : pair_by_row(a, b, rows, o, progress, samples);
+}
 
+/// What run_ab judges each case x kernel of side B with: the goldens, side A's outputs,
+/// and the paired decisions (after Benjamini-Hochberg over every row at once).
+class AbJudge {
+public:
+    AbJudge(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o, std::optional<GoldenManifest> manifest, Samples &samples)
+        : suite_(suite), a_(a), b_(b), o_(o), manifest_(std::move(manifest)), samples_(samples) {
+        const DecisionPolicy policy = looks_policy(o);
+        for (const auto &[label, sa] : samples_[0]) {
+            decided_[label] = decisions_.size();
+            decisions_.push_back(decide_paired(samples_[1][label], sa, policy));
+        }
+        apply_benjamini_hochberg(decisions_, policy.alpha);
+    }
+
+    /// B's golden check, the numerics of B against A, and B's compile time against A's.
+    void output_checks(CaseResult &r, const CaseSpec &c, const AbOutput *oa, const AbOutput &ob) const {
+        std::optional<CheckResult> golden_b = golden_of(manifest_, suite_, o_, c, ob);
+        const double tolerance = golden_b ? golden_b->as<GoldenMetrics>().tolerance.value_or(0.0) : 0.0;
+        if (golden_b) r.checks.push_back(*golden_b);
+        if (!oa || !oa->error.empty()) {
+            r.checks.emplace_back(CheckName::Numerics, Verdict::Skip, oa ? "side A has no output: " + oa->error : "side A did not run this case");
+            return;
+        }
+        CheckResult n = numerics_check(diff_outputs(oa->values, ob.values), sketch_output(ob.values), "side A", tolerance,
+                                       c.bitwise_stable.value_or(o_.bitwise || suite_.bitwise_stable));
+        if (auto golden_a = golden_of(manifest_, suite_, o_, c, *oa); golden_a && golden_a->verdict == Verdict::Fail)
+            n.notes.push_back("side A fails its golden here (" + golden_a->reason + "); side B " +
+                              (golden_b && golden_b->verdict == Verdict::Pass ? "passes it" : "does too"));
+        r.checks.push_back(std::move(n));
+        if (oa->compile_s && ob.compile_s) r.checks.push_back(compile_check(*ob.compile_s, oa->compile_s, o_.compile_threshold_pct));
+    }
+
+    /// The paired perf check of a row both sides timed, with both sides' traces when slower.
+    std::optional<CheckResult> perf_check_of(const AbLabel &label, const CaseSpec &c) {
+        const auto it = decided_.find(label);
+        if (it == decided_.end()) return std::nullopt;
+        if (!flops_.contains(c.id)) {  // per case: its segment ids count, as in the perf phase
+            const CaseInputs in = generate_inputs(suite_, c);
+            flops_[c.id] = case_flops(c, in.segment_ids_q, in.segment_ids_kv);
+        }
+        CheckResult p = perf_check(samples_[1][label], samples_[0][label], &decisions_[it->second], PerfBaselineState::Present, "",
+                                   attention_shape(c), flops_[c.id], 100 * o_.policy.threshold, "A/B paired on this machine", o_.strict);
+        PerfMetrics &m = p.as<PerfMetrics>();
+        m.mode = PerfMode::Ab;
+        m.looks = looks_of(o_);  // merge redecides with it
+        m.a = a_.describe();
+        m.b = b_.describe();
+        if (p.verdict == Verdict::Fail && !o_.profiles_dir.empty())
+            for (auto [side, dir, trace_of] : {std::tuple{&a_, "profile_a", &m.profile_a}, std::tuple{&b_, "profile_b", &m.profile_b}}) {
+                auto trace = side->profile(label, o_.profiles_dir / dir);
+                if (trace) *trace_of = std::filesystem::relative(*trace, o_.profiles_dir.parent_path()).string();
+                else p.notes.push_back("no profiler trace: " + trace.error().message);
+            }
+        return p;
+    }
+
+private:
+    const Suite &suite_;
+    AbSide &a_, &b_;
+    const AbOptions &o_;
+    std::optional<GoldenManifest> manifest_;
+    Samples &samples_;
+    std::vector<PerfDecision> decisions_;
+    std::map<AbLabel, size_t> decided_;
+    std::map<std::string, double> flops_;
+};
+
+RunResults ab_results(const Suite &suite, AbSide &a, AbSide &b) {
     RunResults results;
     results.tool_version = tool_version();
     results.suite = suite.name;
     results.suite_file = suite.file.string();
-    results.checks = {"perf", "numerics", "golden", "compile"};
+    results.checks = {CheckName::Perf, CheckName::Numerics, CheckName::Golden, CheckName::Compile};
     results.fingerprint = json::object{{"ab", json::object{{"a", a.describe()}, {"b", b.describe()}}}};
     if (auto fa = a.fingerprint(); !fa.empty()) results.baseline_fingerprint = fa;
     if (auto fb = b.fingerprint(); !fb.empty())
         for (const auto &[k, v] : fb) results.fingerprint[k] = v;
+    return results;
+}
 
-    const DecisionPolicy policy = looks_policy(o);
-    std::vector<AbLabel> labels;
-    std::vector<PerfDecision> decisions;
-    for (const auto &[label, sa] : samples[0]) {
-        labels.push_back(label);
-        decisions.push_back(decide_paired(samples[1][label], sa, policy));
-    }
-    apply_benjamini_hochberg(decisions, policy.alpha);
-    std::map<AbLabel, size_t> decided;
-    for (size_t i = 0; i < labels.size(); ++i) decided[labels[i]] = i;
+}  // namespace
 
-    std::map<std::string, double> flops;
+Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
+                          const std::function<void(int, int)> &progress) {
+    auto manifest = manifest_if_any(suite, *o.store);
+    if (!manifest) return std::unexpected(manifest.error());
+    auto out_a = a.outputs(o.round);
+    if (!out_a) return std::unexpected(out_a.error());
+    auto out_b = b.outputs(o.round);
+    if (!out_b) return std::unexpected(out_b.error());
+    Samples samples;
+    if (auto paired = pair_timings(a, b, o, progress, samples); !paired) return std::unexpected(paired.error());
+
+    RunResults results = ab_results(suite, a, b);
+    AbJudge judge(suite, a, b, o, std::move(*manifest), samples);
     for (const auto &[label, ob] : *out_b) {
         const CaseSpec *c = suite.find_case(label.first);
         if (!c) return fail(ErrorKind::Infra, "side B ran case \"{}\", which {} does not have", label.first, suite.file.string());
-        CaseResult r;
+        CaseResult &r = results.results.emplace_back();
         r.case_id = label.first;
         r.kernel = label.second;
         r.params = case_params(*c);
-        const auto ia = out_a->find(label);
-        const AbOutput *oa = ia == out_a->end() ? nullptr : &ia->second;
-        const bool skipped = ob.error.starts_with("skipped: ");
         if (!ob.error.empty()) {
-            r.checks.push_back(skipped ? CheckResult{"golden", Verdict::Skip, ob.error.substr(9), {}, {}} : failed("golden", "side B: " + ob.error));
-            results.results.push_back(std::move(r));
+            const bool skipped = ob.error.starts_with("skipped: ");
+            r.checks.push_back(skipped ? CheckResult(CheckName::Golden, Verdict::Skip, ob.error.substr(9))
+                                       : CheckResult(CheckName::Golden, Verdict::Fail, "side B: " + ob.error));
             continue;
         }
         r.compile_s = ob.compile_s;
-        std::optional<CheckResult> golden_b = golden_of(manifest, suite, o, *c, ob);
-        const double tolerance = golden_b && golden_b->metrics.contains("tolerance") ? golden_b->metrics.at("tolerance").to_number<double>() : 0.0;
-        if (golden_b) r.checks.push_back(*golden_b);
-        if (oa && oa->error.empty()) {
-            CheckResult n = numerics_check(diff_outputs(oa->values, ob.values), sketch_output(ob.values), "side A", tolerance,
-                                           c->bitwise_stable.value_or(o.bitwise || suite.bitwise_stable));
-            if (auto golden_a = golden_of(manifest, suite, o, *c, *oa); golden_a && golden_a->verdict == Verdict::Fail)
-                n.notes.push_back("side A fails its golden here (" + golden_a->reason + "); side B " +
-                                  (golden_b && golden_b->verdict == Verdict::Pass ? "passes it" : "does too"));
-            r.checks.push_back(std::move(n));
-            if (oa->compile_s && ob.compile_s) {
-                CheckResult cc = compile_check(*ob.compile_s, oa->compile_s, o.compile_threshold_pct);
-                r.checks.push_back(std::move(cc));
-            }
-        } else {
-            r.checks.push_back(CheckResult{"numerics", Verdict::Skip,
-                                           oa ? "side A has no output: " + oa->error : "side A did not run this case", {}, {}});
-        }
-        if (const auto it = decided.find(label); it != decided.end()) {
-            if (!flops.contains(c->id)) {  // per case: its segment ids count, as in the perf phase
-                const CaseInputs in = generate_inputs(suite, *c);
-                flops[c->id] = case_flops(*c, in.segment_ids_q, in.segment_ids_kv);
-            }
-            CheckResult p = perf_check(samples[1][label], samples[0][label], &decisions[it->second], PerfBaselineState::Present, "",
-                                       attention_shape(*c), flops[c->id], 100 * o.policy.threshold,
-                                       "A/B paired on this machine", o.strict);
-            p.metrics["mode"] = "ab";
-            p.metrics["looks"] = looks_of(o);  // merge redecides with it
-            p.metrics["a"] = a.describe();
-            p.metrics["b"] = b.describe();
-            if (p.verdict == Verdict::Fail && !o.profiles_dir.empty())
-                for (auto [side, key] : {std::pair<AbSide *, const char *>{&a, "profile_a"}, {&b, "profile_b"}}) {
-                    auto trace = side->profile(label, o.profiles_dir / key);
-                    if (trace) p.metrics[key] = std::filesystem::relative(*trace, o.profiles_dir.parent_path()).string();
-                    else p.notes.push_back("no profiler trace: " + trace.error().message);
-                }
-            r.checks.push_back(std::move(p));
-        }
-        results.results.push_back(std::move(r));
+        const auto ia = out_a->find(label);
+        judge.output_checks(r, *c, ia == out_a->end() ? nullptr : &ia->second, ob);
+        if (auto p = judge.perf_check_of(label, *c)) r.checks.push_back(std::move(*p));
     }
     results.complete = true;
     return results;

@@ -13,7 +13,7 @@
 #include "attngate/bf16.hpp"
 #include "attngate/kernel_tools.hpp"
 #include "backend/memory.hpp"
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 #include "stats/stats.hpp"
 #include "checks/throughput.hpp"
 #include "backend/timing.hpp"
@@ -107,6 +107,40 @@ private:
     void *handle_;
 };
 
+/// The ABI problem of one config over its inputs, writing to out (allocator and instance
+/// left to the caller).
+attngate_problem bench_problem(const BenchConfig &c, const BenchInputs &in, float *out) {
+    attngate_problem p{};
+    p.batch = 1;
+    p.seq_q = p.seq_k = c.seq;
+    p.heads_q = p.heads_kv = c.heads;
+    p.head_dim = p.head_dim_v = c.head_dim;
+    p.dtype = c.dtype;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    p.causal = c.causal;
+    p.window_left = p.window_right = -1;
+    const bool bf16 = c.dtype == ATTNGATE_DTYPE_BF16;
+    p.q = bf16 ? static_cast<const void *>(in.q16.data()) : in.q.data();
+    p.k = bf16 ? static_cast<const void *>(in.k16.data()) : in.k.data();
+    p.v = bf16 ? static_cast<const void *>(in.v16.data()) : in.v.data();
+    p.out = out;
+    return p;
+}
+
+/// A row's figures from its samples and those of its sgemm ceiling.
+void measure_row(BenchRow &r, const std::vector<double> &samples, double ceiling_flops, const std::vector<double> &ceiling_samples) {
+    const BenchConfig &c = r.config;
+    AttentionShape shape;
+    shape.seq_q = shape.seq_k = c.seq;
+    shape.heads_q = c.heads;
+    shape.head_dim = shape.head_dim_v = c.head_dim;
+    shape.causal = c.causal;
+    r.seconds = median(samples);
+    r.gflops = gflops_per_second(attention_flops(shape), r.seconds);
+    r.tokens_per_s = tokens_per_second(shape, r.seconds);
+    r.ceiling_gflops = gflops_per_second(ceiling_flops, median(ceiling_samples));
+}
+
 }  // namespace
 
 Result<std::vector<BenchRow>> run_bench(const KernelRegistry &reg, const std::vector<BenchConfig> &configs,
@@ -138,20 +172,7 @@ Result<std::vector<BenchRow>> run_bench(const KernelRegistry &reg, const std::ve
         if (!in) in = std::make_unique<BenchInputs>(make_inputs(c.seq, c.heads, c.head_dim, c.dtype));
         outputs[i].assign(static_cast<size_t>(c.seq * c.heads * c.head_dim), 0.0f);
         attngate_problem &p = problems[i];
-        p = attngate_problem{};
-        p.batch = 1;
-        p.seq_q = p.seq_k = c.seq;
-        p.heads_q = p.heads_kv = c.heads;
-        p.head_dim = p.head_dim_v = c.head_dim;
-        p.dtype = c.dtype;
-        p.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-        p.causal = c.causal;
-        p.window_left = p.window_right = -1;
-        const bool bf16 = c.dtype == ATTNGATE_DTYPE_BF16;
-        p.q = bf16 ? static_cast<const void *>(in->q16.data()) : in->q.data();
-        p.k = bf16 ? static_cast<const void *>(in->k16.data()) : in->k.data();
-        p.v = bf16 ? static_cast<const void *>(in->v16.data()) : in->v.data();
-        p.out = outputs[i].data();
+        p = bench_problem(c, *in, outputs[i].data());
         p.allocator = alloc.abi();
         p.instance = inst->handle();
         request_of[i] = requests.size();
@@ -185,16 +206,8 @@ Result<std::vector<BenchRow>> run_bench(const KernelRegistry &reg, const std::ve
             continue;
         }
         const BenchConfig &c = configs[i];
-        AttentionShape shape;
-        shape.seq_q = shape.seq_k = c.seq;
-        shape.heads_q = c.heads;
-        shape.head_dim = shape.head_dim_v = c.head_dim;
-        shape.causal = c.causal;
-        r.seconds = median(samples[request_of[i]]);
-        r.gflops = gflops_per_second(attention_flops(shape), r.seconds);
-        r.tokens_per_s = tokens_per_second(shape, r.seconds);
         const std::tuple<int64_t, int64_t, int> key{c.seq, c.head_dim, c.threads};
-        r.ceiling_gflops = gflops_per_second(ceilings.at(key)->flops(), median(samples[ceiling_request.at(key)]));
+        measure_row(r, samples[request_of[i]], ceilings.at(key)->flops(), samples[ceiling_request.at(key)]);
         rows.push_back(std::move(r));
     }
     return rows;

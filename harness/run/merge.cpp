@@ -2,6 +2,7 @@
 #include "run/merge.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -108,37 +109,36 @@ size_t redecide_perf(RunResults &results, double alpha) {
     double bh_alpha = alpha;
     for (auto &r : results.results)
         for (auto &c : r.checks) {
-            if (c.check != "perf") continue;
-            const auto [cur, base] = samples_to_gate(c.metrics);
+            const PerfMetrics *m = c.get<PerfMetrics>();
+            if (!m) continue;
+            const auto [cur, base] = samples_to_gate(*m);
             if (cur.empty() || base.empty()) continue;  // not compared: no baseline, another machine, or not timed
             DecisionPolicy policy;
             policy.alpha = alpha;
-            if (const auto *t = c.metrics.if_contains("threshold_pct"); t && t->is_number()) policy.threshold = t->to_number<double>() / 100.0;
-            const auto *m = c.metrics.if_contains("mode");
-            const std::string_view mode = m && m->is_string() ? std::string_view(m->get_string()) : "";
-            const bool paired = mode == "ab";
-            if (const auto *looks = c.metrics.if_contains("looks"); looks && looks->is_number()) {  // as run_ab decided
-                // A look count from the file, bounded before the cast (a huge one is undefined behaviour).
-                policy = per_look(policy, static_cast<int>(std::clamp(looks->to_number<double>(), 1.0, 1000.0)));
+            if (m->threshold_pct && std::isfinite(*m->threshold_pct)) policy.threshold = *m->threshold_pct / 100.0;
+            const bool paired = m->mode == PerfMode::Ab;
+            if (m->looks) {  // as run_ab decided
+                // A look count from the file, bounded before the cast.
+                policy = per_look(policy, static_cast<int>(std::clamp<int64_t>(*m->looks, 1, 1000)));
                 bh_alpha = std::min(bh_alpha, policy.alpha);
             }
             decisions.push_back(paired ? decide_paired(cur, base, policy) : decide(cur, base, policy));
             policies.push_back(policy);
             checks.push_back(&c);
-            calibrated.push_back(mode == "calibrated");
+            calibrated.push_back(m->mode == PerfMode::Calibrated);
             against_baseline.push_back(!paired);
         }
     apply_benjamini_hochberg(decisions, bh_alpha);
     for (size_t i = 0; i < checks.size(); ++i) {  // as the perf phase: the guard, then a regression must reproduce
-        const json::object &m = checks[i]->metrics;
+        const PerfMetrics &m = checks[i]->as<PerfMetrics>();
         guard_machine_speed(decisions[i], machine_move_of(m), calibrated[i]);
         if (against_baseline[i] && decisions[i].status == PerfStatus::Regression) {
-            const auto [cur, base] = samples_to_gate(m, kReproduction);
+            const auto [cur, base] = samples_to_gate(m, PerfTiming::Reproduction);
             PerfDecision again;  // Insufficient
             again.reason = "none was recorded (results written before regressions were timed twice, or the second timing failed)";
             if (!cur.empty()) {
                 again = decide(cur, base, policies[i]);
-                guard_machine_speed(again, machine_move_of(m, kReproduction), calibrated[i]);
+                guard_machine_speed(again, machine_move_of(m, PerfTiming::Reproduction), calibrated[i]);
             }
             require_reproduction(decisions[i], again);
         }

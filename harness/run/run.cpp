@@ -15,6 +15,7 @@
 #include "io/files.hpp"
 #include "plan/inputs.hpp"
 #include "results/fingerprint.hpp"
+#include "results/results_writer.hpp"
 #include "run/perf_phase.hpp"
 #include "run/sharding.hpp"
 #include "store/baseline_store.hpp"
@@ -26,8 +27,8 @@ namespace attngate {
 
 const char *tool_version() { return "attngate 0.2.0"; }
 
-const std::vector<std::string> &known_checks() {
-    static const std::vector<std::string> checks = {"golden", "memory", "perf", "cost"};
+const std::vector<CheckName> &requestable_checks() {
+    static const std::vector<CheckName> checks = {CheckName::Golden, CheckName::Memory, CheckName::Perf, CheckName::Cost};
     return checks;
 }
 
@@ -54,14 +55,29 @@ std::string utc_now() {
     return buf;
 }
 
-bool wants(const RunOptions &o, std::string_view check) {
-    return std::find(o.checks.begin(), o.checks.end(), check) != o.checks.end();
+bool wants(const std::vector<CheckName> &checks, CheckName check) {
+    return std::find(checks.begin(), checks.end(), check) != checks.end();
+}
+
+/// --checks as check names; cost brings perf, whose timings it prices.
+Result<std::vector<CheckName>> requested_checks(const RunOptions &o) {
+    std::vector<CheckName> checks;
+    for (const auto &name : o.checks) {
+        const auto c = parse_enum<CheckName>(name);
+        if (!c || !wants(requestable_checks(), *c))
+            return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory, perf, cost)", name);
+        checks.push_back(*c);
+    }
+    if (wants(checks, CheckName::Cost) && !wants(checks, CheckName::Perf)) checks.push_back(CheckName::Perf);
+    return checks;
 }
 
 /// Everything a case x kernel needs besides the case and kernel themselves.
 struct RunContext {
     const Suite &suite;
     const RunOptions &options;
+    std::vector<CheckName> checks;  ///< the requested ones
+    std::string machine;            ///< the machine class baselines are kept per
     Backends &backends;
     const RunResults *previous = nullptr;
     std::optional<BaselineFile> memory_baselines;
@@ -73,19 +89,14 @@ struct RunContext {
 
 /// Every requested correctness check gets the same verdict and reason (a crash, an error, a
 /// skip); the perf phase reports perf and cost for such a kernel as not timed.
-void all_checks(CaseResult &r, const RunOptions &o, Verdict v, const std::string &reason, const json::object &metrics = {}) {
-    for (const auto &check : o.checks)
-        if (check == "golden" || check == "memory") r.checks.push_back(CheckResult{check, v, reason, metrics, {}});
-    if (v == Verdict::Skip && std::find(o.checks.begin(), o.checks.end(), "golden") != o.checks.end())
-        r.checks.push_back(CheckResult{"numerics", Verdict::Skip, reason, {}, {}});
-}
-
-json::object crash_metrics(const CrashInfo &c) {
-    json::object crash{{"kind", c.kind}, {"seconds", c.seconds}, {"stderr_tail", c.stderr_tail}};
-    if (!c.signal.empty()) crash["signal"] = c.signal;
-    if (c.kind == "exit") crash["exit_code"] = c.exit_code;
-    if (!c.message.empty()) crash["message"] = c.message;
-    return json::object{{"crash", std::move(crash)}};
+void all_checks(CaseResult &r, const RunContext &ctx, Verdict v, const std::string &reason,
+                const std::optional<CrashInfo> &crash = std::nullopt) {
+    for (const CheckName check : ctx.checks)
+        if (check == CheckName::Golden || check == CheckName::Memory) {
+            r.checks.emplace_back(check, v, reason);
+            if (crash) r.checks.back().crash = crash_record(*crash);
+        }
+    if (v == Verdict::Skip && wants(ctx.checks, CheckName::Golden)) r.checks.emplace_back(CheckName::Numerics, Verdict::Skip, reason);
 }
 
 /// The output against the kernel's own accepted output (the numerics baseline), or else
@@ -95,15 +106,14 @@ CheckResult numerics_with_reference(const RunContext &ctx, const CaseResult &r, 
     const OutputSketch now = sketch_output(o.output);
     const bool bitwise = c.bitwise_stable.value_or(ctx.suite.bitwise_stable);
     if (ctx.numerics_baselines)
-        if (const BaselineEntry *e = ctx.numerics_baselines->find(c.id, r.kernel))
-            if (auto base = OutputSketch::from_json(e->values))
+        if (const auto *kept = ctx.numerics_baselines->values_of<NumericsBaseline>(c.id, r.kernel))
+            if (auto base = OutputSketch::of(*kept))
                 return numerics_check(diff_sketches(*base, now), now, "the numerics baseline", tolerance, bitwise);
     if (ctx.previous)
         if (const CaseResult *last = ctx.previous->find(c.id, r.kernel))
-            for (const auto &check : last->checks)
-                if (check.check == "numerics")
-                    if (auto base = OutputSketch::from_json(check.metrics))
-                        return numerics_check(diff_sketches(*base, now), now, "the last run", tolerance, bitwise);
+            if (const auto *recorded = find_metrics<NumericsMetrics>(*last))
+                if (auto base = OutputSketch::of(*recorded))
+                    return numerics_check(diff_sketches(*base, now), now, "the last run", tolerance, bitwise);
     return numerics_unreferenced(now, "no numerics baseline yet (accept one: attngate baseline update --checks numerics)");
 }
 
@@ -112,14 +122,15 @@ CheckResult numerics_with_reference(const RunContext &ctx, const CaseResult &r, 
 void add_determinism(CheckResult &numerics, const Observation &o, bool required) {
     if (!o.contract_watched && !o.nondeterminism) return;  // nothing was repeated
     const auto &nd = o.nondeterminism;
+    NumericsMetrics &m = numerics.as<NumericsMetrics>();
     if (!nd || nd->reads_output) {  // reading the output buffer is the contract check's
-        numerics.metrics["deterministic"] = true;
+        m.deterministic = true;
         return;
     }
-    numerics.metrics["deterministic"] = false;
-    numerics.metrics["nondeterministic_elements"] = nd->elements;
-    numerics.metrics["nondeterministic_max_abs"] = nd->max_abs;
-    numerics.metrics["nondeterministic_across"] = nd->across;
+    m.deterministic = false;
+    m.nondeterministic_elements = nd->elements;
+    m.nondeterministic_max_abs = nd->max_abs;
+    m.nondeterministic_across = nd->across;
     const std::string what = fmt::format("non-deterministic: max |Δ| {:.3g}, {} elements differ across {}", nd->max_abs, nd->elements, nd->across);
     if (required) {
         numerics.verdict = Verdict::Fail;
@@ -130,13 +141,8 @@ void add_determinism(CheckResult &numerics, const Observation &o, bool required)
 }
 
 std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseSpec &c, const std::string &kernel) {
-    if (!ctx.memory_baselines) return std::nullopt;
-    const BaselineEntry *e = ctx.memory_baselines->find(c.id, kernel);
-    if (!e) return std::nullopt;
-    MemoryBaseline b;
-    if (const auto *v = e->values.if_contains("abi_peak_bytes"); v && v->is_int64()) b.abi_peak_bytes = v->get_int64();
-    if (const auto *v = e->values.if_contains("rss_peak_delta_bytes"); v && v->is_int64()) b.rss_peak_delta_bytes = v->get_int64();
-    return b;
+    const auto *kept = ctx.memory_baselines ? ctx.memory_baselines->values_of<MemoryBaseline>(c.id, kernel) : nullptr;
+    return kept ? std::optional(*kept) : std::nullopt;
 }
 
 CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKernel &k, const GoldenEntry *golden,
@@ -151,11 +157,11 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     const RunOptions &opt = ctx.options;
 
     if (const auto it = ctx.unsupported.find({&c, &k}); it != ctx.unsupported.end()) {
-        all_checks(r, opt, Verdict::Skip, it->second);
+        all_checks(r, ctx, Verdict::Skip, it->second);
         return r;
     }
     ObserveRequest req;
-    req.memory = wants(opt, "memory");
+    req.memory = wants(ctx.checks, CheckName::Memory);
     req.memory_calls = c.memory_calls.value_or(ctx.suite.memory_calls);
     req.warmup_calls = ctx.suite.warmup_calls;
     req.memory_budget_bytes = ctx.suite.memory_budget_mb << 20;
@@ -165,27 +171,27 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     r.seconds = o.seconds;
     r.compile_s = o.compile_s;
     if (o.crash) {
-        all_checks(r, opt, Verdict::Error, o.crash->describe(), crash_metrics(*o.crash));
+        all_checks(r, ctx, Verdict::Error, o.crash->describe(), o.crash);
         return r;
     }
     if (!o.unsupported.empty()) {
-        all_checks(r, opt, Verdict::Skip, "unsupported: " + o.unsupported);
+        all_checks(r, ctx, Verdict::Skip, "unsupported: " + o.unsupported);
         return r;
     }
     if (!o.host_error.empty()) {  // the host failed the call: no output to judge, as for a crash
-        all_checks(r, opt, Verdict::Error, o.host_error);
+        all_checks(r, ctx, Verdict::Error, o.host_error);
         return r;
     }
     if (o.kernel_rc != 0) {
-        all_checks(r, opt, Verdict::Error, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
+        all_checks(r, ctx, Verdict::Error, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
         return r;
     }
     r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
     if (golden) {
         r.checks.push_back(golden_check(o.output, *want, *golden,
                                         rounding_allowance(k.info->rounding, c.dtype, golden->output_max_abs, inv.inputs->v)));
-        const auto *tol = r.checks.back().metrics.if_contains("tolerance");
-        r.checks.push_back(numerics_with_reference(ctx, r, o, c, tol && tol->is_number() ? tol->to_number<double>() : 0.0));
+        const double tolerance = r.checks.back().as<GoldenMetrics>().tolerance.value_or(0.0);
+        r.checks.push_back(numerics_with_reference(ctx, r, o, c, tolerance));
         add_determinism(r.checks.back(), o, c.deterministic.value_or(ctx.suite.deterministic));
     }
     if (o.contract_watched) r.checks.push_back(contract_check(o.contract_violations, o.nondeterminism));
@@ -220,151 +226,153 @@ Result<void> decide_support(RunContext &ctx, const Plan &plan) {
     return {};
 }
 
-/// Writes results.json after every case and notices another writer: two runs given the
-/// same --out used to replace each other's results without a word. Compare-and-rename:
-/// the file must still be what this run last saw or wrote.
-class ResultsWriter {
-public:
-    explicit ResultsWriter(std::filesystem::path path) : path_(std::move(path)), seen_(fingerprint()) {}
+/// Every golden verified before anything runs or is written (a corrupt or stale golden is
+/// bad input, exit 2, never drift), and the numerics and memory baselines the checks read.
+Result<void> load_references(RunContext &ctx, const Plan &plan) {
+    Store &store = *ctx.options.store;
+    if (wants(ctx.checks, CheckName::Golden)) {
+        auto m = load_golden_manifest(ctx.suite, store);
+        if (!m) return std::unexpected(m.error());
+        for (const auto &pc : plan.cases)
+            if (auto g = load_golden(ctx.suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
+        ctx.manifest = std::move(*m);
+        auto key = baseline_key("numerics", ctx.suite.name, ctx.machine);
+        if (!key) return std::unexpected(key.error());
+        auto nb = load_baseline_file(store, *key);
+        if (!nb) return std::unexpected(nb.error());
+        ctx.numerics_baselines = std::move(*nb);
+    }
+    if (wants(ctx.checks, CheckName::Memory)) {
+        auto key = baseline_key("memory", ctx.suite.name);
+        if (!key) return std::unexpected(key.error());
+        auto mb = load_baseline_file(store, *key);
+        if (!mb) return std::unexpected(mb.error());
+        ctx.memory_baselines = std::move(*mb);
+    }
+    return {};
+}
 
-    Result<void> save(const RunResults &r) {
-        if (fingerprint() != seen_)
-            return fail(ErrorKind::Conflict, "{}: replaced by another writer while this run was writing it (another run with the same --out?); "
-                        "this run stops rather than overwrite it", path_.string());
-        const std::string bytes = pretty_json(to_json(r));
-        if (auto w = write_file_atomic(path_, bytes); !w) return w;
-        seen_ = sha256_hex(bytes);
+/// The last run's results at the same --out, for the numerics check to diff against.
+std::optional<RunResults> previous_results(const RunOptions &o, const Suite &suite) {
+    std::error_code no_previous;  // an --out that cannot be stat-ed fails later, at the write, with its reason
+    if (std::filesystem::exists(o.results_path, no_previous))
+        if (auto prev = load_results(o.results_path); prev && prev->suite == suite.name) return std::move(*prev);
+    return std::nullopt;
+}
+
+/// The results before the first case: what ran, on what, against which baselines.
+Result<RunResults> new_results(const RunContext &ctx, json::object fingerprint, json::object shard) {
+    RunResults results;
+    results.tool_version = tool_version();
+    results.suite = ctx.suite.name;
+    results.suite_file = ctx.suite.file.string();
+    results.started_at = utc_now();
+    results.checks = ctx.checks;
+    results.fingerprint = std::move(fingerprint);
+    results.machine_class = ctx.machine;
+    results.shard = std::move(shard);
+    auto base = load_golden_fingerprint(ctx.suite, *ctx.options.store);
+    if (!base) return std::unexpected(base.error());
+    if (*base) results.baseline_fingerprint = std::move(**base);
+    return results;
+}
+
+/// Every planned case x kernel observed and checked, case by case, results written after
+/// each case; returns each case's inputs when the perf phase will time them.
+Result<PerfInputs> run_cases(const RunContext &ctx, const Plan &plan, RunResults &results, ResultsWriter &writer,
+                             const ProgressFn &progress) {
+    const size_t total = plan.runs();
+    size_t done = 0;
+    PerfInputs kept;  // the perf phase times cases after all of them ran: their inputs stay
+    for (const auto &pc : plan.cases) {
+        const CaseSpec &c = *pc.spec;
+        const GoldenEntry *entry = ctx.manifest ? ctx.manifest->find(c.id) : nullptr;
+        std::optional<std::vector<double>> want;
+        if (entry) {
+            auto w = load_golden(ctx.suite, *ctx.options.store, *entry);
+            if (!w) return std::unexpected(w.error());
+            want = std::move(*w);
+        }
+        auto in = std::make_shared<const CaseInputs>(generate_inputs(ctx.suite, c));
+        for (const PlannedKernel *k : pc.kernels) {
+            const Invocation inv{&ctx.suite, &c, in.get(), &k->spec};
+            results.results.push_back(run_one(ctx, inv, *k, entry, want ? &*want : nullptr));
+            if (progress) progress(results.results.back(), ++done, total);
+        }
+        if (wants(ctx.checks, CheckName::Perf)) kept[c.id] = in;
+        for (const auto &b : ctx.backends.all()) b->release_case(c);
+        if (auto w = writer.save(results); !w) return std::unexpected(w.error());
+    }
+    return kept;
+}
+
+PerfPhaseOptions perf_phase_options(const RunContext &ctx, const CostInputs *cost) {
+    const RunOptions &options = ctx.options;
+    PerfPhaseOptions po;
+    po.isolation = options.isolation;
+    po.machine_class = ctx.machine;
+    po.store = options.store;
+    po.cost = cost;
+    po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
+    po.strict = options.strict || ctx.suite.perf.require_verdict;
+    po.workload_kernel = options.workload_kernel;
+    po.calibrate = options.calibrate;
+    po.metric = options.count_instructions ? PerfMetric::Instructions : PerfMetric::Time;
+    po.plugins = options.plugins;
+    return po;
+}
+
+/// --workload-kernel must name a kernel of the plan.
+Result<void> check_workload_kernel(const RunOptions &options, const Plan &plan) {
+    if (options.workload_kernel.empty() ||
+        std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) { return k->spec.label() == options.workload_kernel; }))
         return {};
-    }
-
-private:
-    /// sha256 of the file now; empty when there is none (or it cannot be read: the write will say why).
-    std::string fingerprint() const {
-        auto bytes = read_file(path_);
-        return bytes ? sha256_hex(*bytes) : std::string();
-    }
-
-    std::filesystem::path path_;
-    std::string seen_;
-};
+    return fail(ErrorKind::Usage, "--workload-kernel {}: not a kernel of this run (a suite label such as flash[bq=64,bk=32], or a loaded plugin's kernel)",
+                options.workload_kernel);
+}
 
 }  // namespace
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const ProgressFn &progress) {
     RunOptions options = requested;
     options.results_path = absolute_path(options.results_path);  // before any kernel could chdir()
-    if (wants(options, "cost") && !wants(options, "perf")) options.checks.push_back("perf");  // cost prices perf's timings
-    for (const auto &c : options.checks)
-        if (std::find(known_checks().begin(), known_checks().end(), c) == known_checks().end())
-            return fail(ErrorKind::Usage, "--checks: unknown check \"{}\" (known: golden, memory, perf, cost)", c);
+    auto checks = requested_checks(options);
+    if (!checks) return std::unexpected(checks.error());
     auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
     if (!plan) return std::unexpected(plan.error());
-    if (!options.workload_kernel.empty() &&
-        std::none_of(plan->kernels.begin(), plan->kernels.end(), [&](const auto &k) { return k->spec.label() == options.workload_kernel; }))
-        return fail(ErrorKind::Usage, "--workload-kernel {}: not a kernel of this run (a suite label such as flash[bq=64,bk=32], or a loaded plugin's kernel)",
-                    options.workload_kernel);
+    if (auto w = check_workload_kernel(options, *plan); !w) return std::unexpected(w.error());
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
-
-    Store &store = *options.store;
-    const std::string machine = machine_class(options.machine);
+    RunContext ctx{suite, options, *checks, machine_class(options.machine), backends, nullptr, {}, {}, {}, {}};
     json::object shard;
     if (options.shard) {
-        auto s = shard_plan(*plan, suite, *options.shard, ShardUnit::Run, store, machine, options.checks, suite.perf.alpha);
+        auto s = shard_plan(*plan, suite, *options.shard, ShardUnit::Run, *options.store, ctx.machine, ctx.checks, suite.perf.alpha);
         if (!s) return std::unexpected(s.error());
         shard = std::move(*s);
     }
-    RunContext ctx{suite, options, backends, nullptr, {}, {}, {}, {}};
     if (auto s = decide_support(ctx, *plan); !s) return std::unexpected(s.error());
-    // Every golden is verified before anything runs or is written: a corrupt or stale
-    // golden is bad input (exit 2), never drift.
-    if (wants(options, "golden")) {
-        auto m = load_golden_manifest(suite, store);
-        if (!m) return std::unexpected(m.error());
-        for (const auto &pc : plan->cases)
-            if (auto g = load_golden(suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
-        ctx.manifest = std::move(*m);
-        auto key = baseline_key("numerics", suite.name, machine);
-        if (!key) return std::unexpected(key.error());
-        auto nb = load_baseline_file(store, *key);
-        if (!nb) return std::unexpected(nb.error());
-        ctx.numerics_baselines = std::move(*nb);
-    }
-    if (wants(options, "memory")) {
-        auto key = baseline_key("memory", suite.name);
-        if (!key) return std::unexpected(key.error());
-        auto mb = load_baseline_file(store, *key);
-        if (!mb) return std::unexpected(mb.error());
-        ctx.memory_baselines = std::move(*mb);
-    }
+    if (auto r = load_references(ctx, *plan); !r) return std::unexpected(r.error());
     std::optional<CostInputs> cost;  // read before the first case: a bad pricing file costs no run
-    if (wants(options, "perf") && wants(options, "cost")) {
-        auto c = load_cost_inputs(store, options.device_class);
+    if (wants(ctx.checks, CheckName::Perf) && wants(ctx.checks, CheckName::Cost)) {
+        auto c = load_cost_inputs(*options.store, options.device_class);
         if (!c) return std::unexpected(c.error());
         cost = std::move(*c);
     }
-    std::optional<RunResults> previous;
-    std::error_code no_previous;  // an --out that cannot be stat-ed fails later, at the write, with its reason
-    if (std::filesystem::exists(options.results_path, no_previous))
-        if (auto prev = load_results(options.results_path); prev && prev->suite == suite.name) previous = std::move(*prev);
+    const std::optional<RunResults> previous = previous_results(options, suite);
     ctx.previous = previous ? &*previous : nullptr;
     ResultsWriter writer(options.results_path);
-
-    RunResults results;
-    results.tool_version = tool_version();
-    results.suite = suite.name;
-    results.suite_file = suite.file.string();
-    results.started_at = utc_now();
-    results.checks = options.checks;
-    results.fingerprint = std::move(*fingerprint);
-    results.machine_class = machine;
-    results.shard = std::move(shard);
-    {
-        auto base = load_golden_fingerprint(suite, store);
-        if (!base) return std::unexpected(base.error());
-        if (*base) results.baseline_fingerprint = std::move(**base);
-    }
+    auto results = new_results(ctx, std::move(*fingerprint), std::move(shard));
+    if (!results) return std::unexpected(results.error());
     // A kernel in this process can end it: results.json then says so (complete: false).
     if (!options.isolation)
-        if (auto w = writer.save(results); !w) return std::unexpected(w.error());
-    const size_t total = plan->runs();
-    size_t done = 0;
-    PerfInputs kept;  // the perf phase times cases after all of them ran: their inputs stay
-    for (const auto &pc : plan->cases) {
-        const CaseSpec &c = *pc.spec;
-        const GoldenEntry *entry = ctx.manifest ? ctx.manifest->find(c.id) : nullptr;
-        std::optional<std::vector<double>> want;
-        if (entry) {
-            auto w = load_golden(suite, store, *entry);
-            if (!w) return std::unexpected(w.error());
-            want = std::move(*w);
-        }
-        auto in = std::make_shared<const CaseInputs>(generate_inputs(suite, c));
-        for (const PlannedKernel *k : pc.kernels) {
-            const Invocation inv{&suite, &c, in.get(), &k->spec};
-            results.results.push_back(run_one(ctx, inv, *k, entry, want ? &*want : nullptr));
-            if (progress) progress(results.results.back(), ++done, total);
-        }
-        if (wants(options, "perf")) kept[c.id] = in;
-        for (const auto &b : backends.all()) b->release_case(c);
-        if (auto w = writer.save(results); !w) return std::unexpected(w.error());
-    }
-    if (wants(options, "perf")) {
-        PerfPhaseOptions po;
-        po.isolation = options.isolation;
-        po.machine_class = machine;
-        po.store = &store;
-        po.cost = cost ? &*cost : nullptr;
-        po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
-        po.strict = options.strict || suite.perf.require_verdict;
-        po.workload_kernel = options.workload_kernel;
-        po.calibrate = options.calibrate;
-        po.metric = options.count_instructions ? PerfMetric::Instructions : PerfMetric::Time;
-        po.plugins = options.plugins;
-        if (auto p = run_perf_phase(suite, *plan, backends, kept, results, po); !p) return std::unexpected(p.error());
-    }
-    results.complete = true;
-    if (auto w = writer.save(results); !w) return std::unexpected(w.error());
+        if (auto w = writer.save(*results); !w) return std::unexpected(w.error());
+    auto kept = run_cases(ctx, *plan, *results, writer, progress);
+    if (!kept) return std::unexpected(kept.error());
+    if (wants(ctx.checks, CheckName::Perf))
+        if (auto p = run_perf_phase(suite, *plan, backends, *kept, *results, perf_phase_options(ctx, cost ? &*cost : nullptr)); !p)
+            return std::unexpected(p.error());
+    results->complete = true;
+    if (auto w = writer.save(*results); !w) return std::unexpected(w.error());
     return results;
 }
 

@@ -42,8 +42,8 @@ struct RunOptions {
 /// Called after each case x kernel with its result, how many are done and the total.
 using ProgressFn = std::function<void(const CaseResult &, size_t done, size_t total)>;
 
-/// The checks this build knows.
-const std::vector<std::string> &known_checks();
+/// The checks --checks may name (the others come with them: numerics and contract with golden).
+const std::vector<CheckName> &requestable_checks();
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const ProgressFn &progress);
 

@@ -2,6 +2,7 @@
 #include "run/sharding.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "checks/throughput.hpp"
@@ -18,13 +19,14 @@ constexpr double kNominalFlopsPerSecond = 2e9;
 /// Forking a child, generating inputs, writing results: per run, whatever the kernel.
 constexpr double kOverheadSeconds = 0.02;
 
-bool has(const std::vector<std::string> &v, std::string_view x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+template <class T, class U>
+bool has(const std::vector<T> &v, const U &x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 std::string label_of(const PlannedCase &pc, const PlannedKernel *k) { return pc.spec->id + "/" + k->spec.label(); }
 
 }  // namespace
 
-std::vector<double> expected_run_seconds(const Suite &suite, const Plan &plan, const std::vector<std::string> &checks,
+std::vector<double> expected_run_seconds(const Suite &suite, const Plan &plan, const std::vector<CheckName> &checks,
                                          const std::map<std::string, double> &perf_median_s) {
     // The baselines' own rate turns FLOPs into seconds for runs they do not cover.
     std::vector<double> rates;
@@ -39,16 +41,16 @@ std::vector<double> expected_run_seconds(const Suite &suite, const Plan &plan, c
             const auto it = perf_median_s.find(label_of(pc, k));
             const double t = it != perf_median_s.end() ? it->second : attention_flops(attention_shape(*pc.spec)) / rate;
             double calls = 0, timed = 0;
-            if (has(checks, "golden")) calls += 1;
-            if (has(checks, "memory")) calls += suite.warmup_calls + static_cast<double>(pc.spec->memory_calls.value_or(suite.memory_calls)) + 4;
-            if (has(checks, "perf") || has(checks, "cost")) timed = suite.perf.repetitions * std::max(suite.perf.min_time_s, t) + t;
+            if (has(checks, CheckName::Golden)) calls += 1;
+            if (has(checks, CheckName::Memory)) calls += suite.warmup_calls + static_cast<double>(pc.spec->memory_calls.value_or(suite.memory_calls)) + 4;
+            if (has(checks, CheckName::Perf) || has(checks, CheckName::Cost)) timed = suite.perf.repetitions * std::max(suite.perf.min_time_s, t) + t;
             out.push_back(kOverheadSeconds + calls * t + timed);
         }
     return out;
 }
 
 Result<json::object> shard_plan(Plan &plan, const Suite &suite, const ShardSpec &shard, ShardUnit unit, Store &store,
-                                const std::string &machine_class, const std::vector<std::string> &checks, double alpha) {
+                                const std::string &machine_class, const std::vector<CheckName> &checks, double alpha) {
     std::map<std::string, double> medians;
     std::string balanced_by = "FLOP estimate";
     auto key = baseline_key("perf", suite.name, machine_class);
@@ -57,7 +59,8 @@ Result<json::object> shard_plan(Plan &plan, const Suite &suite, const ShardSpec 
     if (!base) return std::unexpected(base.error());
     if (*base) {
         for (const auto &e : (*base)->entries)
-            if (const auto *m = e.values.if_contains("median_s"); m && m->is_number()) medians[e.case_id + "/" + e.kernel] = m->to_number<double>();
+            if (const auto *kept = e.get<PerfBaseline>(); kept && kept->median_s && std::isfinite(*kept->median_s))
+                medians[e.case_id + "/" + e.kernel] = *kept->median_s;
         if (!medians.empty()) balanced_by = "perf baselines of " + machine_class;
     }
     const std::vector<double> run_cost = expected_run_seconds(suite, plan, checks, medians);

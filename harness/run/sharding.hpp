@@ -13,6 +13,7 @@
 #include "io/json_io.hpp"
 #include "plan/plan.hpp"
 #include "plan/shard.hpp"
+#include "results/check_metrics.hpp"
 #include "store/store.hpp"
 
 namespace attngate {
@@ -21,13 +22,13 @@ enum class ShardUnit { Run, Case };  ///< "case/kernel" (run) or "case" (ab: bot
 
 /// Expected seconds of each planned run (plan order) for these checks; `perf_median_s`
 /// maps "case/kernel" to a baseline median time per call.
-std::vector<double> expected_run_seconds(const Suite &suite, const Plan &plan, const std::vector<std::string> &checks,
+std::vector<double> expected_run_seconds(const Suite &suite, const Plan &plan, const std::vector<CheckName> &checks,
                                          const std::map<std::string, double> &perf_median_s);
 
 /// Removes every run of `plan` that is not this shard's and returns the shard's
 /// description for results.shard: index, count, unit, the whole plan's labels, this
 /// shard's, what balanced it, the suite's seed and perf alpha.
 Result<json::object> shard_plan(Plan &plan, const Suite &suite, const ShardSpec &shard, ShardUnit unit, Store &store,
-                                const std::string &machine_class, const std::vector<std::string> &checks, double alpha);
+                                const std::string &machine_class, const std::vector<CheckName> &checks, double alpha);
 
 }  // namespace attngate

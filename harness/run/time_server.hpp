@@ -14,7 +14,7 @@
 #include <cstdio>
 
 #include "io/error.hpp"
-#include "run/perf_phase.hpp"
+#include "run/plan_timer.hpp"
 
 namespace attngate {
 

@@ -5,7 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
+#include "stats/hypothesis.hpp"
 
 namespace attngate {
 
@@ -60,22 +61,8 @@ double segment_median(const std::vector<double> &x, size_t begin, size_t end) {
 
 }  // namespace
 
-std::vector<double> mid_ranks(const std::vector<double> &x) {
-    std::vector<size_t> order(x.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
-    std::vector<double> r(x.size());
-    for (size_t i = 0; i < order.size();) {
-        size_t j = i;
-        while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]]) ++j;
-        for (size_t k = i; k <= j; ++k) r[order[k]] = (static_cast<double>(i + j) + 2.0) / 2.0;
-        i = j + 1;
-    }
-    return r;
-}
-
 std::vector<ChangePoint> e_divisive(const std::vector<double> &values, const ChangePointOptions &o) {
-    const std::vector<double> x = o.ranks ? mid_ranks(values) : values;
+    const std::vector<double> x = o.ranks ? mid_ranks(values).rank : values;
     std::vector<ChangePoint> found;
     std::vector<size_t> bounds = {0, x.size()};  // sorted segment boundaries
     while (found.size() < o.max_change_points) {

@@ -55,7 +55,4 @@ struct ChangePoint {
 /// (checked by the caller); fewer than 2 * min_segment values give none.
 std::vector<ChangePoint> e_divisive(const std::vector<double> &x, const ChangePointOptions &options = {});
 
-/// Mid-ranks (1-based, ties share their mean rank).
-std::vector<double> mid_ranks(const std::vector<double> &x);
-
 }  // namespace attngate

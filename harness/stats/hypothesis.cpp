@@ -10,15 +10,6 @@
 
 namespace attngate {
 
-namespace {
-
-/// Mid-ranks (1-based) of v, and sum(t^3 - t) over its groups of ties.
-struct Ranks {
-    std::vector<double> rank;
-    double tie_term = 0.0;
-    bool has_ties = false;
-};
-
 Ranks mid_ranks(const std::vector<double> &v) {
     std::vector<size_t> order(v.size());
     std::iota(order.begin(), order.end(), size_t{0});
@@ -36,6 +27,8 @@ Ranks mid_ranks(const std::vector<double> &v) {
     }
     return r;
 }
+
+namespace {
 
 /// P(Z >= z) for a standard normal.
 double upper_tail(double z) { return boost::math::cdf(boost::math::complement(boost::math::normal(), z)); }

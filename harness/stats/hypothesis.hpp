@@ -9,6 +9,15 @@
 
 namespace attngate {
 
+/// Mid-ranks (1-based, ties share their mean rank) of v, and sum(t^3 - t) over its groups
+/// of t ties (what the normal approximations correct for).
+struct Ranks {
+    std::vector<double> rank;
+    double tie_term = 0.0;
+    bool has_ties = false;
+};
+Ranks mid_ranks(const std::vector<double> &v);
+
 /// Outcome of a one-sided rank test.
 struct RankTestResult {
     double statistic = 0.0;  ///< U of the first sample (Mann-Whitney) or T+ (Wilcoxon)

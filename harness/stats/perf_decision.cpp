@@ -87,13 +87,8 @@ PerfDecision unusable(const char *what) {
 }  // namespace
 
 const char *perf_status_name(PerfStatus s) {
-    switch (s) {
-    case PerfStatus::Ok: return "ok";
-    case PerfStatus::Regression: return "regression";
-    case PerfStatus::Improvement: return "improvement";
-    case PerfStatus::TooNoisy: return "too_noisy";
-    case PerfStatus::Insufficient: return "insufficient";
-    }
+    for (const auto &[status, name] : enum_names(PerfStatus{}))
+        if (status == s) return name;
     return "insufficient";
 }
 

@@ -3,9 +3,11 @@
 // a decision out; the run-wide Benjamini-Hochberg pass is a second step.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stats/stats.hpp"
@@ -29,6 +31,13 @@ enum class PerfStatus {
     TooNoisy,      ///< inconclusive with too few repetitions for the measured noise: not gated, never a pass
     Insufficient,  ///< fewer than min_reps samples on a side, or unusable samples
 };
+
+/// The statuses' names in results files (see io/json_describe.hpp's NamedEnum).
+constexpr auto enum_names(PerfStatus) {
+    using enum PerfStatus;
+    return std::array{std::pair{Ok, "ok"}, std::pair{Regression, "regression"}, std::pair{Improvement, "improvement"},
+                      std::pair{TooNoisy, "too_noisy"}, std::pair{Insufficient, "insufficient"}};
+}
 
 /// "ok", "regression", "improvement", "too_noisy", "insufficient".
 const char *perf_status_name(PerfStatus s);

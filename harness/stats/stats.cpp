@@ -9,7 +9,7 @@
 
 #include <boost/math/distributions/normal.hpp>
 
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 
 namespace attngate {
 

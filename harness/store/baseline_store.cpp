@@ -2,7 +2,6 @@
 #include "store/baseline_store.hpp"
 
 #include "io/files.hpp"
-#include "results/metric_types.hpp"
 
 namespace attngate {
 
@@ -41,7 +40,11 @@ Result<BaselineFile> parse_baseline_file(std::string_view bytes, const std::stri
     BaselineFile f;
     ObjectReader r(*doc, file, "$");
     r.integer("schema_version", kBaselineSchema, kBaselineSchema, kBaselineSchema);
-    f.check = r.required_string("check");
+    const std::string check = r.required_string("check");
+    const auto name = parse_enum<CheckName>(check);
+    const auto empty = name ? empty_baseline_values(*name) : std::nullopt;
+    if (r.ok() && !empty) r.fail_at("check", fmt::format("expected a check that keeps baselines (memory, perf, compile, instructions, numerics), got \"{}\"", check));
+    if (name) f.check = *name;
     f.suite = r.required_string("suite");
     f.machine_class = r.string("machine_class", "");
     const json::value *entries = r.raw("entries");
@@ -52,16 +55,25 @@ Result<BaselineFile> parse_baseline_file(std::string_view bytes, const std::stri
         BaselineEntry e;
         e.case_id = er.required_string("case");
         e.kernel = er.required_string("kernel");
+        e.values = *empty;
         for (const char *key : {"values", "provenance"}) {
             const json::value *v = er.raw(key);
             if (er.ok() && (!v || !v->is_object())) er.fail_at(key, "expected an object");
-            else if (v) (std::string_view(key) == "values" ? e.values : e.provenance) = v->get_object();
+            else if (v && er.ok() && std::string_view(key) == "provenance") e.provenance = v->get_object();
+            else if (v && er.ok())
+                er.adopt(std::visit([&](auto &typed) { return from_json_object(v->get_object(), typed, file, er.path_of("values"), &e.extras); },
+                                    e.values));
         }
-        if (er.ok()) er.adopt(check_metric_types(e.values, file, er.path_of("values")));
         if (auto err = er.finish()) return std::unexpected(*err);
         f.entries.push_back(std::move(e));
     }
     return f;
+}
+
+json::object baseline_values_json(const BaselineEntry &e) {
+    json::object values = std::visit([](const auto &typed) { return to_json_object(typed); }, e.values);
+    for (const auto &kv : e.extras) values.emplace(kv.key(), kv.value());
+    return values;
 }
 
 Result<std::string> save_baseline_file(Store &store, const std::string &key, const BaselineFile &f) {
@@ -71,8 +83,8 @@ Result<std::string> save_baseline_file(Store &store, const std::string &key, con
 std::string serialize_baseline_file(const BaselineFile &f) {
     json::array entries;
     for (const auto &e : f.entries)
-        entries.push_back(json::object{{"case", e.case_id}, {"kernel", e.kernel}, {"values", e.values}, {"provenance", e.provenance}});
-    json::object doc{{"schema_version", kBaselineSchema}, {"check", f.check}, {"suite", f.suite}};
+        entries.push_back(json::object{{"case", e.case_id}, {"kernel", e.kernel}, {"values", baseline_values_json(e)}, {"provenance", e.provenance}});
+    json::object doc{{"schema_version", kBaselineSchema}, {"check", enum_name(f.check)}, {"suite", f.suite}};
     if (!f.machine_class.empty()) doc["machine_class"] = f.machine_class;
     doc["entries"] = std::move(entries);
     return pretty_json(doc);

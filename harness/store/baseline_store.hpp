@@ -10,6 +10,7 @@
 
 #include "io/error.hpp"
 #include "io/json_io.hpp"
+#include "results/baseline_values.hpp"
 #include "store/store.hpp"
 
 namespace attngate {
@@ -17,18 +18,29 @@ namespace attngate {
 struct BaselineEntry {
     std::string case_id;
     std::string kernel;
-    json::object values;      ///< what the check compares against
+    BaselineValues values;    ///< what the check compares against; the file's check's kind
+    json::object extras;      ///< values no field of that kind names, kept as read
     json::object provenance;  ///< date, user, git commit, machine, reason, fingerprint
+
+    /// The values when the file is M's check, else nullptr.
+    template <class M>
+    const M *get() const { return std::get_if<M>(&values); }
 };
 
 struct BaselineFile {
-    std::string check;
+    CheckName check = CheckName::Perf;
     std::string suite;
     std::string machine_class;  ///< empty for machine-independent checks
     std::vector<BaselineEntry> entries;
     std::string version;  ///< the store version it was read at; empty for a new file
 
     const BaselineEntry *find(std::string_view case_id, std::string_view kernel) const;
+    /// The values of a case x kernel when the file is M's check and has an entry for it.
+    template <class M>
+    const M *values_of(std::string_view case_id, std::string_view kernel) const {
+        const BaselineEntry *e = find(case_id, kernel);
+        return e ? e->get<M>() : nullptr;
+    }
     /// Replaces the entry for the same case x kernel, or appends.
     void upsert(BaselineEntry e);
 };
@@ -39,6 +51,9 @@ Result<std::optional<BaselineFile>> load_baseline_file(Store &store, const std::
 /// The same from bytes; `where` names it in errors.
 Result<BaselineFile> parse_baseline_file(std::string_view bytes, const std::string &where);
 std::string serialize_baseline_file(const BaselineFile &file);
+
+/// An entry's values (and extras) as the file holds them.
+json::object baseline_values_json(const BaselineEntry &e);
 
 /// Written only if the stored file is still at file.version (absent when the version is
 /// empty): a concurrent update is an ErrorKind::Conflict, never overwritten. Returns the

@@ -1,6 +1,7 @@
 // Baseline update planning, provenance and writing.
 #include "store/baseline_update.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -14,24 +15,40 @@ namespace attngate {
 
 const std::vector<BaselineKind> &baseline_kinds() {
     static const std::vector<BaselineKind> kinds = {
-        {"memory", {"abi_peak_bytes", "rss_peak_delta_bytes", "leak_bytes_per_call"}, "abi_peak_bytes", false},
-        {"perf", {"samples_s", "median_s", "mad_s", "tokens_per_s", "gflops", "calibration_s", "parallel_calibration_s", "calibration_workload"}, "median_s", true},
-        {"compile", {"compile_s"}, "compile_s", true},
+        {CheckName::Memory, false},
+        {CheckName::Perf, true},
+        {CheckName::Compile, true},
         // One call's instructions under callgrind (--perf-metric instructions): they depend
         // on the code path the CPU's flags select, so they are kept per machine class too.
-        {"instructions", {"instructions"}, "instructions", true},
+        {CheckName::Instructions, true},
         // Output bits depend on the CPU's code paths (the built-ins dispatch on its flags,
         // XLA compiles for it): kept per machine class.
-        {"numerics", {"sha256", "elements", "sample_bits"}, "elements", true},
+        {CheckName::Numerics, true},
     };
     return kinds;
 }
 
 const BaselineKind *find_baseline_kind(std::string_view check) {
     for (const auto &k : baseline_kinds())
-        if (k.check == check) return &k;
+        if (check == k.name()) return &k;
     return nullptr;
 }
+
+std::optional<BaselineValues> baseline_values_of(const CheckResult &c) {
+    std::optional<BaselineValues> out;
+    boost::mp11::mp_for_each<boost::mp11::mp_rename<BaselineValues, boost::mp11::mp_list>>([&](auto kind) {
+        using Kept = decltype(kind);
+        using Metrics = std::variant_alternative_t<static_cast<size_t>(Kept::kCheck), CheckMetrics>;
+        if (const Metrics *m = c.get<Metrics>()) out = copy_namesakes<Kept>(*m);
+    });
+    return out;
+}
+
+namespace {
+std::optional<double> headline(const BaselineValues &v) {
+    return std::visit([](const auto &kept) { return kept.headline(); }, v);
+}
+}  // namespace
 
 std::optional<double> UpdateRow::change_pct() const {
     if (!old_value || *old_value == 0.0) return std::nullopt;
@@ -45,24 +62,24 @@ std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind
         const CheckResult *check = nullptr;
         bool golden_failed = false;
         for (const auto &c : r.checks) {
-            if (c.check == kind.check) check = &c;
-            if (c.check == "golden" && is_failing(c.verdict)) golden_failed = true;
+            if (c.check() == kind.check) check = &c;
+            if (c.check() == CheckName::Golden && is_failing(c.verdict)) golden_failed = true;
         }
         if (!check) continue;  // a skipped check still has its numbers when only the baseline was missing
-        const json::value *headline = check->metrics.if_contains(kind.headline);
-        if (!headline || !headline->is_number()) continue;  // crashed or not measured
+        auto values = baseline_values_of(*check);
+        const auto now = values ? headline(*values) : std::nullopt;
+        if (!now || !std::isfinite(*now)) continue;  // crashed or not measured
         UpdateRow row;
         row.case_id = r.case_id;
         row.kernel = r.kernel;
         if (!only.empty() && ::fnmatch(only.c_str(), row.label().c_str(), 0) != 0) continue;
-        row.new_value = headline->to_number<double>();
+        row.new_value = *now;
         row.verdict = check->verdict;
         row.golden_failed = golden_failed;
-        for (const auto &key : kind.keys)
-            if (const json::value *v = check->metrics.if_contains(key)) row.values[key] = *v;
+        row.values = std::move(values);
         if (existing)
             if (const BaselineEntry *e = existing->find(r.case_id, r.kernel))
-                if (const json::value *v = e->values.if_contains(kind.headline); v && v->is_number()) row.old_value = v->to_number<double>();
+                if (const auto old = headline(e->values); old && std::isfinite(*old)) row.old_value = old;
         rows.push_back(std::move(row));
     }
     return rows;
@@ -117,7 +134,10 @@ json::object make_provenance(const std::string &reason, const std::string &machi
 
 Result<void> apply_update(Store &store, const std::string &key, BaselineFile file, const std::vector<UpdateRow> &accepted,
                           const json::object &provenance) {
-    for (const auto &row : accepted) file.upsert(BaselineEntry{row.case_id, row.kernel, row.values, provenance});
+    for (const auto &row : accepted) {
+        ATTNGATE_CHECK(row.values);
+        file.upsert(BaselineEntry{row.case_id, row.kernel, *row.values, {}, provenance});
+    }
     if (auto w = save_baseline_file(store, key, file); !w) return std::unexpected(w.error());
     return {};
 }
@@ -141,7 +161,7 @@ std::vector<std::string> describe_baseline_changes(const std::optional<BaselineF
     for (const auto &e : now->entries) {
         const BaselineEntry *old = read ? read->find(e.case_id, e.kernel) : nullptr;
         if (!old) out.push_back(fmt::format("{}/{}: added {}", e.case_id, e.kernel, provenance_text(e)));
-        else if (json::value(old->values) != json::value(e.values) || json::value(old->provenance) != json::value(e.provenance))
+        else if (baseline_values_json(*old) != baseline_values_json(e) || json::value(old->provenance) != json::value(e.provenance))
             out.push_back(fmt::format("{}/{}: changed {}", e.case_id, e.kernel, provenance_text(e)));
     }
     if (read)

@@ -13,17 +13,20 @@
 
 namespace attngate {
 
-/// What a check keeps in its baseline and which number people compare.
+/// A check that has baselines. What it keeps is its BaselineValues record (the namesakes
+/// of its metrics), and the number people compare old -> new is that record's headline().
 struct BaselineKind {
-    std::string check;              ///< "memory", "perf"
-    std::vector<std::string> keys;  ///< metrics copied into the baseline
-    std::string headline;           ///< the metric shown old -> new
-    bool per_machine = false;       ///< stored under a machine-class directory
+    CheckName check;
+    bool per_machine = false;  ///< stored under a machine-class directory
+    const char *name() const { return enum_name(check); }
 };
 
 /// The registry of checks that have baselines.
 const std::vector<BaselineKind> &baseline_kinds();
 const BaselineKind *find_baseline_kind(std::string_view check);
+
+/// What a check's result would put into its baseline, nullopt for a check without baselines.
+std::optional<BaselineValues> baseline_values_of(const CheckResult &check);
 
 struct UpdateRow {
     std::string case_id, kernel;
@@ -31,7 +34,7 @@ struct UpdateRow {
     double new_value = 0.0;
     Verdict verdict = Verdict::Pass;  ///< the check's verdict in the results
     bool golden_failed = false;       ///< refused unless forced
-    json::object values;              ///< what would be stored
+    std::optional<BaselineValues> values;  ///< what would be stored
     std::string label() const { return case_id + "/" + kernel; }
     /// Percent change, or nullopt without an old value.
     std::optional<double> change_pct() const;

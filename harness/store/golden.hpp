@@ -4,7 +4,6 @@
 #pragma once
 
 #include <filesystem>
-#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,14 +39,10 @@ struct GoldenManifest {
     const GoldenEntry *find(std::string_view case_id) const;
 };
 
-/// Fills output_max_abs and the straightforward implementation's max abs and RMS errors
-/// (over the elements where both are finite) from the golden and that implementation's output.
-void calibrate_golden(GoldenEntry &e, std::span<const double> golden, std::span<const float> straightforward);
-
-/// Computes every case's golden and writes the .npy files and the manifest.
-/// `progress` is told each case id as it is done.
-Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store,
-                                        const std::function<void(const GoldenEntry &)> &progress);
+/// Writes one golden's .npy bytes under the entry's file name.
+Result<void> save_golden(const Suite &suite, Store &store, const GoldenEntry &entry, const std::string &npy_bytes);
+/// Writes the manifest (after every golden it lists).
+Result<void> save_golden_manifest(const Suite &suite, Store &store, const GoldenManifest &manifest);
 
 /// True when the store holds a manifest for the suite.
 Result<bool> has_golden_manifest(const Suite &suite, Store &store);

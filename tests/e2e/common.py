@@ -3,8 +3,10 @@ a way to run the real attngate binary."""
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 
@@ -22,6 +24,34 @@ ARGS = Args()
 def attngate(*args, cwd=None, env=None, timeout=600, stdin=None):
     return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL)
+
+
+def jax_venv_python(line):
+    """The pinned JAX venv's interpreter (.venv/jax-new or .venv/jax-old, made by ci/install-deps.sh)."""
+    return os.path.join(ARGS.source_dir, ".venv", f"jax-{line}", "bin", "python")
+
+
+def require_jax_venvs(*lines):
+    """Exits 77 (a CTest skip that says why) unless the named JAX venvs exist."""
+    missing = [line for line in lines if not os.path.exists(jax_venv_python(line))]
+    if missing:
+        print(f"SKIPPED: .venv/jax-{missing[0]} is missing; bash ci/install-deps.sh creates it")
+        sys.exit(77)
+
+
+class TempDirTest(unittest.TestCase):
+    """A test class with one temporary directory for all its tests, removed at the end."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix=f"attngate-{cls.__name__}-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def path(self, *names):
+        return os.path.join(self.dir, *names)
 
 
 def write_json(path, value):

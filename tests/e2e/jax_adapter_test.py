@@ -135,6 +135,41 @@ class HloAdapterTest(unittest.TestCase):
         self.assertEqual(set(kernels["pallas-flash"]["features"]), {"causal", "segment_ids", "bias", "f32", "bf16"})
         self.assertIn("softcap", kernels["pallas-splash"]["features"])
         self.assertIn("window", kernels["jax-xla"]["features"])
+        self.assertEqual(reply["errors"], [])
+        for k in kernels.values():  # declarations in the kernel API's vocabulary (checked by attngate conform)
+            self.assertEqual(k["package"], "attngate-jax")
+            self.assertIn(k["conventions"]["causal_alignment"], ("case", "top_left", "bottom_right"))
+            self.assertIn(k["conventions"]["fully_masked_row"], ("zeros", "mean_of_v", "nan"))
+        self.assertEqual(kernels["pallas-flash"]["conventions"]["causal_alignment"], "top_left")
+        self.assertEqual(kernels["pallas-flash"]["conventions"]["masked_nan_leaks"], ["k", "v"])
+
+    def test_conformance_requests_skip_only_the_declared_refusals(self):
+        bottom_right = make_case(seq_q=128, seq_k=256, causal=True)
+        ask = lambda kernel, case, **kw: self.adapter.request("POST", "/v1/supports", {"kernel": kernel, "case": case, **kw})[1]
+        self.assertIn("causal alignment is top-left", ask("pallas-flash", bottom_right)["reason"])
+        self.assertEqual(ask("pallas-flash", bottom_right, conformance=True), {"supported": True})
+        empty_rows = make_case(seq_q=256, seq_k=128, causal=True)
+        self.assertIn("has no allowed key", ask("jax-xla", empty_rows)["reason"])
+        self.assertEqual(ask("jax-xla", empty_rows, conformance=True), {"supported": True})
+        # The kernel's own refusals and missing features stay.
+        self.assertIn("does not declare the gqa feature", ask("pallas-flash", make_case(heads_q=4, heads_kv=2), conformance=True)["reason"])
+        self.assertIn("block_q 128", ask("pallas-flash", make_case(seq_q=64, seq_k=128), conformance=True)["reason"])
+        status, reply = self.adapter.request("POST", "/v1/supports", {"kernel": "jax-xla", "case": make_case(), "conformance": 1})
+        self.assertEqual(status, 400)
+        self.assertIn("conformance", reply["error"])
+        # A run in conformance mode computes what the kernel does: jax-xla's mean of V in rows
+        # that segment ids leave without a key (a mask: honoured by jax 0.7.2 too), which a
+        # plain run declines.
+        case = make_case(seq_q=128, segment_ids=True)
+        t = make_tensors(case)
+        t["segment_ids_q"][0, :10] = 99
+        names = self.adapter.upload("cf", t)
+        plain = self.adapter.call("run", "jax-xla", case, names, output="cf.out")
+        self.assertIn("has no allowed key", plain.get("unsupported", ""), plain)
+        reply = self.adapter.call("run", "jax-xla", case, names, output="cf.out", conformance=True)
+        self.assertTrue(reply["ok"], reply)
+        out = self.adapter.get_tensor("cf.out")
+        np.testing.assert_allclose(out[0, :10], np.broadcast_to(t["v"].mean(axis=1), (10, 2, 32)), atol=1e-6)
 
     def test_supports_reasons(self):
         cases = [

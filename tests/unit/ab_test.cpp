@@ -75,10 +75,7 @@ private:
 std::map<std::string, std::pair<int, std::string>> perf_of(const RunResults &r) {
     std::map<std::string, std::pair<int, std::string>> out;
     for (const auto &c : r.results)
-        for (const auto &check : c.checks)
-            if (check.check == "perf")
-                out[c.case_id] = {static_cast<int>(check.metrics.at("repetitions").to_number<double>()),
-                                  std::string(check.metrics.at("status").as_string())};
+        if (const PerfMetrics *m = find_metrics<PerfMetrics>(c)) out[c.case_id] = {static_cast<int>(*m->repetitions), enum_name(*m->status)};
     return out;
 }
 

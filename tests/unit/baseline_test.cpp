@@ -13,15 +13,18 @@ namespace {
 RunResults results_with_memory() {
     RunResults r;
     r.suite = "s";
-    r.checks = {"golden", "memory"};
+    r.checks = {CheckName::Golden, CheckName::Memory};
     r.complete = true;
     for (const char *kernel : {"flash", "native"}) {
         CaseResult c;
         c.case_id = "a";
         c.kernel = kernel;
-        c.checks.push_back(CheckResult{"golden", std::string(kernel) == "native" ? Verdict::Fail : Verdict::Pass, "", {}, {}});
-        c.checks.push_back(CheckResult{"memory", Verdict::Pass, "", json::object{{"abi_peak_bytes", std::string(kernel) == "flash" ? 1100 : 5000},
-                                                                             {"rss_peak_delta_bytes", 4096}, {"leak_bytes_per_call", 0.0}}, {}});
+        c.checks.push_back(CheckResult(CheckName::Golden, std::string(kernel) == "native" ? Verdict::Fail : Verdict::Pass, ""));
+        MemoryMetrics m;
+        m.abi_peak_bytes = std::string(kernel) == "flash" ? 1100 : 5000;
+        m.rss_peak_delta_bytes = 4096;
+        m.leak_bytes_per_call = 0.0;
+        c.checks.emplace_back(m, Verdict::Pass, "");
         r.results.push_back(c);
     }
     return r;
@@ -29,7 +32,7 @@ RunResults results_with_memory() {
 }  // namespace
 
 TEST_CASE("update rows show old and new with the change and mark failed goldens", "[baseline]") {
-    BaselineFile existing{"memory", "s", "", {BaselineEntry{"a", "flash", json::object{{"abi_peak_bytes", 1000}}, {}}}, ""};
+    BaselineFile existing{CheckName::Memory, "s", "", {BaselineEntry{"a", "flash", MemoryBaseline{1000, std::nullopt, std::nullopt}, {}, {}}}, ""};
     const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), &existing, "");
     REQUIRE(rows.size() == 2);
     CHECK(rows[0].label() == "a/flash");
@@ -47,13 +50,16 @@ TEST_CASE("accepted rows are written with provenance and read back", "[baseline]
     DirectoryStore store(dir.path());
     const std::string key = *baseline_key("memory", "s");
     const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), nullptr, "a/flash");
-    REQUIRE(apply_update(store, key, BaselineFile{"memory", "s", "", {}, ""}, rows, make_provenance("because", machine_class("ci-box"), {})));
+    REQUIRE(apply_update(store, key, BaselineFile{CheckName::Memory, "s", "", {}, ""}, rows, make_provenance("because", machine_class("ci-box"), {})));
     auto back = load_baseline_file(store, key);
     REQUIRE(back);
     REQUIRE(*back);
     const BaselineEntry *e = (*back)->find("a", "flash");
     REQUIRE(e);
-    CHECK(e->values.at("abi_peak_bytes").as_int64() == 1100);
+    REQUIRE(e->get<MemoryBaseline>());
+    CHECK(e->get<MemoryBaseline>()->abi_peak_bytes == 1100);
+    // The baseline keeps the metrics its kind names, in the order baseline files list them.
+    CHECK(json::serialize(baseline_values_json(*e)) == R"({"abi_peak_bytes":1100,"rss_peak_delta_bytes":4096,"leak_bytes_per_call":0E0})");
     CHECK(e->provenance.at("reason").as_string() == "because");
     CHECK_THAT(std::string(e->provenance.at("machine_class").as_string()), Catch::StartsWith("ci-box ("));
     for (const char *key : {"date", "user", "git_commit"}) CHECK(e->provenance.contains(key));

@@ -1,8 +1,9 @@
 // E-divisive change points and the median's order-statistic CI, against known values.
 #include <catch2/catch.hpp>
 
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 #include "stats/changepoint.hpp"
+#include "stats/hypothesis.hpp"
 #include "stats/stats.hpp"
 
 using namespace attngate;
@@ -57,7 +58,10 @@ TEST_CASE("the same series gives the same answer", "[changepoint]") {
 }
 
 TEST_CASE("ranks keep a step visible under heavy-tailed outliers", "[changepoint]") {
-    CHECK(mid_ranks({3, 1, 2, 2}) == std::vector<double>{4, 1, 2.5, 2.5});
+    const Ranks r = mid_ranks({3, 1, 2, 2});
+    CHECK(r.rank == std::vector<double>{4, 1, 2.5, 2.5});
+    CHECK(r.tie_term == 6.0);  // one pair of ties: 2^3 - 2
+    CHECK(r.has_ties);
     std::vector<double> x = noisy(60, 1.0, 0.01, "tails");
     for (size_t i = 30; i < x.size(); ++i) x[i] *= 1.03;
     for (size_t i : {3, 11, 17, 26, 34, 41, 52, 58}) x[i] *= 1.3;  // runs that shared their cores

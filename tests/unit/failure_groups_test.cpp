@@ -22,13 +22,15 @@ CaseResult with_check(const std::string &case_id, const std::string &kernel, Che
 }
 
 CheckResult leak(double bytes_per_call) {
-    return {"memory", Verdict::Fail, fmt::format("heap leak: {:.1f} B retained per call over 10 calls (outside the ABI allocator)", bytes_per_call),
-            json::object{{"leak_bytes_per_call", bytes_per_call}}, {}};
+    MemoryMetrics m;
+    m.leak_bytes_per_call = bytes_per_call;
+    return CheckResult(m, Verdict::Fail, fmt::format("heap leak: {:.1f} B retained per call over 10 calls (outside the ABI allocator)", bytes_per_call));
 }
 
 CheckResult golden(double margin) {
-    return {"golden", margin > 1 ? Verdict::Fail : Verdict::Pass, fmt::format("max abs error {:.3g} > tolerance 0.01 (margin {:.2f})", margin / 100, margin),
-            json::object{{"margin", margin}}, {}};
+    GoldenMetrics m;
+    m.margin = margin;
+    return CheckResult(m, margin > 1 ? Verdict::Fail : Verdict::Pass, fmt::format("max abs error {:.3g} > tolerance 0.01 (margin {:.2f})", margin / 100, margin));
 }
 
 }  // namespace
@@ -36,10 +38,11 @@ CheckResult golden(double margin) {
 TEST_CASE("the kind of a reason is its words before the first number or separator", "[report]") {
     CHECK(reason_kind(leak(16.5)) == "heap leak");
     CHECK(reason_kind(golden(3.0)) == "max abs error");
-    CHECK(reason_kind(CheckResult{"golden", Verdict::Fail, "12 NaN/inf output(s) where the golden is finite, first at [0, 1]", {}, {}}) ==
+    CHECK(reason_kind(CheckResult(CheckName::Golden, Verdict::Fail, "12 NaN/inf output(s) where the golden is finite, first at [0, 1]")) ==
           "NaN/inf output(s) where the golden is finite");
-    CHECK(reason_kind(CheckResult{"perf", Verdict::Fail, "", {}, {}}) == "perf drift");
-    const CheckResult hang{"golden", Verdict::Error, "hung: killed after 5.0 s time limit", json::object{{"crash", json::object{{"kind", "timeout"}}}}, {}};
+    CHECK(reason_kind(CheckResult(CheckName::Perf, Verdict::Fail, "")) == "perf drift");
+    CheckResult hang(CheckName::Golden, Verdict::Error, "hung: killed after 5.0 s time limit");
+    hang.crash = CrashRecord{"timeout", 5.0, "", std::nullopt, std::nullopt, std::nullopt};
     CHECK(reason_kind(hang) == "hang (time limit)");
     CHECK(error_kind(hang) == "hang");
 }

@@ -38,18 +38,13 @@ namespace {
 /// second timing (the perf phase times every regression again), slowed by `again`
 /// (default: the same), or none (`again` NaN).
 CheckResult perf_vs_baseline(double slowdown, const char *stream, std::optional<double> again = std::nullopt) {
-    CheckResult c{"perf", Verdict::Pass, "", {}, {}};
-    const auto cur = test::jittered_times(1.0 + slowdown, 0.01, 12, stream);
-    const auto base = test::jittered_times(1.0, 0.01, 12, (std::string(stream) + "b").c_str());
-    c.metrics["samples_s"] = json::array(cur.begin(), cur.end());
-    c.metrics["baseline_samples_s"] = json::array(base.begin(), base.end());
-    c.metrics["threshold_pct"] = 5.0;
+    PerfMetrics m;
+    m.samples_s = test::jittered_times(1.0 + slowdown, 0.01, 12, stream);
+    m.baseline_samples_s = test::jittered_times(1.0, 0.01, 12, (std::string(stream) + "b").c_str());
+    m.threshold_pct = 5.0;
     const double second = again.value_or(slowdown);
-    if (slowdown > 0 && !std::isnan(second)) {
-        const auto rep = test::jittered_times(1.0 + second, 0.01, 12, (std::string(stream) + "r").c_str());
-        c.metrics["reproduction_samples_s"] = json::array(rep.begin(), rep.end());
-    }
-    return c;
+    if (slowdown > 0 && !std::isnan(second)) m.reproduction_samples_s = test::jittered_times(1.0 + second, 0.01, 12, (std::string(stream) + "r").c_str());
+    return CheckResult(m, Verdict::Pass, "");
 }
 
 RunResults shard(int index, int count, std::vector<std::string> mine, std::vector<std::string> plan) {
@@ -116,12 +111,12 @@ TEST_CASE("merge applies Benjamini-Hochberg over every shard's comparisons toget
     RunResults alone;
     alone.results = {r.results[0]};
     REQUIRE(redecide_perf(alone, 0.01) == 1);
-    const double p_alone = alone.results[0].checks[0].metrics.at("p_adjusted").to_number<double>();
+    const double p_alone = *alone.results[0].checks[0].as<PerfMetrics>().p_adjusted;
     REQUIRE(redecide_perf(r, 0.01) == 30);
-    const auto &m = r.results[0].checks[0].metrics;
-    CHECK(m.at("status").as_string() == "regression");
-    CHECK(m.at("p_adjusted").to_number<double>() > p_alone);
-    CHECK(m.at("p_adjusted").to_number<double>() == Approx(30 * m.at("p_value").to_number<double>()));
+    const PerfMetrics &m = r.results[0].checks[0].as<PerfMetrics>();
+    CHECK(m.status == PerfCheckStatus::Regression);
+    CHECK(*m.p_adjusted > p_alone);
+    CHECK(*m.p_adjusted == Approx(30 * *m.p_value));
     CHECK(r.results[0].checks[0].verdict == Verdict::Fail);
     CHECK(r.results[5].checks[0].verdict == Verdict::Pass);
 }
@@ -133,7 +128,7 @@ TEST_CASE("merge keeps a regression only where its second timing reproduces it",
         r.results[0].case_id = "a";
         r.results[0].checks.push_back(std::move(c));
         REQUIRE(redecide_perf(r, 0.01) == 1);
-        return std::pair(std::string(r.results[0].checks[0].metrics.at("status").as_string()), r.results[0].checks[0].reason);
+        return std::pair(std::string(enum_name(*r.results[0].checks[0].as<PerfMetrics>().status)), r.results[0].checks[0].reason);
     };
     const auto [reproduced, why] = merged_status(perf_vs_baseline(0.2, "x"));
     CHECK(reproduced == "regression");
@@ -147,9 +142,10 @@ TEST_CASE("merge keeps a regression only where its second timing reproduces it",
     CHECK_THAT(why_none, Catch::Contains("none was recorded"));
     // A paired A/B row has no second timing to ask for: its pairs are the reproduction.
     CheckResult ab = perf_vs_baseline(0.2, "x", std::nan(""));
-    ab.metrics["mode"] = "ab";
-    ab.metrics["baseline_samples_s"] = ab.metrics.at("samples_s");
-    for (auto &x : ab.metrics["samples_s"].as_array()) x = x.to_number<double>() * 1.2;
+    PerfMetrics &paired = ab.as<PerfMetrics>();
+    paired.mode = PerfMode::Ab;
+    paired.baseline_samples_s = paired.samples_s;
+    for (auto &x : *paired.samples_s) x *= 1.2;
     CHECK(merged_status(ab).first == "regression");
 }
 
@@ -163,12 +159,12 @@ RunResults run_at(const std::string &at, double median, const std::string &lib) 
     CaseResult c;
     c.case_id = "a";
     c.kernel = "flash";
-    CheckResult perf{"perf", Verdict::Pass, "", {}, {}};
-    perf.metrics["samples_s"] = json::array{median * 0.99, median, median * 1.01, median, median, median * 1.002};
-    c.checks.push_back(perf);
-    CheckResult mem{"memory", Verdict::Pass, "", {}, {}};
-    mem.metrics["abi_peak_bytes"] = 4096;
-    c.checks.push_back(mem);
+    PerfMetrics perf;
+    perf.samples_s = {median * 0.99, median, median * 1.01, median, median, median * 1.002};
+    c.checks.emplace_back(perf, Verdict::Pass, "");
+    MemoryMetrics mem;
+    mem.abi_peak_bytes = 4096;
+    c.checks.emplace_back(mem, Verdict::Pass, "");
     r.results.push_back(c);
     return r;
 }

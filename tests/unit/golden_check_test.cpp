@@ -48,8 +48,8 @@ TEST_CASE("the margin is the error over the tolerance, reported on a pass", "[go
     std::vector<float> got = {1.0f, -2.0f, 0.5f, static_cast<float>(4.0 + tol * 0.5)};
     const CheckResult r = golden_check(got, want, g);
     CHECK(r.verdict == Verdict::Pass);
-    CHECK(r.metrics.at("margin").as_double() == Approx(0.5).epsilon(1e-3));
-    CHECK(r.metrics.at("rms_margin").as_double() == Approx(tol * 0.5 / 2 / golden_rms_tolerance(g)).epsilon(1e-3));
+    CHECK(*r.as<GoldenMetrics>().margin == Approx(0.5).epsilon(1e-3));
+    CHECK(*r.as<GoldenMetrics>().rms_margin == Approx(tol * 0.5 / 2 / golden_rms_tolerance(g)).epsilon(1e-3));
     CHECK_THAT(r.reason, Catch::Contains("(margin 0.50)"));
 }
 
@@ -64,8 +64,8 @@ TEST_CASE("a shift spread over every element fails on the RMS error while each e
     for (double w : want) got.push_back(static_cast<float>(w + 0.8 * tol));
     const CheckResult r = golden_check(got, want, g);
     CHECK(r.verdict == Verdict::Fail);
-    CHECK(r.metrics.at("margin").as_double() < 1.0);
-    CHECK(r.metrics.at("rms_margin").as_double() > 1.0);
+    CHECK(*r.as<GoldenMetrics>().margin < 1.0);
+    CHECK(*r.as<GoldenMetrics>().rms_margin > 1.0);
     CHECK_THAT(r.reason, Catch::StartsWith("RMS error") && Catch::Contains("shift spread over many elements"));
     // Without the straightforward RMS in the manifest only max abs is gated, and a note says so.
     const CheckResult old = golden_check(got, want, entry(1e-3, 4.0));
@@ -114,12 +114,12 @@ TEST_CASE("the error map puts a drift in the last positions into the last rows",
     std::vector<float> got(64, 1.0f);
     got[((0 * 8 + 6) * 2 + 1) * 4 + 3] = 1.5f;
     got[((0 * 8 + 7) * 2 + 0) * 4 + 0] = std::numeric_limits<float>::quiet_NaN();
-    const json::object m = error_map(got, want, shape, 4, 2);
-    CHECK(m.at("rows").as_int64() == 4);
-    CHECK(m.at("cols").as_int64() == 2);
-    const auto &v = m.at("values").as_array();
-    CHECK(v[3].as_array()[1].as_double() == 0.5);  // positions 6-7, dims 2-3
-    CHECK(v[3].as_array()[0].is_null());            // the NaN shows as non-finite
+    const ErrorMap m = error_map(got, want, shape, 4, 2);
+    CHECK(m.rows == 4);
+    CHECK(m.cols == 2);
+    const auto &v = m.values;
+    CHECK(v[3][1] == 0.5);          // positions 6-7, dims 2-3
+    CHECK_FALSE(v[3][0].has_value());  // the NaN shows as non-finite
     for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 2; ++c) CHECK(v[r].as_array()[c].as_double() == 0.0);
+        for (int c = 0; c < 2; ++c) CHECK(v[r][c] == 0.0);
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "io/files.hpp"
+#include "run/golden_generate.hpp"
 #include "store/golden.hpp"
 #include "io/npy.hpp"
 #include "run/run.hpp"
@@ -149,14 +150,14 @@ TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]
     REQUIRE(back->results.size() == 6);
     const CaseResult *flash = back->find("causal_bf16", "flash");
     REQUIRE(flash);
-    CHECK(flash->checks.at(0).metrics.at("max_abs_error").to_number<double>() <=
-          flash->checks.at(0).metrics.at("tolerance").to_number<double>());
+    const GoldenMetrics &g = flash->checks.at(0).as<GoldenMetrics>();
+    CHECK(*g.max_abs_error <= *g.tolerance);
 
     // Without a numerics baseline, a second run diffs each output against the last run's.
-    CHECK(r->results[0].checks[1].check == "numerics");
+    CHECK(r->results[0].checks[1].check() == CheckName::Numerics);
     CHECK(r->results[0].checks[1].verdict == Verdict::Skip);
     auto r2 = run_suite(s, backends, opt, nullptr);
     REQUIRE(r2);
-    CHECK(r2->results[0].checks[1].check == "numerics");
+    CHECK(r2->results[0].checks[1].check() == CheckName::Numerics);
     CHECK(r2->results[0].checks[1].reason == "bit-identical to the last run");
 }

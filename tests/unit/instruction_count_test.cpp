@@ -35,24 +35,24 @@ TEST_CASE("counting outside callgrind is an error, never a number", "[instructio
 
 TEST_CASE("the instructions check is a plain threshold on the ratio to the baseline", "[instructions]") {
     const auto ok = instructions_check(1049.0, 1000.0, 5, "m", "");
-    CHECK(ok.check == "instructions");
+    CHECK(ok.check() == CheckName::Instructions);
     CHECK(ok.verdict == Verdict::Pass);
-    CHECK(ok.metrics.at("status").as_string() == "ok");
-    CHECK(ok.metrics.at("ratio").as_double() == Approx(1.049));
+    CHECK(ok.as<InstructionsMetrics>().status == PerfCheckStatus::Ok);
+    CHECK(*ok.as<InstructionsMetrics>().ratio == Approx(1.049));
     const auto slow = instructions_check(1051.0, 1000.0, 5, "m", "");
     CHECK(slow.verdict == Verdict::Fail);
-    CHECK(slow.metrics.at("status").as_string() == "regression");
+    CHECK(slow.as<InstructionsMetrics>().status == PerfCheckStatus::Regression);
     CHECK_THAT(slow.reason, Catch::Contains("+5.10%"));
     const auto faster = instructions_check(900.0, 1000.0, 5, "m", "");
     CHECK(faster.verdict == Verdict::Pass);
-    CHECK(faster.metrics.at("status").as_string() == "improvement");
+    CHECK(faster.as<InstructionsMetrics>().status == PerfCheckStatus::Improvement);
 }
 
 TEST_CASE("without an instructions baseline the check skips, or fails in strict mode, saying why", "[instructions]") {
     const auto skip = instructions_check(1000.0, std::nullopt, 5, "m", "no instructions baseline for a / k");
     CHECK(skip.verdict == Verdict::Skip);
-    CHECK(skip.metrics.at("status").as_string() == "no_baseline");
-    CHECK(skip.metrics.at("instructions").as_double() == 1000.0);  // still recordable as the first baseline
+    CHECK(skip.as<InstructionsMetrics>().status == PerfCheckStatus::NoBaseline);
+    CHECK(skip.as<InstructionsMetrics>().instructions == 1000.0);  // still recordable as the first baseline
     CHECK(skip.reason == "no instructions baseline for a / k");
     const auto strict = instructions_check(1000.0, std::nullopt, 5, "m", "no instructions baseline for a / k", true);
     CHECK(strict.verdict == Verdict::Fail);

@@ -8,6 +8,7 @@
 
 #include "attngate/builtin_kernels.hpp"
 #include "checks/golden_check.hpp"
+#include "run/golden_generate.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
 #include "backend/memory.hpp"

@@ -37,7 +37,7 @@ TEST_CASE("kernels behind an adapter leak by live arrays; their RSS warm-up is n
                              std::nullopt, policy, ATTNGATE_WORKSPACE_UNSPECIFIED);
     CHECK(warm.verdict == Verdict::Pass);
     CHECK_THAT(warm.reason, Catch::Contains("no leak"));
-    CHECK(warm.metrics.at("source") == "rss");
+    CHECK(warm.as<MemoryMetrics>().source == "rss");
     auto leak = memory_check(remote({13, 14, 15, 16, 17, 18}, std::vector<int64_t>(6, 1 << 28)), std::nullopt, policy,
                              ATTNGATE_WORKSPACE_UNSPECIFIED);
     CHECK(leak.verdict == Verdict::Fail);
@@ -62,7 +62,7 @@ TEST_CASE("a clean observation passes and says there is no baseline yet", "[memo
     const CheckResult r = memory_check(clean(), std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_CONSTANT);
     CHECK(r.verdict == Verdict::Pass);
     CHECK_THAT(r.reason, Catch::Contains("no memory baseline yet"));
-    CHECK(r.metrics.at("leak_bytes_per_call").as_double() == 0.0);
+    CHECK(r.as<MemoryMetrics>().leak_bytes_per_call == 0.0);
 }
 
 TEST_CASE("ABI allocations never freed fail with zero tolerance", "[memory]") {
@@ -80,7 +80,7 @@ TEST_CASE("a growing heap is a leak with its rate; a step that stops is not", "[
     CheckResult r = memory_check(m, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_UNSPECIFIED);
     CHECK(r.verdict == Verdict::Fail);
     CHECK_THAT(r.reason, Catch::Contains("heap leak: 32.0 B retained per call"));
-    CHECK(r.metrics.at("leak_bytes_per_call").as_double() == Approx(32.0));
+    CHECK(*r.as<MemoryMetrics>().leak_bytes_per_call == Approx(32.0));
 
     MemoryObservation rss = clean();
     for (size_t i = 0; i < rss.rss_bytes.size(); ++i) rss.rss_bytes[i] += 8192 * static_cast<int64_t>(i);
@@ -145,11 +145,11 @@ TEST_CASE("a workspace that breaks the kernel's promise fails without a baseline
 
 TEST_CASE("peak memory is gated against its baseline at the policy's growth", "[memory]") {
     const MemoryPolicy policy;  // 10%
-    CHECK(memory_check(clean(1100), MemoryBaseline{1000, -1}, policy, ATTNGATE_WORKSPACE_UNSPECIFIED).verdict == Verdict::Pass);
-    const CheckResult r = memory_check(clean(1101), MemoryBaseline{1000, -1}, policy, ATTNGATE_WORKSPACE_UNSPECIFIED);
+    CHECK(memory_check(clean(1100), MemoryBaseline{1000, -1, std::nullopt}, policy, ATTNGATE_WORKSPACE_UNSPECIFIED).verdict == Verdict::Pass);
+    const CheckResult r = memory_check(clean(1101), MemoryBaseline{1000, -1, std::nullopt}, policy, ATTNGATE_WORKSPACE_UNSPECIFIED);
     CHECK(r.verdict == Verdict::Fail);
     CHECK_THAT(r.reason, Catch::Contains("peak memory grew 10.1%"));
-    CHECK(r.metrics.at("peak_baseline_bytes").as_int64() == 1000);
+    CHECK(r.as<MemoryMetrics>().peak_baseline_bytes == 1000);
 }
 
 TEST_CASE("observations survive the trip from the child; a truncated one is rejected", "[memory][isolation]") {

@@ -45,11 +45,11 @@ TEST_CASE("a clear slowdown fails the perf check with its numbers", "[perf]") {
     const PerfDecision d = decide(now, base, DecisionPolicy{});
     const CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, attention_flops(kShape), 5, "m");
     CHECK(r.verdict == Verdict::Fail);
-    CHECK(r.metrics.at("status").as_string() == "regression");
-    CHECK(r.metrics.at("ratio").as_double() == Approx(1.2).epsilon(0.01));
-    CHECK(r.metrics.at("ci_low").as_double() > 1.05);
-    CHECK(r.metrics.at("tokens_per_s").as_double() == Approx(128 / 1.2e-3).epsilon(0.01));
-    CHECK(r.metrics.at("gflops").as_double() == Approx(2.0 * 64 * 128 * 128 * 2 / 1.2e-3 / 1e9).epsilon(0.01));
+    CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::Regression);
+    CHECK(*r.as<PerfMetrics>().ratio == Approx(1.2).epsilon(0.01));
+    CHECK(*r.as<PerfMetrics>().ci_low > 1.05);
+    CHECK(*r.as<PerfMetrics>().tokens_per_s == Approx(128 / 1.2e-3).epsilon(0.01));
+    CHECK(*r.as<PerfMetrics>().gflops == Approx(2.0 * 64 * 128 * 128 * 2 / 1.2e-3 / 1e9).epsilon(0.01));
 }
 
 namespace {
@@ -85,25 +85,25 @@ TEST_CASE("calibrated mode: a uniformly slower machine passes, a slower kernel f
         CHECK(decide(now, base, DecisionPolicy{}).status == PerfStatus::Regression);  // what absolute mode would say
         const CheckResult r = calibrated_check(now, base, cal_now, cal_base);
         CHECK(r.verdict == Verdict::Pass);
-        CHECK(r.metrics.at("mode").as_string() == "calibrated");
-        CHECK(r.metrics.at("calibration_ratio").as_double() == Approx(1.8).epsilon(0.01));
-        CHECK(r.metrics.at("parallel_calibration_ratio").as_double() == Approx(1.8).epsilon(0.01));
-        CHECK(r.metrics.at("baseline_parallel_calibration_s").as_array().size() == 15);
-        const MachineMove move = machine_move_of(r.metrics);  // what merge guards with
+        CHECK(r.as<PerfMetrics>().mode == PerfMode::Calibrated);
+        CHECK(*r.as<PerfMetrics>().calibration_ratio == Approx(1.8).epsilon(0.01));
+        CHECK(*r.as<PerfMetrics>().parallel_calibration_ratio == Approx(1.8).epsilon(0.01));
+        CHECK(r.as<PerfMetrics>().baseline_parallel_calibration_s->size() == 15);
+        const MachineMove move = machine_move_of(r.as<PerfMetrics>());  // what merge guards with
         CHECK(move.single == Approx(1.8).epsilon(0.01));
         CHECK(move.parallel == Approx(1.8).epsilon(0.01));
-        CHECK(r.metrics.at("absolute_ratio").as_double() == Approx(1.8).epsilon(0.01));
-        CHECK(r.metrics.at("ratio").as_double() == Approx(1.0).epsilon(0.02));
-        const auto [cur, old] = samples_to_gate(r.metrics);
+        CHECK(*r.as<PerfMetrics>().absolute_ratio == Approx(1.8).epsilon(0.01));
+        CHECK(*r.as<PerfMetrics>().ratio == Approx(1.0).epsilon(0.02));
+        const auto [cur, old] = samples_to_gate(r.as<PerfMetrics>());
         CHECK(decide(cur, old, DecisionPolicy{}).status == PerfStatus::Ok);
     }
     SECTION("the kernel is 1.2x slower on a machine of unchanged speed") {
         const auto now = around(1.2e-3, 15);
         const CheckResult r = calibrated_check(now, base, cal_base, cal_base);
         CHECK(r.verdict == Verdict::Fail);
-        CHECK(r.metrics.at("ratio").as_double() == Approx(1.2).epsilon(0.01));
-        CHECK(r.metrics.at("calibration_s").as_array().size() == 15);
-        const auto [cur, old] = samples_to_gate(r.metrics);
+        CHECK(*r.as<PerfMetrics>().ratio == Approx(1.2).epsilon(0.01));
+        CHECK(r.as<PerfMetrics>().calibration_s->size() == 15);
+        const auto [cur, old] = samples_to_gate(r.as<PerfMetrics>());
         CHECK(decide(cur, old, DecisionPolicy{}).status == PerfStatus::Regression);
     }
     SECTION("the kernel is 1.2x slower on a machine 1.5x faster: absolute time hides it, calibrated time does not") {
@@ -140,7 +140,7 @@ TEST_CASE("merge judges a calibrated regression's second timing against the mach
     // calibrated, x1.3 slower, but within what the machine's move explains, so not reproduced.
     const CheckResult moved = merged(1.0, 1 / 1.3);
     CHECK(moved.verdict == Verdict::Skip);
-    CHECK(moved.metrics.at("status").as_string() == "too_noisy");
+    CHECK(moved.as<PerfMetrics>().status == PerfCheckStatus::TooNoisy);
     CHECK_THAT(moved.reason, Catch::Contains("did not reproduce in a second timing (too_noisy: not gated: the machine's speed moved"));
     CHECK(merged(1.0, 1.0).verdict == Verdict::Skip);  // gone in the second timing
     // A second timing that crashed is an error, as a first one would be.
@@ -158,12 +158,12 @@ TEST_CASE("a baseline without calibration is gated on absolute time with a note"
     c.workload = "w-v1";
     c.note = "the baseline has no calibration samples";
     add_calibration(r, c);
-    CHECK(r.metrics.at("mode").as_string() == "absolute");
+    CHECK(r.as<PerfMetrics>().mode == PerfMode::Absolute);
     CHECK(r.verdict == Verdict::Fail);
-    CHECK_FALSE(r.metrics.contains("calibration_ratio"));
-    CHECK(std::isnan(machine_move_of(r.metrics).single));
+    CHECK_FALSE(r.as<PerfMetrics>().calibration_ratio);
+    CHECK(std::isnan(machine_move_of(r.as<PerfMetrics>()).single));
     CHECK(r.notes == std::vector<std::string>{"the baseline has no calibration samples"});
-    const auto [cur, old] = samples_to_gate(r.metrics);  // merge redecides on the absolute samples
+    const auto [cur, old] = samples_to_gate(r.as<PerfMetrics>());  // merge redecides on the absolute samples
     CHECK(cur == now);
     CHECK(old == base);
 }
@@ -173,8 +173,8 @@ TEST_CASE("too few repetitions are reported as too noisy with what is needed, ne
     const PerfDecision d = decide(now, base, DecisionPolicy{});
     const CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
     CHECK(r.verdict == Verdict::Skip);
-    CHECK(r.metrics.at("status").as_string() == "too_noisy");
-    CHECK(r.metrics.at("required_repetitions").as_int64() >= 9);
+    CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::TooNoisy);
+    CHECK(*r.as<PerfMetrics>().required_repetitions >= 9);
     CHECK_THAT(r.reason, Catch::Contains("need"));
 }
 
@@ -184,11 +184,11 @@ TEST_CASE("strict mode fails a case the rule cannot gate and leaves verdicts alo
     REQUIRE(d.status == PerfStatus::Insufficient);
     CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true);
     CHECK(r.verdict == Verdict::Fail);
-    CHECK(r.metrics.at("status").as_string() == "too_noisy");
+    CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::TooNoisy);
     CHECK_THAT(r.reason, Catch::StartsWith("ungated in strict mode: too few repetitions"));
     r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::Missing, "no perf baseline", kShape, 1e6, 5, "m", true);
     CHECK(r.verdict == Verdict::Fail);
-    CHECK(r.metrics.at("status").as_string() == "no_baseline");
+    CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::NoBaseline);
     const auto quiet = around(1e-3, 15);
     const PerfDecision ok = decide(quiet, quiet, DecisionPolicy{});
     CHECK(perf_check(quiet, quiet, &ok, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true).verdict == Verdict::Pass);
@@ -198,17 +198,17 @@ TEST_CASE("a baseline from another machine class is named and not compared", "[p
     const CheckResult r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::OtherMachine,
                                      "perf baseline was recorded on machine class \"big\", this is \"small\"", kShape, 1e6, 5, "small");
     CHECK(r.verdict == Verdict::Skip);
-    CHECK(r.metrics.at("status").as_string() == "other_machine");
+    CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::OtherMachine);
     CHECK_THAT(r.reason, Catch::Contains("\"big\""));
-    CHECK_FALSE(r.metrics.contains("ratio"));
+    CHECK_FALSE(r.as<PerfMetrics>().ratio);
 }
 
 TEST_CASE("cost per million tokens carries the price and its source", "[cost]") {
     // 1 ms per call of 128 tokens at 3.6 USD/h: 1e-3 / 3600 * 3.6 / 128 * 1e6 = 0.0078125.
     const CheckResult r = cost_check(1e-3, 2e-3, 128, price());
-    CHECK(r.metrics.at("usd_per_million_tokens").as_double() == Approx(0.0078125));
-    CHECK(r.metrics.at("baseline_usd_per_million_tokens").as_double() == Approx(0.015625));
-    CHECK(r.metrics.at("price_source").as_string() == "a price list");
+    CHECK(*r.as<CostMetrics>().usd_per_million_tokens == Approx(0.0078125));
+    CHECK(*r.as<CostMetrics>().baseline_usd_per_million_tokens == Approx(0.015625));
+    CHECK(r.as<CostMetrics>().price_source == "a price list");
     CHECK_THAT(r.reason, Catch::Contains("a price list") && Catch::Contains("-50.0%"));
 }
 
@@ -258,8 +258,10 @@ RunResults timed(const std::string &machine, double seconds) {
     CaseResult c;
     c.case_id = "a";
     c.kernel = "flash";
-    const auto s = around(seconds, 15);
-    c.checks.push_back(CheckResult{"perf", Verdict::Pass, "", json::object{{"samples_s", json::array(s.begin(), s.end())}, {"machine_class", machine}}, {}});
+    PerfMetrics m;
+    m.samples_s = around(seconds, 15);
+    m.machine_class = machine;
+    c.checks.emplace_back(m, Verdict::Pass, "");
     r.results.push_back(c);
     return r;
 }

@@ -21,9 +21,10 @@ CaseResult golden_result(const std::string &case_id, const std::string &kernel, 
     CaseResult c;
     c.case_id = case_id;
     c.kernel = kernel;
-    CheckResult g{"golden", max_abs > tol ? Verdict::Fail : Verdict::Pass, fmt::format("max abs error {:.3g} vs {:.3g}", max_abs, tol),
-                  json::object{{"max_abs_error", max_abs}, {"tolerance", tol}}, {}};
-    c.checks.push_back(g);
+    GoldenMetrics m;
+    m.max_abs_error = max_abs;
+    m.tolerance = tol;
+    c.checks.emplace_back(m, max_abs > tol ? Verdict::Fail : Verdict::Pass, fmt::format("max abs error {:.3g} vs {:.3g}", max_abs, tol));
     return c;
 }
 
@@ -54,15 +55,14 @@ TEST_CASE("mentions in Markdown notify nobody; C1 controls never reach the termi
 }
 
 TEST_CASE("the heatmap colours bins at or above the tolerance red and NaN black", "[report]") {
-    const json::object map = json::parse(R"({"seq_len": 4, "head_dim_v": 2, "col_axis": "value head dim",
-                                             "values": [[0.0, 0.1], [0.5, 1.0], [2.0, null]]})").as_object();
+    const ErrorMap map{3, 2, 4, 2, "sequence position", "value head dim", "max abs error", {{0.0, 0.1}, {0.5, 1.0}, {2.0, std::nullopt}}};
     const std::string svg = svg_heatmap(map, 1.0);
     CHECK(count(svg, "fill=\"#c4001d\"") == 1);        // one red path holding both bins >= tolerance
     CHECK(count(svg, "class=\"cell l10\"") == 1);
     CHECK(count(svg.substr(svg.find("cell l10")), "z") >= 2);
     CHECK(count(svg, "class=\"cell l11\" fill=\"#000000\"") == 1);
     CHECK(count(svg, "class=\"cell l0\"") == 1);
-    CHECK(svg_heatmap(json::object{}, 1.0).empty());
+    CHECK(svg_heatmap(ErrorMap{}, 1.0).empty());
 }
 
 TEST_CASE("every reporter escapes names taken from inputs", "[report]") {
@@ -99,7 +99,7 @@ TEST_CASE("the Markdown stays under its cap with thousands of failures", "[repor
 
 TEST_CASE("JUnit has one test case per case kernel and check with counts per suite", "[report]") {
     RunResults r = results_with({golden_result("a", "flash", 3.0, 1.0), golden_result("b", "flash", 0.5, 1.0)});
-    r.results[1].checks.push_back(CheckResult{"memory", Verdict::Skip, "not measured", {}, {}});
+    r.results[1].checks.push_back(CheckResult(CheckName::Memory, Verdict::Skip, "not measured"));
     const std::string xml = junit_serialize(r);
     CHECK(count(xml, "<testcase ") == 3);
     CHECK(xml.find("<testsuite name=\"attngate.unit.golden\" tests=\"2\" failures=\"1\"") != std::string::npos);
@@ -114,8 +114,8 @@ TEST_CASE("a crash is a JUnit error and drift a failure, counted apart in every 
     CaseResult crashed;
     crashed.case_id = "crash";
     crashed.kernel = "crashy";
-    crashed.checks.push_back(CheckResult{"golden", Verdict::Error, "crashed with SIGSEGV after 0.1 s",
-                                         json::object{{"crash", json::object{{"kind", "crash"}, {"signal", "SIGSEGV"}}}}, {}});
+    crashed.checks.emplace_back(CheckName::Golden, Verdict::Error, "crashed with SIGSEGV after 0.1 s");
+    crashed.checks.back().crash = CrashRecord{"crash", 0.1, "", "SIGSEGV", std::nullopt, std::nullopt};
     r.results.push_back(crashed);
     CHECK(r.verdict() == Verdict::Fail);  // both fail the gate
     CHECK(r.results[1].verdict() == Verdict::Error);
@@ -146,8 +146,10 @@ TEST_CASE("the perf ratio chart puts the baseline, the threshold and the interva
 
 TEST_CASE("the matrix has a block per case, kernel and check, in its verdict's colour", "[report]") {
     RunResults r = results_with({golden_result("a", "flash", 0.5, 1.0), golden_result("a", "wrong", 3.0, 1.0), golden_result("b", "flash", 0.1, 1.0)});
-    r.results[0].checks.push_back(CheckResult{"numerics", Verdict::Pass, "bits changed", json::object{{"status", "changed"}}, {}});
-    r.results[0].checks[0].metrics["margin"] = 0.5;
+    NumericsMetrics changed;
+    changed.status = NumericsStatus::Changed;
+    r.results[0].checks.emplace_back(changed, Verdict::Pass, "bits changed");
+    r.results[0].checks[0].as<GoldenMetrics>().margin = 0.5;
     const std::string html = html_serialize(r, {});
     const std::string matrix = html.substr(html.find("<table id=\"matrix\""), html.find("</table>", html.find("<table id=\"matrix\"")) - html.find("<table id=\"matrix\""));
     CHECK(count(matrix, "data-verdict=") == 4);

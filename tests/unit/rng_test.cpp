@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 
 using attngate::CounterRng;
 using attngate::splitmix64_at;

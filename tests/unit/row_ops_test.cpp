@@ -9,7 +9,7 @@
 
 #include "attngate/bf16.hpp"
 #include "cpu_dispatch.hpp"
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 #include "row_ops.hpp"
 
 using namespace attngate;

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 #include "stats/stats.hpp"
 #include "test_support.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backend/in_process_backend.hpp"
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 #include "plan/suite.hpp"
 #include "results/results.hpp"
 

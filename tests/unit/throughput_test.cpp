@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "plan/rng.hpp"
+#include "io/rng.hpp"
 #include "checks/throughput.hpp"
 
 using namespace attngate;

@@ -1,17 +1,22 @@
-"""Command line: python -m attngate_jax --http HOST:PORT --interpret auto|tpu|hlo|none ...
+"""Command line: python -m attngate_jax --http HOST:PORT --interpret auto|tpu|hlo|none
+[--kernels MODULE:FACTORY ...] [--no-builtins] [--no-entry-points] ...
 
 Prints exactly one line to stdout once it accepts connections:
     ATTNGATE-ADAPTER LISTENING http://127.0.0.1:43567
 Exit codes: 0 after POST /v1/shutdown (or SIGINT), 2 bad usage or an unavailable mode,
-3 the address cannot be bound.
+3 the address cannot be bound. A kernel source that fails to load is reported (stderr and
+GET /v1/kernels) while the other kernels serve.
 """
+from __future__ import annotations
+
 import argparse
 import os
 import sys
 import threading
+from collections.abc import Sequence
 
 
-def parse_args(argv):
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="attngate_jax", description="attngate's JAX adapter (remote protocol v1)")
     p.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT",
                    help="address to listen on (default 127.0.0.1:0: loopback, a free port)")
@@ -27,7 +32,21 @@ def parse_args(argv):
                    help="exit when the process (strictly: the thread) that started the adapter dies "
                         "(Linux prctl PR_SET_PDEATHSIG), so that a killed harness leaves no adapter behind")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    p.add_argument("--kernels", action="append", default=[], metavar="MODULE:FACTORY",
+                   help="also serve the kernels a factory returns (repeatable): a function of no arguments "
+                        "returning attngate_jax.api.KernelAdapter instances, e.g. team_attention.gate:make")
+    p.add_argument("--no-builtins", action="store_true",
+                   help="do not serve the adapter's own kernels (jax-xla, pallas-flash, pallas-splash)")
+    p.add_argument("--no-entry-points", action="store_true",
+                   help="do not load the kernels that installed packages publish as entry points "
+                        "(group attngate.kernels)")
     args = p.parse_args(argv)
+    from .registry import check_spec
+    for spec in args.kernels:
+        try:
+            check_spec(spec)
+        except ValueError as e:
+            p.error(str(e))
     host, sep, port = args.http.rpartition(":")
     if not sep or not port.isdigit() or int(port) > 65535 or not host:
         p.error(f"--http {args.http!r}: expected HOST:PORT")
@@ -37,7 +56,7 @@ def parse_args(argv):
     return args
 
 
-def exit_with_parent():
+def exit_with_parent() -> None:
     """Asks Linux to send SIGTERM when the parent dies; SIGTERM then ends serve_forever."""
     import ctypes
     import signal
@@ -48,16 +67,15 @@ def exit_with_parent():
         sys.exit(0)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.exit_with_parent:
         exit_with_parent()
     import jax  # after argument parsing: --help stays fast
 
-    from . import modes
+    from . import modes, registry
     from .engine import Engine
     from .fingerprint import fingerprint
-    from .kernels import all_kernels
     from .server import App, Server
     from .store import Store
 
@@ -69,10 +87,15 @@ def main(argv=None):
     # jax initialises its backend and runtime on the first jit: pay that before serving,
     # so the first case's compile time is that case's, not the process's start-up.
     jax.block_until_ready(jax.jit(lambda x: x * 2)(jax.numpy.ones(8)))
+    # After the mode: a kernel module that binds pallas_call at import sees the interpreter.
+    kernels = registry.load(args.kernels, builtins=not args.no_builtins, entry_points=not args.no_entry_points,
+                            mode=mode)
+    for failed in kernels.errors:
+        print(f"attngate_jax: error: {failed.source}: {failed.error}", file=sys.stderr, flush=True)
     store = Store()
-    engine = Engine(mode, store, all_kernels())
-    app = App(engine, store, fingerprint(mode.mode), os.environ.get(args.token_env) or None,
-              int(args.max_body_mb * 1024 * 1024), verbose=args.verbose)
+    engine = Engine(mode, store, kernels.kernels())
+    app = App(engine, store, kernels, fingerprint(mode.mode, kernels.packages()),
+              os.environ.get(args.token_env) or None, int(args.max_body_mb * 1024 * 1024), verbose=args.verbose)
     try:
         server = Server(args.address, app)
     except OSError as e:

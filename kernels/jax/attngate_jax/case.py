@@ -5,8 +5,11 @@ query row i sits at key position p = i + offset, offset = Sk - Sq (bottom-right)
 (top-left); causal keeps j <= p; a window [l, r] keeps p - l <= j <= p + r (-1:
 unbounded); segment ids must match; a row with no allowed key outputs zeros.
 """
+from __future__ import annotations
+
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +32,8 @@ class Case:
     softcap: float        # 0: off
     causal: bool
     top_left: bool
-    window: tuple         # (left, right), -1: unbounded
-    bias_shape: tuple | None
+    window: tuple[int, int]  # (left, right), -1: unbounded
+    bias_shape: tuple[int, ...] | None
     segment_ids: bool
     block_q: int          # 0: the kernel's default
     block_k: int
@@ -48,9 +51,30 @@ class Case:
     def scale_is_power_of_two(self) -> bool:
         return math.frexp(self.scale)[0] == 0.5
 
-    def input_shapes(self) -> dict:
+    def required_features(self) -> dict[str, str]:
+        """The API feature names a kernel must declare to be given this case, each with
+        what in the case needs it (a field added to the protocol adds its feature here,
+        so older kernels never see it)."""
+        need = {self.dtype: f"dtype {self.dtype}"}
+        if self.causal:
+            need["causal"] = "causal"
+        if self.has_window:
+            need["window"] = f"window {list(self.window)}"
+        if self.segment_ids:
+            need["segment_ids"] = "segment ids"
+        if self.bias_shape is not None:
+            need["bias"] = "bias"
+        if self.softcap > 0:
+            need["softcap"] = f"soft-cap {self.softcap:g}"
+        if self.heads_q != self.heads_kv:
+            need["gqa"] = f"GQA (heads_q {self.heads_q} != heads_kv {self.heads_kv})"
+        if self.head_dim_v != self.head_dim:
+            need["head_dim_v"] = f"head_dim_v {self.head_dim_v} != head_dim {self.head_dim}"
+        return need
+
+    def input_shapes(self) -> dict[str, tuple[int, ...]]:
         b, sq, sk = self.batch, self.seq_q, self.seq_k
-        shapes = {"q": (b, sq, self.heads_q, self.head_dim),
+        shapes: dict[str, tuple[int, ...]] = {"q": (b, sq, self.heads_q, self.head_dim),
                   "k": (b, sk, self.heads_kv, self.head_dim),
                   "v": (b, sk, self.heads_kv, self.head_dim_v)}
         if self.bias_shape is not None:
@@ -60,10 +84,10 @@ class Case:
             shapes["segment_ids_kv"] = (b, sk)
         return shapes
 
-    def output_shape(self) -> tuple:
+    def output_shape(self) -> tuple[int, int, int, int]:
         return (self.batch, self.seq_q, self.heads_q, self.head_dim_v)
 
-    def key_range(self, rows: np.ndarray):
+    def key_range(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Inclusive [lo, hi] of the keys causal masking and the window allow per row."""
         pos = rows + self.offset
         lo = np.zeros_like(pos)
@@ -78,21 +102,21 @@ class Case:
         return lo, hi
 
 
-def _int(obj, name, lo, default=None):
+def _int(obj: dict[str, Any], name: str, lo: int, default: int | None = None) -> int:
     v = obj.get(name, default)
     if v is None or isinstance(v, bool) or not isinstance(v, int) or v < lo:
         raise CaseError(f"case.{name}: expected an integer >= {lo}, got {v!r}")
     return v
 
 
-def _number(obj, name, default=None):
+def _number(obj: dict[str, Any], name: str, default: float | None = None) -> float:
     v = obj.get(name, default)
     if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise CaseError(f"case.{name}: expected a finite number, got {v!r}")
     return float(v)
 
 
-def parse_case(obj) -> Case:
+def parse_case(obj: Any) -> Case:
     if not isinstance(obj, dict):
         raise CaseError("case: expected an object")
     b = _int(obj, "batch", 1)
@@ -132,17 +156,18 @@ def parse_case(obj) -> Case:
     if not isinstance(seg, bool):
         raise CaseError(f"case.segment_ids: expected true or false, got {seg!r}")
     return Case(b, sq, sk, hq, hkv, d, dv, dtype, scale, softcap, causal, align == "top_left",
-                tuple(window), bias, seg, _int(obj, "block_q", 0, 0), _int(obj, "block_k", 0, 0))
+                (window[0], window[1]), bias, seg, _int(obj, "block_q", 0, 0), _int(obj, "block_k", 0, 0))
 
 
-def first_row_without_keys(case: Case, seg_q=None, seg_kv=None):
+def first_row_without_keys(case: Case, seg_q: np.ndarray | None = None,
+                           seg_kv: np.ndarray | None = None) -> tuple[int, int] | None:
     """(b, i) of the first query row that no key may attend, or None.
 
     Works in row chunks so that an 8k x 8k case costs a few MB, not Sq x Sk booleans."""
     rows = np.arange(case.seq_q)
     lo, hi = case.key_range(rows)
     empty = lo > hi
-    if seg_q is None:
+    if seg_q is None or seg_kv is None:
         return (0, int(np.argmax(empty))) if empty.any() else None
     j = np.arange(case.seq_k)
     for b in range(case.batch):
@@ -156,7 +181,8 @@ def first_row_without_keys(case: Case, seg_q=None, seg_kv=None):
     return None
 
 
-def nan_at_masked_key(case: Case, tensor: str, data: np.ndarray, seg_q=None, seg_kv=None):
+def nan_at_masked_key(case: Case, data: np.ndarray, seg_q: np.ndarray | None = None,
+                      seg_kv: np.ndarray | None = None) -> tuple[int, int, int] | None:
     """(b, j, h) of the first NaN in k or v at a key that some query row may not attend.
 
     attngate says a masked key changes nothing; kernels that multiply a zero probability
@@ -168,7 +194,7 @@ def nan_at_masked_key(case: Case, tensor: str, data: np.ndarray, seg_q=None, seg
     lo, hi = case.key_range(rows)
     for b, j, h in zip(*np.nonzero(nan)):
         allowed = (lo <= j) & (j <= hi)
-        if seg_q is not None:
+        if seg_q is not None and seg_kv is not None:
             allowed &= seg_q[b] == seg_kv[b][j]
         if not allowed.all():
             return int(b), int(j), int(h)

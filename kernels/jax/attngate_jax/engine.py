@@ -3,23 +3,39 @@
 One lock serialises every kernel call, so timings never share the machine with another
 request of this adapter. A kernel that raises is a result ({"ok": false, ...}); a request
 that does not follow the protocol raises BadRequest (400) or NotFound (404).
+
+A kernel's declared conventions (api.KernelAdapter) decide which cases the adapter
+declines on its behalf: a case needing a feature it lacks, a causal alignment it does
+not apply, rows without keys it does not fill with zeros, a NaN at a masked key it lets
+through. A request with "conformance": true skips the declaration-driven refusals (not
+the kernel's own `unsupported`), so that `attngate conform` sees what the kernel does.
 """
+from __future__ import annotations
+
 import collections
 import io
 import tarfile
 import tempfile
 import threading
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import jax
 import ml_dtypes
 import numpy as np
 
 from . import measure
-from .case import CaseError, first_row_without_keys, nan_at_masked_key, parse_case
-from .store import NAME
+from .api import KernelAdapter, Tensors
+from .case import Case, CaseError, first_row_without_keys, nan_at_masked_key, parse_case
+from .modes import PallasMode
+from .store import NAME, Store
 
 MAX_ERROR_CHARS = 4000
 PREPARED_KEPT = 4
+EMPTY_ROW_TEXT = {"mean_of_v": "the mean of V", "nan": "NaN"}
+
+Request = dict[str, Any]
+Reply = dict[str, Any]
 
 
 class BadRequest(ValueError):
@@ -34,42 +50,74 @@ class Unsupported(Exception):
     """The kernel cannot express this case; the message is the reason."""
 
 
-def _int_field(req, name, default, lo):
+def _int_field(req: Request, name: str, default: int, lo: int) -> int:
     v = req.get(name, default)
     if isinstance(v, bool) or not isinstance(v, int) or v < lo:
         raise BadRequest(f"{name}: expected an integer >= {lo}, got {v!r}")
     return v
 
 
-def _number_field(req, name, default, lo):
+def _number_field(req: Request, name: str, default: float, lo: float) -> float:
     v = req.get(name, default)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= lo:
         raise BadRequest(f"{name}: expected a number >= {lo}, got {v!r}")
     return float(v)
 
 
-def error_result(exc):
+def _conformance(req: Request) -> bool:
+    v = req.get("conformance", False)
+    if not isinstance(v, bool):
+        raise BadRequest(f"conformance: expected true or false, got {v!r}")
+    return v
+
+
+def error_result(exc: BaseException) -> Reply:
     text = f"{type(exc).__name__}: {exc}"
     if len(text) > MAX_ERROR_CHARS:
         text = text[:MAX_ERROR_CHARS] + " ..."
     return {"ok": False, "error": text, "error_type": type(exc).__name__}
 
 
+def declared_reason(kernel: KernelAdapter, case: Case) -> str | None:
+    """Why the kernel's declared conventions rule out `case` (judged from the case alone)."""
+    align = kernel.causal_alignment
+    if align != "case" and (case.causal or case.has_window) and case.seq_q != case.seq_k:
+        wanted = "top_left" if case.top_left else "bottom_right"
+        if align != wanted:
+            side = align.replace("_", "-")
+            return (f"causal alignment is {side}: {kernel.name} aligns causal masks and windows {side} always, "
+                    f"the case is {wanted.replace('_', '-')} with seq_q {case.seq_q} != seq_k {case.seq_k}")
+    if kernel.fully_masked_row != "zeros" and not case.segment_ids:
+        row = first_row_without_keys(case)
+        if row is not None:
+            return empty_row_reason(kernel, row)
+    return None
+
+
+def empty_row_reason(kernel: KernelAdapter, row: tuple[int, int]) -> str:
+    fill = EMPTY_ROW_TEXT.get(kernel.fully_masked_row, kernel.fully_masked_row)
+    return (f"query row {row[1]} (batch {row[0]}) has no allowed key: {kernel.name} outputs {fill} there, "
+            "attngate requires zeros")
+
+
+Body = Callable[[KernelAdapter, Case, tuple[Any, ...]], Reply]
+
+
 class Engine:
-    def __init__(self, mode, store, kernels):
-        self.mode = mode  # a modes.PallasMode
+    def __init__(self, mode: PallasMode, store: Store, kernels: Iterable[KernelAdapter]) -> None:
+        self.mode = mode
         self.store = store
         self.kernels = {k.name: k for k in kernels}
         self.lock = threading.Lock()
-        self._fns = {}
-        self._compile_s = {}
-        self._compile_cpu_s = {}
-        self._prepared = collections.OrderedDict()
+        self._fns: dict[tuple[str, Case], Callable[..., Any]] = {}
+        self._compile_s: dict[tuple[str, Case], float] = {}
+        self._compile_cpu_s: dict[tuple[str, Case], float] = {}
+        self._prepared: collections.OrderedDict[tuple[Any, ...], tuple[str, Any]] = collections.OrderedDict()
         self._profiles = 0
 
     # -- request pieces -------------------------------------------------------------
 
-    def kernel(self, req):
+    def kernel(self, req: Request) -> KernelAdapter:
         name = req.get("kernel")
         if not isinstance(name, str):
             raise BadRequest("kernel: expected a kernel name")
@@ -78,26 +126,22 @@ class Engine:
         return self.kernels[name]
 
     @staticmethod
-    def case(req):
+    def case(req: Request) -> Case:
         try:
             return parse_case(req.get("case"))
         except CaseError as e:
             raise BadRequest(str(e)) from None
 
-    def static_reason(self, kernel, case):
+    def static_reason(self, kernel: KernelAdapter, case: Case, conformance: bool = False) -> str | None:
+        for feature, use in case.required_features().items():
+            if feature not in kernel.features:
+                return f"{use}: {kernel.name} does not declare the {feature} feature"
         reason = kernel.unsupported(case, self.mode)
-        if reason is None and not case.segment_ids:
-            row = first_row_without_keys(case)
-            if row is not None:
-                reason = self._empty_row_reason(kernel, row)
+        if reason is None and not conformance:
+            reason = declared_reason(kernel, case)
         return reason
 
-    @staticmethod
-    def _empty_row_reason(kernel, row):
-        return (f"query row {row[1]} (batch {row[0]}) has no allowed key: {kernel.name} outputs the "
-                f"{kernel.conventions.get('fully_masked_row', 'mean of V')} there, attngate requires zeros")
-
-    def _inputs(self, case, req):
+    def _inputs(self, case: Case, req: Request) -> tuple[dict[str, np.ndarray], tuple[Any, ...]]:
         inputs = req.get("inputs")
         if not isinstance(inputs, dict):
             raise BadRequest("inputs: expected an object of input name -> tensor name")
@@ -105,7 +149,8 @@ class Engine:
         extra = set(inputs) - set(shapes)
         if extra:
             raise BadRequest(f"inputs: unexpected {sorted(extra)} for this case (expected {sorted(shapes)})")
-        tensors, versions = {}, []
+        tensors: dict[str, np.ndarray] = {}
+        versions = []
         for role, shape in shapes.items():
             name = inputs.get(role)
             if not isinstance(name, str):
@@ -122,7 +167,7 @@ class Engine:
             versions.append((role, name, version))
         return tensors, tuple(versions)
 
-    def _check_tensors(self, kernel, case, t):
+    def _check_tensors(self, kernel: KernelAdapter, case: Case, t: Tensors, conformance: bool) -> None:
         """Raises BadRequest for inputs that break the protocol, Unsupported for inputs
         (segment ids, NaN) that make this case inexpressible for the kernel."""
         if case.dtype == "bf16":
@@ -134,26 +179,28 @@ class Engine:
                     idx = [int(i) for i in np.argwhere(bad)[0]]
                     raise BadRequest(f"inputs.{role}: a bf16 case needs bf16-exact float32 values; "
                                      f"{x[tuple(idx)]!r} at {idx} is not")
+        if conformance:
+            return
         seg_q = t.get("segment_ids_q")
         seg_kv = t.get("segment_ids_kv")
-        if seg_q is not None:
+        if seg_q is not None and kernel.fully_masked_row != "zeros":
             row = first_row_without_keys(case, seg_q, seg_kv)
             if row is not None:
-                raise Unsupported(self._empty_row_reason(kernel, row) + " (segment ids)")
+                raise Unsupported(empty_row_reason(kernel, row) + " (segment ids)")
         for role in kernel.masked_nan_leaks:
-            hit = nan_at_masked_key(case, role, t[role], seg_q, seg_kv)
+            hit = nan_at_masked_key(case, t[role], seg_q, seg_kv)
             if hit is not None:
                 b, j, h = hit
                 raise Unsupported(f"NaN in {role} at key {j} (batch {b}, kv head {h}), which some query rows "
                                   f"may not attend: {kernel.name} lets it reach them, attngate ignores masked keys")
 
-    def _prepare(self, kernel, case, req):
+    def _prepare(self, kernel: KernelAdapter, case: Case, req: Request, conformance: bool) -> tuple[Any, ...]:
         tensors, versions = self._inputs(case, req)
-        key = (kernel.name, case, versions)
+        key = (kernel.name, case, versions, conformance)
         hit = self._prepared.get(key)
         if hit is None:
             try:
-                self._check_tensors(kernel, case, tensors)
+                self._check_tensors(kernel, case, tensors, conformance)
                 hit = ("args", kernel.prepare(case, tensors, self.mode))
             except Unsupported as e:
                 hit = ("unsupported", str(e))
@@ -163,15 +210,15 @@ class Engine:
         self._prepared.move_to_end(key)
         if hit[0] == "unsupported":
             raise Unsupported(hit[1])
-        return hit[1]
+        return tuple(hit[1])
 
-    def _fn(self, kernel, case):
+    def _fn(self, kernel: KernelAdapter, case: Case) -> Callable[..., Any]:
         key = (kernel.name, case)
         if key not in self._fns:
             self._fns[key] = kernel.build(case, self.mode)
         return self._fns[key]
 
-    def _call(self, kernel, case, args):
+    def _call(self, kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> tuple[float, Any, bool]:
         """(seconds, output, compiled): the first call of a configuration is its compile."""
         fn = self._fn(kernel, case)
         with self.mode.context():
@@ -183,26 +230,26 @@ class Engine:
             self._compile_cpu_s[key] = cpu
         return seconds, out, compiled
 
-    def drop_prepared(self):
+    def drop_prepared(self) -> None:
         """Forgets prepared arguments (the tensors they came from were deleted)."""
         with self.lock:
             self._prepared.clear()
 
     # -- endpoints ------------------------------------------------------------------
 
-    def supports(self, req):
+    def supports(self, req: Request) -> Reply:
         kernel, case = self.kernel(req), self.case(req)
-        reason = self.static_reason(kernel, case)
+        reason = self.static_reason(kernel, case, _conformance(req))
         return {"supported": True} if reason is None else {"supported": False, "reason": reason}
 
-    def _guarded(self, req, body):
-        kernel, case = self.kernel(req), self.case(req)
-        reason = self.static_reason(kernel, case)
+    def _guarded(self, req: Request, body: Body) -> Reply:
+        kernel, case, conformance = self.kernel(req), self.case(req), _conformance(req)
+        reason = self.static_reason(kernel, case, conformance)
         if reason is not None:
             return {"ok": False, "unsupported": reason}
         with self.lock:
             try:
-                args = self._prepare(kernel, case, req)
+                args = self._prepare(kernel, case, req, conformance)
                 return body(kernel, case, args)
             except Unsupported as e:
                 return {"ok": False, "unsupported": str(e)}
@@ -212,12 +259,12 @@ class Engine:
                 self.mode.after_error()
                 return error_result(e)
 
-    def run(self, req):
+    def run(self, req: Request) -> Reply:
         out_name = req.get("output")
         if not isinstance(out_name, str) or not NAME.match(out_name):
             raise BadRequest("output: expected a tensor name matching [A-Za-z0-9_.-]{1,128}")
 
-        def body(kernel, case, args):
+        def body(kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> Reply:
             seconds, out, compiled = self._call(kernel, case, args)
             if compiled:
                 del out
@@ -232,12 +279,12 @@ class Engine:
                     "compile_cpu_s": self._compile_cpu_s[(kernel.name, case)], "run_s": seconds}
         return self._guarded(req, body)
 
-    def time(self, req):
+    def time(self, req: Request) -> Reply:
         warmup = _int_field(req, "warmup", 1, 0)
         reps = _int_field(req, "repetitions", 15, 1)
         min_time = _number_field(req, "min_time_s", 0.0, 0.0)
 
-        def body(kernel, case, args):
+        def body(kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> Reply:
             compile_s = None
             if (kernel.name, case) not in self._compile_s:
                 compile_s, out, _ = self._call(kernel, case, args)
@@ -248,16 +295,17 @@ class Engine:
             return {"ok": True, "samples_s": samples, "calls_per_sample": calls, "compile_s": compile_s}
         return self._guarded(req, body)
 
-    def memory(self, req):
+    def memory(self, req: Request) -> Reply:
         warmup = _int_field(req, "warmup_calls", 2, 0)
         calls = _int_field(req, "calls", 10, 1)
 
-        def body(kernel, case, args):
+        def body(kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> Reply:
             fn = self._fn(kernel, case)
             if (kernel.name, case) not in self._compile_s:
                 _, out, _ = self._call(kernel, case, args)
                 del out
-            series = {"live_arrays": [], "live_array_bytes": [], "rss_bytes": [], "device_bytes_in_use": []}
+            series: dict[str, Any] = {"live_arrays": [], "live_array_bytes": [], "rss_bytes": [],
+                                      "device_bytes_in_use": []}
             with self.mode.context():
                 for _ in range(warmup):
                     jax.block_until_ready(fn(*args))
@@ -283,10 +331,10 @@ class Engine:
                     "peak_rss_bytes": peak_rss, "peak_rss_source": "VmHWM" if peak_reset else "samples"}
         return self._guarded(req, body)
 
-    def profile(self, req):
+    def profile(self, req: Request) -> Reply:
         calls = _int_field(req, "calls", 3, 1)
 
-        def body(kernel, case, args):
+        def body(kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> Reply:
             fn = self._fn(kernel, case)
             _, out, _ = self._call(kernel, case, args)  # compiled and warm before the trace
             del out

@@ -1,18 +1,24 @@
 """What this adapter runs with: a flat object of strings (or null) for results.json."""
+from __future__ import annotations
+
 import importlib.metadata
 import platform
+from collections.abc import Mapping
+from typing import Any
 
 import jax
 
 
-def _version(dist):
+def _version(dist: str) -> str | None:
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
 
 
-def fingerprint(mode: str) -> dict:
+def fingerprint(mode: str, kernel_packages: Mapping[str, str | None] | None = None) -> dict[str, Any]:
+    """`kernel_packages`: distribution -> version of the packages the served kernels ship
+    in (a team's own kernel package, tokamax): a bump of one shows in "What changed"."""
     device = jax.devices()[0]
     return {
         "python": platform.python_version(),
@@ -27,4 +33,5 @@ def fingerprint(mode: str) -> dict:
         "device_count": str(jax.device_count()),
         "interpret_mode": mode,
         "platform": platform.platform(),
+        "kernel_packages": dict(kernel_packages or {}),
     }

@@ -1,6 +1,10 @@
 """Process and device memory readings, and device-side timing of a kernel call."""
+from __future__ import annotations
+
 import os
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 
@@ -22,7 +26,7 @@ def reset_peak_rss() -> bool:
         return False
 
 
-def peak_rss_bytes():
+def peak_rss_bytes() -> int | None:
     try:
         with open("/proc/self/status") as f:
             for line in f:
@@ -33,13 +37,13 @@ def peak_rss_bytes():
     return None
 
 
-def live_arrays():
+def live_arrays() -> tuple[int, int]:
     """(count, bytes) of the jax arrays alive in this process."""
     arrays = jax.live_arrays()
     return len(arrays), sum(a.nbytes for a in arrays)
 
 
-def device_stats():
+def device_stats() -> dict[str, Any] | None:
     """device.memory_stats() of the first device, or None where the backend has none (CPU)."""
     try:
         return jax.devices()[0].memory_stats()
@@ -47,7 +51,10 @@ def device_stats():
         return None
 
 
-def timed_call(fn, args):
+Fn = Callable[..., Any]
+
+
+def timed_call(fn: Fn, args: Sequence[Any]) -> tuple[float, Any]:
     """Seconds of one call, ended with block_until_ready, and its output."""
     start = time.perf_counter()
     out = fn(*args)
@@ -55,7 +62,7 @@ def timed_call(fn, args):
     return time.perf_counter() - start, out
 
 
-def timed_first_call(fn, args):
+def timed_first_call(fn: Fn, args: Sequence[Any]) -> tuple[float, float, Any]:
     """(wall seconds, CPU seconds, output) of a call that may trace and compile. The CPU
     time of the process is what compiling costs; unlike the wall time it does not grow
     when other jobs share the machine, so a compile-time gate can stand on one sample."""
@@ -65,10 +72,11 @@ def timed_first_call(fn, args):
     return time.perf_counter() - start, time.process_time() - cpu, out
 
 
-def time_samples(fn, args, warmup, repetitions, min_time_s):
+def time_samples(fn: Fn, args: Sequence[Any], warmup: int, repetitions: int,
+                 min_time_s: float) -> tuple[list[float], int]:
     """(samples, calls per sample): per-call seconds, one sample per repetition: each the mean over as many
     back-to-back calls as it takes to fill min_time_s (calibrated on a warm call)."""
-    single = None
+    single = 0.0
     for _ in range(max(warmup, 1)):
         single, out = timed_call(fn, args)
         del out

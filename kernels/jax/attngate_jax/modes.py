@@ -8,7 +8,11 @@
 "none": compiled for the real backend (a TPU). On CPU every Pallas kernel then raises
         "Only interpret mode is supported on CPU backend".
 """
+from __future__ import annotations
+
 import contextlib
+from contextlib import AbstractContextManager
+from typing import Any
 
 import jax
 import jax.experimental.pallas as pallas_module
@@ -47,9 +51,9 @@ class PallasMode:
     """Applies a resolved mode. Install once, before the first kernel is traced: a jitted
     function traced without the interpreter keeps its non-interpreted jaxpr."""
 
-    def __init__(self, mode: str):
+    def __init__(self, mode: str) -> None:
         self.mode = mode
-        self._context = None
+        self._context: Any = None
         if mode == "tpu" and hasattr(pltpu, "force_tpu_interpret_mode"):
             self._context = pltpu.force_tpu_interpret_mode
         elif mode == "tpu":
@@ -58,18 +62,18 @@ class PallasMode:
             self._patch_pallas_call(True)
 
     @staticmethod
-    def _patch_pallas_call(interpret):
+    def _patch_pallas_call(interpret: Any) -> None:
         # flash_attention.py and splash look up pl.pallas_call at call time, and flash
         # has no interpret argument of its own.
         original = pallas_module.pallas_call
         if getattr(original, "_attngate_patched", False):
             return
 
-        def pallas_call(*args, **kwargs):
+        def pallas_call(*args: Any, **kwargs: Any) -> Any:
             kwargs["interpret"] = interpret
             return original(*args, **kwargs)
 
-        pallas_call._attngate_patched = True
+        pallas_call._attngate_patched = True  # type: ignore[attr-defined]
         pallas_module.pallas_call = pallas_call
 
     @property
@@ -77,8 +81,9 @@ class PallasMode:
         return describe(self.mode)
 
     @property
-    def splash_interpret_flag(self) -> bool:
-        """splash's own `interpret=` argument (a bool; the context wins in TPU mode)."""
+    def interpret(self) -> bool:
+        """The `interpret=` argument of a pallas_call or kernel factory (splash's is a bool):
+        True in hlo mode; in TPU interpret mode the context wins over it."""
         return self.mode == "hlo"
 
     @property
@@ -87,10 +92,10 @@ class PallasMode:
         (safe_zip in _get_randomized_grid_coordinates): loop with lax.map there."""
         return self.mode == "tpu"
 
-    def context(self):
+    def context(self) -> AbstractContextManager[Any]:
         return self._context() if self._context else contextlib.nullcontext()
 
-    def after_error(self):
+    def after_error(self) -> None:
         """TPU interpret mode keeps global simulated-memory state; drop it after a failure."""
         if self.mode == "tpu" and hasattr(pltpu, "reset_tpu_interpret_mode_state"):
             try:

@@ -5,9 +5,12 @@ header syntax and keys, dtype (float32 or int32, little-endian), C order, and th
 shape's byte count equals the data that follows. A hostile header therefore cannot make
 the adapter allocate more than the body it already holds.
 """
+from __future__ import annotations
+
 import ast
 import io
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +60,7 @@ def parse(body: bytes) -> np.ndarray:
     return arr
 
 
-def _check_header(header, at):
+def _check_header(header: Any, at: int) -> tuple[np.dtype[Any], tuple[int, ...]]:
     if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
         raise NpyError(f"header (byte {at}) must be a dict with exactly descr, fortran_order and shape")
     descr = header["descr"]

@@ -4,6 +4,8 @@ Standard library only. Keep-alive HTTP/1.1 with TCP_NODELAY (without it small re
 ~40 ms on Nagle and delayed ACK). Every error is {"error": message}; nothing a client
 sends makes the adapter exit, except POST /v1/shutdown.
 """
+from __future__ import annotations
+
 import hmac
 import json
 import socket
@@ -11,38 +13,46 @@ import sys
 import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from . import ADAPTER, PROTOCOL, VERSION, npy
-from .engine import BadRequest, NotFound
-from .store import NAME
+from .engine import BadRequest, Engine, NotFound
+from .registry import Registry
+from .store import NAME, Store
+
+Reply = tuple[int, "dict[str, Any] | bytes | None"]
 
 
 class HttpError(Exception):
-    def __init__(self, status, message, close=False):
+    def __init__(self, status: int, message: str, close: bool = False) -> None:
         super().__init__(message)
         self.status, self.message, self.close = status, message, close
 
 
 class App:
-    """What the handler needs: the engine, the store, the fingerprint and the limits."""
+    """What the handler needs: the engine, the store, the kernels' registry, the fingerprint and the limits."""
 
-    def __init__(self, engine, store, fingerprint, token, max_body_bytes, verbose=False):
-        self.engine, self.store, self.fingerprint = engine, store, fingerprint
+    def __init__(self, engine: Engine, store: Store, registry: Registry, fingerprint: dict[str, Any],
+                 token: str | None, max_body_bytes: int, verbose: bool = False) -> None:
+        self.engine, self.store, self.registry, self.fingerprint = engine, store, registry, fingerprint
         self.token = token.encode() if token else None
         self.max_body_bytes = max_body_bytes
         self.verbose = verbose
-        self.server = None
+        self.server: Server | None = None
 
-    def kernels(self):
+    def kernels(self) -> dict[str, Any]:
+        """GET /v1/kernels: every served kernel with its declarations, and the sources that failed."""
         mode = self.engine.mode
         out = []
-        for k in self.engine.kernels.values():
-            out.append({"name": k.name, "version": f"jax {self.fingerprint['jax']}",
+        for s in self.registry.served:
+            k = s.kernel
+            out.append({"name": k.name, "version": s.version(self.fingerprint["jax"]),
                         "description": k.description(mode), "features": list(k.features),
                         "workspace_growth": k.workspace_growth,
                         "rounds_to_case_dtype": list(k.rounds_to_case_dtype),
-                        "conventions": dict(k.conventions, interpret_mode=mode.mode)})
-        return {"kernels": out}
+                        "conventions": dict(k.conventions(), interpret_mode=mode.mode),
+                        "source": s.source, "package": s.package, "package_version": s.package_version})
+        return {"kernels": out, "errors": [e.as_json() for e in self.registry.errors]}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -52,15 +62,16 @@ class Handler(BaseHTTPRequestHandler):
 
     @property
     def app(self) -> App:
-        return self.server.app
+        return self.server.app  # type: ignore[attr-defined]
 
     # -- plumbing -------------------------------------------------------------------
 
-    def log_message(self, fmt, *args):
+    def log_message(self, fmt: str, *args: Any) -> None:
         if self.app.verbose:
             sys.stderr.write(f"{ADAPTER}: {self.address_string()} {fmt % args}\n")
 
-    def _send(self, status, body: bytes, content_type="application/json", close=False, headers=()):
+    def _send(self, status: int, body: bytes, content_type: str = "application/json", close: bool = False,
+              headers: tuple[tuple[str, str], ...] | list[tuple[str, str]] = ()) -> None:
         self.send_response(status)
         if status != 204:  # a 204 carries no body and no body headers (RFC 9110)
             self.send_header("Content-Type", content_type)
@@ -75,14 +86,14 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         self.wfile.flush()
 
-    def _json(self, status, obj, close=False):
+    def _json(self, status: int, obj: Any, close: bool = False) -> None:
         self._send(status, json.dumps(obj).encode(), close=close)
 
-    def _error(self, status, message, close=False):
-        headers = [("WWW-Authenticate", "Bearer")] if status == 401 else ()
+    def _error(self, status: int, message: str, close: bool = False) -> None:
+        headers = [("WWW-Authenticate", "Bearer")] if status == 401 else []
         self._send(status, json.dumps({"error": message}).encode(), close=close, headers=headers)
 
-    def _precheck(self):
+    def _precheck(self) -> None:
         """Authentication and the declared body size, before any body byte is read."""
         if self.app.token is not None:
             given = self.headers.get("Authorization", "")
@@ -96,7 +107,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise HttpError(413, f"body of {int(length)} bytes exceeds the adapter's limit of "
                                      f"{self.app.max_body_bytes} bytes (--max-body-mb)", close=True)
 
-    def handle_expect_100(self):
+    def handle_expect_100(self) -> bool:
         # Answer 401/413 instead of inviting a body that would be refused anyway.
         try:
             self._precheck()
@@ -105,7 +116,7 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return super().handle_expect_100()
 
-    def _drain(self, cap=64 << 20):
+    def _drain(self, cap: int = 64 << 20) -> None:
         """Reads and drops (up to `cap` bytes of) a refused body after the reply went out,
         so that a client that sent it without Expect: 100-continue still reads the 413
         instead of a reset connection."""
@@ -123,7 +134,8 @@ class Handler(BaseHTTPRequestHandler):
     def _read_body(self) -> bytes:
         limit = self.app.max_body_bytes
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            parts, total = [], 0
+            parts: list[bytes] = []
+            total = 0
             while True:
                 line = self.rfile.readline(1024)
                 try:
@@ -146,7 +158,7 @@ class Handler(BaseHTTPRequestHandler):
         return body
 
     @staticmethod
-    def _json_body(body):
+    def _json_body(body: bytes) -> dict[str, Any]:
         try:
             obj = json.loads(body or b"{}")
         except (ValueError, UnicodeDecodeError) as e:
@@ -155,7 +167,7 @@ class Handler(BaseHTTPRequestHandler):
             raise HttpError(400, "request body must be a JSON object")
         return obj
 
-    def _dispatch(self):
+    def _dispatch(self) -> None:
         try:
             self._precheck()
             body = self._read_body()
@@ -185,7 +197,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- endpoints ------------------------------------------------------------------
 
-    def _route(self, method, path, body):
+    def _route(self, method: str, path: str, body: bytes) -> Reply:
         app, store, engine = self.app, self.app.store, self.app.engine
         parts = path.strip("/").split("/")
         if parts[:1] != ["v1"]:
@@ -202,6 +214,7 @@ class Handler(BaseHTTPRequestHandler):
                 engine.drop_prepared()
                 return 204, None
             if route == ("POST", "shutdown"):
+                assert app.server is not None
                 threading.Thread(target=app.server.shutdown, daemon=True).start()
                 self.close_connection = True
                 return 200, {"ok": True}
@@ -225,7 +238,7 @@ class Handler(BaseHTTPRequestHandler):
                 return 204, None
         raise HttpError(404, f"no such endpoint: {method} {path}")
 
-    def _tensor(self, method, name, body):
+    def _tensor(self, method: str, name: str, body: bytes) -> Reply:
         store = self.app.store
         if method == "PUT":
             try:
@@ -250,7 +263,7 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address, app):
+    def __init__(self, address: tuple[str, int], app: App) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
@@ -258,6 +271,6 @@ class Server(ThreadingHTTPServer):
         app.server = self
 
     @property
-    def url(self):
-        host, port = self.server_address[:2]
+    def url(self) -> str:
+        host, port = str(self.server_address[0]), self.server_address[1]
         return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

@@ -1,8 +1,10 @@
-"""The adapter's kernels, listed explicitly (the one registry)."""
+"""The adapter's own kernels, listed explicitly (the one registry of built-ins); served
+through the same kernel API (attngate_jax.api) as a team's."""
+from ..api import KernelAdapter
 from .flash import PallasFlash
 from .splash import PallasSplash
 from .xla import XlaDotProductAttention
 
 
-def all_kernels():
+def builtin_kernels() -> list[KernelAdapter]:
     return [XlaDotProductAttention(), PallasFlash(), PallasSplash()]

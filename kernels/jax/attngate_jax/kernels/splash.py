@@ -22,39 +22,44 @@ Conventions mapped (splash_attention_kernel.py, splash_attention_mask.py):
   call uses). Fully masked kv blocks are skipped, so a fully masked row gets the mean
   of V over the visited blocks only, and NaN (0 / 0) when no block of its row is visited.
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import numpy as np
 from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk
 from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm
 
-from .base import KernelAdapter, as_output, operand
+from ..api import Case, KernelAdapter, Mode, Tensors, as_output, operand
 
 DEFAULT_BLOCK = 128
 LANES = 128
 
 
 class PallasSplash(KernelAdapter):
+    api_version = 1
     name = "pallas-splash"
     features = ("causal", "window", "segment_ids", "softcap", "gqa", "head_dim_v", "f32", "bf16")
     masked_nan_leaks = ("v",)  # masked logits are replaced (jnp.where); 0 * NaN in V is NaN
     rounds_to_case_dtype = ("output",)  # a bf16 case's output is bf16
-    conventions = {"layout": "[H, L, D] per example", "causal_alignment": ["top_left", "bottom_right"],
-                   "scale": "none: q is pre-scaled (exact for power-of-two scales)",
-                   "fully_masked_row": "mean of V over the visited kv blocks (NaN when none is visited)",
-                   "probabilities": "kept in f32, V upcast to f32"}
+    fully_masked_row = "mean_of_v"
+    notes = {"layout": "[H, L, D] per example", "causal": "CausalMask(offset=Sk - Sq): bottom-right, or 0 for top-left",
+             "scale": "none: q is pre-scaled (exact for power-of-two scales)",
+             "fully_masked_row": "mean of V over the visited kv blocks (NaN when none is visited)",
+             "probabilities": "kept in f32, V upcast to f32"}
 
-    def description(self, mode):
+    def description(self, mode: Mode) -> str:
         batching = "jax.lax.map" if mode.batch_with_map else "jax.vmap"
         return (f"jax.experimental.pallas.ops.tpu.splash_attention, make_splash_mha/mqa over the batch "
                 f"with {batching} ({mode.description})")
 
     @staticmethod
-    def blocks(case):
+    def blocks(case: Case) -> tuple[int, int]:
         return case.block_q or DEFAULT_BLOCK, case.block_k or DEFAULT_BLOCK
 
-    def unsupported(self, case, mode):
-        if case.bias_shape is not None:
-            return "bias: splash attention has no additive bias"
+    def unsupported(self, case: Case, mode: Mode) -> str | None:
         if case.dtype == "bf16" and not case.scale_is_power_of_two:
             return (f"bf16 with scale {case.scale:.9g}, not a power of two: splash takes no softmax scale, "
                     "and pre-scaling bf16 q by it would round the operands")
@@ -68,7 +73,7 @@ class PallasSplash(KernelAdapter):
         return None
 
     @staticmethod
-    def mask(case):
+    def mask(case: Case) -> Any:
         shape, off = (case.seq_q, case.seq_k), case.offset
         left, right = (None if w < 0 else w for w in case.window)
         if case.has_window:
@@ -78,36 +83,36 @@ class PallasSplash(KernelAdapter):
             return sm.CausalMask(shape, offset=off)
         return sm.FullMask(shape)
 
-    def build(self, case, mode):
+    def build(self, case: Case, mode: Mode) -> Callable[..., Any]:
         bq, bk = self.blocks(case)
         mqa = case.heads_kv == 1 and case.heads_q > 1
         make = sk.make_splash_mqa if mqa else sk.make_splash_mha
         kernel = make(sm.MultiHeadMask([self.mask(case)] * case.heads_q),
                       block_sizes=sk.BlockSizes(block_q=bq, block_kv=bk, block_kv_compute=bk),
                       attn_logits_soft_cap=case.softcap or None,
-                      head_shards=1, q_seq_shards=1, interpret=mode.splash_interpret_flag)
+                      head_shards=1, q_seq_shards=1, interpret=mode.interpret)
 
-        def one(q, k, v, seg_q, seg_kv):
-            seg = None if seg_q is None else sk.SegmentIds(q=seg_q, kv=seg_kv)
+        def one(q: jax.Array, k: jax.Array, v: jax.Array, seg_q: jax.Array | None, seg_kv: jax.Array | None) -> jax.Array:
+            seg = None if seg_q is None or seg_kv is None else sk.SegmentIds(q=seg_q, kv=seg_kv)
             return kernel(q, k, v, segment_ids=seg)
 
-        def run(q, k, v, seg_q, seg_kv):
+        def run(q: jax.Array, k: jax.Array, v: jax.Array, seg_q: jax.Array | None, seg_kv: jax.Array | None) -> jax.Array:
             if mode.batch_with_map:
                 return jax.lax.map(lambda x: one(*x), (q, k, v, seg_q, seg_kv))
             return jax.vmap(one)(q, k, v, seg_q, seg_kv)
         return jax.jit(run)
 
-    def prepare(self, case, t, mode):
-        q = t["q"].astype(np.float64) * case.scale  # exact for a power of two; else rounded once below
-        to_bhld = lambda x: np.ascontiguousarray(operand(x.astype(np.float32), case).transpose(0, 2, 1, 3))
-        q, k, v = to_bhld(q), to_bhld(t["k"]), to_bhld(t["v"])
+    def prepare(self, case: Case, t: Tensors, mode: Mode) -> tuple[Any, ...]:
+        def to_bhld(x: np.ndarray) -> np.ndarray:
+            return np.ascontiguousarray(operand(x.astype(np.float32), case).transpose(0, 2, 1, 3))
+        q, k, v = to_bhld(t["q"].astype(np.float64) * case.scale), to_bhld(t["k"]), to_bhld(t["v"])  # q: rounded once
         if case.heads_kv == 1 and case.heads_q > 1:
             k, v = k[:, 0], v[:, 0]  # make_splash_mqa takes k, v as [Lk, D] per example
         seg_q = seg_kv = None
         if case.segment_ids:
             seg_q, seg_kv = t["segment_ids_q"], t["segment_ids_kv"]
-        return jax.device_put((q, k, v, seg_q, seg_kv))
+        return tuple(jax.device_put((q, k, v, seg_q, seg_kv)))
 
-    def finish(self, case, out):
+    def finish(self, case: Case, out: Any) -> np.ndarray:
         return as_output(out).transpose(0, 2, 1, 3)
 

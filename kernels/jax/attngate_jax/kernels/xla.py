@@ -11,37 +11,37 @@ Conventions mapped (jax/_src/nn/functions.py):
 - GQA: N % K == 0 and query head h reads kv head h // (N / K), as attngate;
 - no soft-cap and no separate value head_dim (value must have key's shape).
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import numpy as np
 
-from .base import KernelAdapter, as_output, operand
+from ..api import Case, KernelAdapter, Mode, Tensors, as_output, operand
 
 
 class XlaDotProductAttention(KernelAdapter):
+    api_version = 1
     name = "jax-xla"
     features = ("causal", "window", "segment_ids", "bias", "gqa", "f32", "bf16")
     workspace_growth = "quadratic"  # materialises the [B, N, T, S] logits
     masked_nan_leaks = ("v",)  # masked logits are replaced (jnp.where); probs 0 * NaN in V is NaN
     rounds_to_case_dtype = ("output", "probabilities")  # a bf16 case's output is bf16
-    conventions = {"layout": "[B, T, N, H]", "causal_alignment": ["top_left"],
-                   "bottom_right": "expressed exactly through local_window_size",
-                   "scale": "scale * q.k, then + bias", "fully_masked_row": "mean of V",
-                   "probabilities": "rounded to the value dtype before P.V"}
+    fully_masked_row = "mean_of_v"  # every masked score becomes the same large negative number
+    notes = {"layout": "[B, T, N, H]", "is_causal": "top-left; bottom-right expressed exactly through local_window_size",
+             "scale": "scale * q.k, then + bias", "probabilities": "rounded to the value dtype before P.V"}
 
-    def description(self, mode):
+    def description(self, mode: Mode) -> str:
         return (f"jax.nn.dot_product_attention, implementation=\"xla\" (XLA on {jax.default_backend()}; "
                 f"no Pallas, so interpret mode {mode.mode!r} does not apply)")
 
-    def unsupported(self, case, mode):
-        if case.softcap > 0:
-            return f"soft-cap {case.softcap:g}: dot_product_attention has no logit soft-cap"
-        if case.head_dim_v != case.head_dim:
-            return (f"head_dim_v {case.head_dim_v} != head_dim {case.head_dim}: "
-                    "dot_product_attention needs value and key of the same shape")
-        return None
+    def unsupported(self, case: Case, mode: Mode) -> str | None:
+        return None  # no soft-cap, no head_dim_v (value must have key's shape): not among its features
 
     @staticmethod
-    def _masking(case):
+    def _masking(case: Case) -> tuple[bool, tuple[int, int] | None]:
         """(is_causal, local_window_size) giving exactly attngate's causal and window."""
         off = case.offset
         native_causal = case.causal and off == 0
@@ -55,22 +55,22 @@ class XlaDotProductAttention(KernelAdapter):
             hi = min(hi, off)
         return native_causal, (lo, hi)
 
-    def build(self, case, mode):
+    def build(self, case: Case, mode: Mode) -> Callable[..., Any]:
         is_causal, window = self._masking(case)
 
-        def run(q, k, v, bias, mask):
+        def run(q: jax.Array, k: jax.Array, v: jax.Array, bias: jax.Array | None, mask: jax.Array | None) -> jax.Array:
             return jax.nn.dot_product_attention(q, k, v, bias=bias, mask=mask, scale=case.scale,
                                                 is_causal=is_causal, local_window_size=window,
                                                 implementation="xla")
         return jax.jit(run)
 
-    def prepare(self, case, t, mode):
+    def prepare(self, case: Case, t: Tensors, mode: Mode) -> tuple[Any, ...]:
         bias = None if case.bias_shape is None else np.ascontiguousarray(t["bias"], np.float32)
         mask = None
         if case.segment_ids:
             mask = (t["segment_ids_q"][:, None, :, None] == t["segment_ids_kv"][:, None, None, :])
         args = (operand(t["q"], case), operand(t["k"], case), operand(t["v"], case), bias, mask)
-        return jax.device_put(args)
+        return tuple(jax.device_put(args))
 
-    def finish(self, case, out):
+    def finish(self, case: Case, out: Any) -> np.ndarray:
         return as_output(out)

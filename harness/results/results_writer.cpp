@@ -1,0 +1,25 @@
+// The results file written after every case, compare-and-rename.
+#include "results/results_writer.hpp"
+
+#include "io/files.hpp"
+
+namespace attngate {
+
+ResultsWriter::ResultsWriter(std::filesystem::path path) : path_(std::move(path)), seen_(fingerprint()) {}
+
+Result<void> ResultsWriter::save(const RunResults &r) {
+    if (fingerprint() != seen_)
+        return fail(ErrorKind::Conflict, "{}: replaced by another writer while this run was writing it (another run with the same --out?); "
+                    "this run stops rather than overwrite it", path_.string());
+    const std::string bytes = pretty_json(to_json(r));
+    if (auto w = write_file_atomic(path_, bytes); !w) return w;
+    seen_ = sha256_hex(bytes);
+    return {};
+}
+
+std::string ResultsWriter::fingerprint() const {
+    auto bytes = read_file(path_);
+    return bytes ? sha256_hex(*bytes) : std::string();
+}
+
+}  // namespace attngate

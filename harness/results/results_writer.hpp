@@ -1,0 +1,28 @@
+// Writing results.json after every case, noticing another writer: two runs given the same
+// --out used to replace each other's results without a word. Compare-and-rename: the file
+// must still be what this run last saw or wrote.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "results/results.hpp"
+
+namespace attngate {
+
+class ResultsWriter {
+public:
+    explicit ResultsWriter(std::filesystem::path path);
+
+    /// Writes `r` atomically; a Conflict when the file changed since this writer last saw it.
+    Result<void> save(const RunResults &r);
+
+private:
+    /// sha256 of the file now; empty when there is none (or it cannot be read: the write will say why).
+    std::string fingerprint() const;
+
+    std::filesystem::path path_;
+    std::string seen_;
+};
+
+}  // namespace attngate

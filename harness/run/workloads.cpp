@@ -1,0 +1,76 @@
+// Cost inputs and workload projections.
+#include "run/workloads.hpp"
+
+#include <cmath>
+#include <map>
+
+#include "checks/cost_check.hpp"
+#include "store/keys.hpp"
+
+namespace attngate {
+
+Result<CostInputs> load_cost_inputs(Store &store, const std::string &device_class) {
+    CostInputs c;
+    c.device_class = device_class;
+    auto p = load_pricing(store);
+    if (!p) return std::unexpected(p.error());
+    if (!*p) {
+        c.no_pricing = fmt::format("not priced: {} does not exist", store.where(kPricingKey));
+        return c;
+    }
+    if (!(*p)->find(device_class))
+        return fail(ErrorKind::Usage, "--device-class {}: not a device class of {}", device_class, (*p)->file.string());
+    c.pricing = std::move(**p);
+    auto workloads = load_workloads(store);
+    if (!workloads) return std::unexpected(workloads.error());
+    c.workloads = std::move(*workloads);
+    return c;
+}
+
+namespace {
+
+/// Per case, what one kernel's checks say a workload is priced from.
+struct KernelFigures {
+    std::map<std::string, double> now, then, leaks, ratio_low;
+    bool memory = false;
+};
+
+KernelFigures figures_of(const RunResults &results, const std::string &kernel) {
+    const auto put = [](std::map<std::string, double> &to, const std::string &case_id, const std::optional<double> &x) {
+        if (x && std::isfinite(*x)) to[case_id] = *x;
+    };
+    KernelFigures f;
+    for (const auto &r : results.results) {
+        if (r.kernel != kernel) continue;
+        for (const auto &c : r.checks) {
+            if (const PerfMetrics *m = c.get<PerfMetrics>()) {
+                put(f.now, r.case_id, m->median_s);
+                // The baseline's median as the perf check compared it: the same in a run and a merge.
+                put(f.then, r.case_id, m->baseline_median_s);
+                if (m->status && *m->status != PerfCheckStatus::TooNoisy) put(f.ratio_low, r.case_id, m->ci_low);
+            }
+            if (const MemoryMetrics *m = c.get<MemoryMetrics>(); m && m->leak_bytes_per_call && std::isfinite(*m->leak_bytes_per_call)) {
+                f.leaks[r.case_id] = *m->leak_bytes_per_call;
+                f.memory = true;
+            }
+        }
+    }
+    return f;
+}
+
+}  // namespace
+
+Result<void> add_workloads(RunResults &results, const std::vector<Workload> &workloads, const Pricing &pricing,
+                           const std::string &workload_kernel, bool strict) {
+    for (Workload w : workloads) {
+        // Any kernel can be projected: the one the workload names, or the run's choice.
+        if (!workload_kernel.empty()) w.kernel = workload_kernel;
+        const KernelFigures f = figures_of(results, w.kernel);
+        const DevicePrice *price = pricing.find(w.device_class);
+        if (!price) return fail(ErrorKind::BadInput, "{}: $.device_class: \"{}\" is not priced in {}", w.file.string(), w.device_class, pricing.file.string());
+        results.workloads.push_back(workload_result(w, f.now, f.then, f.ratio_low, f.memory ? &f.leaks : nullptr, *price, strict));
+    }
+    return {};
+}
+
+}  // namespace attngate

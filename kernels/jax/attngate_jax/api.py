@@ -1,0 +1,140 @@
+"""attngate's kernel API for the JAX adapter, version 1: what a kernel of the adapter is.
+
+A kernel is an instance of a `KernelAdapter` subclass, handed to the adapter by a factory:
+a function of no arguments returning one kernel or a list of them, named `module:function`
+(`--kernels team_attention.gate:make`) or published as an entry point of the group
+`attngate.kernels` by an installed package. The adapter's own kernels use this API too.
+
+It maps attngate's case (layout [B, S, H, D], the semantics of kernel_abi.h) onto the
+kernel's library. Per case configuration the adapter calls `unsupported` (why it cannot
+express the case exactly, or None), `prepare` once per set of inputs (numpy in, the
+kernel's own layout and dtype out, outside any timing), `build` once (a jitted function:
+only it is timed) and `finish` on its output ([B, Sq, Hq, Dv] float32 out).
+
+The declared conventions say where the kernel departs from attngate's semantics; the
+adapter then declines the cases where that matters (so the gate never passes what the
+kernel does not do), and `attngate conform` checks each declaration against what the
+kernel actually computes. Leave a convention at its default when the kernel follows
+attngate.
+
+Versioned like the C ABI: a kernel states the API version it was written against in
+`api_version` (no default, so that a newer adapter never assumes it), and a kernel of
+another version is refused by name.
+
+Forward compatibility: a new case field (paged KV, ragged q_lens) arrives as a new
+attribute of `Case` with a default, new tensors as new roles in `tensors`, and a new
+feature name in `FEATURES`; a case needing a feature the kernel does not declare is
+declined before the kernel sees it, so an existing kernel never meets a field it does
+not know.
+"""
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar, Protocol
+
+import ml_dtypes
+import numpy as np
+
+from .case import Case
+
+API_VERSION = 1
+
+FEATURES = frozenset({"causal", "window", "segment_ids", "bias", "softcap", "gqa", "head_dim_v", "f32", "bf16"})
+WORKSPACE_GROWTHS = frozenset({"unspecified", "constant", "linear", "quadratic"})
+# What a kernel may round to a bf16 case's dtype; the golden tolerance widens by its cost.
+ROUNDINGS = frozenset({"output", "probabilities"})
+# "case": the case's causal_alignment is honoured (attngate's); otherwise the one the kernel applies always.
+CAUSAL_ALIGNMENTS = frozenset({"case", "top_left", "bottom_right"})
+# What a query row with no allowed key gets; attngate's is "zeros".
+FULLY_MASKED_ROWS = frozenset({"zeros", "mean_of_v", "nan"})
+# Inputs in which a NaN at a key that some row masks still reaches that row; attngate's is none.
+MASKED_NAN_INPUTS = frozenset({"k", "v"})
+
+Tensors = Mapping[str, np.ndarray]
+
+
+class Mode(Protocol):
+    """How the adapter runs Pallas kernels in this process (modes.PallasMode)."""
+
+    mode: str  # "tpu" (TPU interpret mode), "hlo" (generic interpreter) or "none" (compiled)
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def interpret(self) -> bool:
+        """The `interpret=` argument for a pallas_call or kernel factory that takes one."""
+        ...
+
+    @property
+    def batch_with_map(self) -> bool:
+        """True where jax.vmap over a Pallas kernel fails (TPU interpret mode): loop with jax.lax.map."""
+        ...
+
+    def context(self) -> AbstractContextManager[Any]: ...
+
+
+class KernelAdapter(abc.ABC):
+    """One kernel served by the adapter. Subclasses set the class attributes and the four methods."""
+
+    # Required: the registry refuses a kernel without them.
+    api_version: ClassVar[int]        # the version of this API the kernel was written against
+    name: ClassVar[str]               # unique among the adapter's kernels: [A-Za-z0-9][A-Za-z0-9_.+-]*
+    features: ClassVar[frozenset[str] | tuple[str, ...]]  # names from FEATURES
+
+    version: ClassVar[str | None] = None  # None: its distribution's version (or "unversioned")
+    # Distributions whose versions go into the fingerprint beside the kernel's own (e.g. the library it wraps).
+    packages: ClassVar[tuple[str, ...]] = ()
+    workspace_growth: ClassVar[str] = "unspecified"
+    rounds_to_case_dtype: ClassVar[tuple[str, ...]] = ()
+    causal_alignment: ClassVar[str] = "case"
+    fully_masked_row: ClassVar[str] = "zeros"
+    masked_nan_leaks: ClassVar[tuple[str, ...]] = ()
+    notes: ClassVar[Mapping[str, str]] = {}  # free-form conventions for reports (layout, scale, ...)
+
+    def description(self, mode: Mode) -> str:
+        """One line for `attngate kernels`: what the kernel calls, and how it runs here."""
+        return f"{self.name} ({mode.description})"
+
+    @abc.abstractmethod
+    def unsupported(self, case: Case, mode: Mode) -> str | None:
+        """Why the kernel cannot express `case` exactly (shown as the skip reason), or None."""
+
+    @abc.abstractmethod
+    def prepare(self, case: Case, tensors: Tensors, mode: Mode) -> tuple[Any, ...]:
+        """The arguments of the built function (device arrays) from the protocol's inputs:
+        float32 q, k, v [B, S, H, D] (bf16-exact on a bf16 case; see `operand`), and bias,
+        segment_ids_q / segment_ids_kv when the case has them."""
+
+    @abc.abstractmethod
+    def build(self, case: Case, mode: Mode) -> Callable[..., Any]:
+        """A jitted function of the prepared arguments returning the kernel's output."""
+
+    @abc.abstractmethod
+    def finish(self, case: Case, out: Any) -> np.ndarray:
+        """The output as [B, Sq, Hq, Dv] float32 (see `as_output`)."""
+
+    def conventions(self) -> dict[str, Any]:
+        """The declarations and notes as /v1/kernels reports them."""
+        return {"causal_alignment": self.causal_alignment, "fully_masked_row": self.fully_masked_row,
+                "masked_nan_leaks": list(self.masked_nan_leaks), "notes": dict(self.notes)}
+
+
+Factory = Callable[[], "KernelAdapter | list[KernelAdapter] | tuple[KernelAdapter, ...] | Iterator[KernelAdapter]"]
+
+
+def operand(x: np.ndarray, case: Case) -> np.ndarray:
+    """q, k or v in the case's dtype: a bf16 case's inputs hold bf16-exact float32 values
+    (the adapter checked), so the cast is exact."""
+    return x.astype(ml_dtypes.bfloat16) if case.dtype == "bf16" else np.ascontiguousarray(x, np.float32)
+
+
+def as_output(x: Any) -> np.ndarray:
+    """A kernel's output (any float dtype, bf16 included) widened to float32 numpy."""
+    return np.asarray(x).astype(np.float32)
+
+
+__all__ = ["API_VERSION", "CAUSAL_ALIGNMENTS", "Case", "FEATURES", "FULLY_MASKED_ROWS", "Factory", "KernelAdapter",
+           "MASKED_NAN_INPUTS", "Mode", "ROUNDINGS", "Tensors", "WORKSPACE_GROWTHS", "as_output", "operand"]
