@@ -61,7 +61,7 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
 
 int with_load_errors(const Backends &backends, int rc) {
     const auto errors = backends.load_errors();
-    for (const auto &e : errors) fmt::print(stderr, "error: {}\n", e);
+    for (const auto &e : errors) fmt::print(stderr, "error: {}\n", terminal_text(e));  // an adapter's words
     return errors.empty() || rc != kExitPass ? rc : kExitDrift;
 }
 
@@ -98,12 +98,12 @@ CLI::Validator finite_number(double low, double high, bool low_closed) {
         "NUMBER in " + range);
 }
 
-int run_kernels_supervised(bool no_isolation, const std::function<int()> &body) {
+int run_kernels_supervised(bool no_isolation, std::string_view what_stays, const std::function<int()> &body) {
     if (!no_isolation) return body();
     const SupervisedEnd end = run_supervised(body);
     if (end.ended_early.empty()) return end.exit_code;
-    fmt::print(stderr, "error: the run did not finish: attngate's process {} (--no-isolation runs the kernels in it); "
-               "what it wrote before stays, results.json with \"complete\": false\n", terminal_text(end.ended_early));
+    fmt::print(stderr, "error: the run did not finish: attngate's process {} (--no-isolation runs the kernels in it); {}\n",
+               terminal_text(end.ended_early), what_stays);
     return kExitDrift;
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -59,7 +60,8 @@ CLI::Validator finite_number(double low, double high, bool low_closed = false);
 int report_error(const Error &e);
 
 /// body(), in a supervised child when `no_isolation` (kernels share attngate's process): a
-/// kernel that ends that process (exit(0), abort(), a fault) makes it exit 1 saying so, never 0.
-int run_kernels_supervised(bool no_isolation, const std::function<int()> &body);
+/// kernel that ends that process (exit(0), abort(), a fault) makes it exit 1 saying so, never 0,
+/// and `what_stays` (what was already written) is said.
+int run_kernels_supervised(bool no_isolation, std::string_view what_stays, const std::function<int()> &body);
 
 }  // namespace attngate::cli

@@ -24,6 +24,7 @@ struct ConformArgs {
 };
 
 int cmd_conform(ConformArgs &a) {
+    a.json = absolute_path(a.json);  // before a kernel in this process could chdir()
     auto backends = open_backends(a.sources);
     if (!backends) return report_error(backends.error());
     a.options.isolation = !a.no_isolation;
@@ -53,7 +54,10 @@ std::function<int()> add_conform_command(CLI::App &app) {
     cmd->add_option("--json", args->json, "also write the verdicts and every candidate's distance as JSON here");
     cmd->add_flag("--no-isolation", args->no_isolation, "run in-process kernels in this process (for debugging)");
     cmd->add_option("--timeout", args->options.timeout_s, "seconds per probe case and kernel")->check(finite_number(0, 86400));
-    return [=]() -> int { return *cmd ? cmd_conform(*args) : -1; };
+    return [=]() -> int {
+        if (!*cmd) return -1;
+        return run_kernels_supervised(args->no_isolation, "--json was not written", [&] { return cmd_conform(*args); });
+    };
 }
 
 }  // namespace attngate::cli

@@ -333,7 +333,9 @@ int main(int argc, char **argv) {
         return kExitPass;
     }
     const auto dispatch = [&]() -> int {
-        if (*run_cmd) return cli::run_kernels_supervised(run.no_isolation, [&] { return cmd_run(run); });
+        if (*run_cmd)
+            return cli::run_kernels_supervised(run.no_isolation, "what it wrote before stays, results.json with \"complete\": false",
+                                               [&] { return cmd_run(run); });
         if (*generate) return cmd_golden_generate(suite_arg, golden_store, golden_lockfiles);
         if (*inputs) return cmd_inputs(suite_arg, case_id, out_dir);
         if (*kernels) return cmd_kernels(kernel_sources);

@@ -319,7 +319,8 @@ std::function<int()> add_perf_commands(CLI::App &app) {
         cmd->add_option("--alpha", args->alpha, "significance after Benjamini-Hochberg")->check(finite_number(0, 0.5))->capture_default_str();
     }
     return [=]() -> int {
-        if (*time) return run_kernels_supervised(args->no_isolation && !args->serve, [&] { return cmd_time(*args); });
+        if (*time)
+            return run_kernels_supervised(args->no_isolation && !args->serve, "--out was not written", [&] { return cmd_time(*args); });
         if (*compare) return cmd_compare(*args);
         if (*ab) return cmd_ab(*args);
         return -1;

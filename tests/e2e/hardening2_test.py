@@ -11,7 +11,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main, read_json, suite_with_goldens, write_json  # noqa: E402
-from hardening_support import PluginTestCase, alive, kill_all  # noqa: E402
+from hardening_support import PluginTestCase, alive, kill_all, pids_once_written  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTILE_ADAPTER = f"{sys.executable} {os.path.join(HERE, 'hostile_adapter.py')}"
@@ -95,6 +95,13 @@ class Hardening2Test(PluginTestCase):
         self.assertIn("exited with code 0 while running exiter on case c1", p.stderr)
         self.assertFalse(read_json(out)["complete"])  # written before the first kernel
 
+    def test_conform_without_isolation_never_ends_with_0_when_a_kernel_calls_exit(self):
+        out = self.path("conform-exit0.json")
+        p = attngate("conform", "--plugin", self.plugins["exiting"], "--kernel", "exiter", "--no-isolation", "--json", out, timeout=300)
+        self.assertEqual(p.returncode, 1, p.stdout[-2000:] + p.stderr[-2000:])
+        self.assertIn("did not finish", p.stderr)
+        self.assertIn("exited with code 0 while running exiter on case", p.stderr)
+
     def test_abort_and_a_late_write_from_a_thread_without_isolation_are_exit_1_not_a_signal(self):
         # Outputs of 256 KiB under a fixed mmap threshold: freeing one unmaps it, so the
         # thread's next write faults (SIGSEGV), as it did on a real run.
@@ -153,13 +160,8 @@ class Hardening2Test(PluginTestCase):
         proc = subprocess.Popen([ARGS.attngate, "run", "--suite", suite, "--checks", "golden", "--baselines", bl,
                                  "--out", self.path("endless-results.json"), "--adapter", f"{HOSTILE_ADAPTER} --spawn-orphan {pid_file}"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not os.path.exists(pid_file):
-            time.sleep(0.1)
-        self.assertTrue(os.path.exists(pid_file), "the adapter never started")
-        time.sleep(0.3)
-        with open(pid_file) as f:
-            pids = [int(x) for x in f.read().split()]
+        pids = pids_once_written(pid_file)
+        self.assertIsNotNone(pids, "the adapter never started")
         self.addCleanup(kill_all, pids)
         self.assertTrue(all(alive(x) for x in pids))
         proc.kill()
@@ -216,6 +218,17 @@ class Hardening2Test(PluginTestCase):
                 self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
                 self.assertIn("GET /v1/kernels: $.kernels[0]: kernel name", p.stderr)
                 self.assertNoControl(p.stdout + p.stderr)
+
+    def test_an_adapters_load_errors_reach_the_terminal_escaped(self):
+        p = attngate("kernels", "--adapter", f"{HOSTILE_ADAPTER} --hostile-load-errors", timeout=120)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)  # a kernel source that did not load fails the gate
+        self.assertIn("cannot import", p.stderr)
+        self.assertIn("np-ok", p.stdout)
+        self.assertNoControl(p.stdout + p.stderr)
+        p = attngate("conform", "--kernel", "np-ok", "--adapter", f"{HOSTILE_ADAPTER} --hostile-load-errors", timeout=300)
+        self.assertEqual(p.returncode, 1, p.stdout[-2000:] + p.stderr[-2000:])
+        self.assertIn("load error: ", p.stdout)
+        self.assertNoControl(p.stdout + p.stderr)
 
     def test_env_diff_escapes_control_characters_from_fingerprints(self):
         a, b = self.path("fp-a.json"), self.path("fp-b.json")

@@ -5,6 +5,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
 from common import ARGS, suite_with_goldens
@@ -24,6 +25,19 @@ def kill_all(pids):
     for pid in pids:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def pids_once_written(path, seconds=60.0):
+    """The pids a started process wrote to `path`, read a moment after the file appears (so
+    that the line is complete); None when it never appears within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not os.path.exists(path):
+        time.sleep(0.1)
+    if not os.path.exists(path):
+        return None
+    time.sleep(0.3)
+    with open(path) as f:
+        return [int(x) for x in f.read().split()]
 
 
 def children_of(pid):

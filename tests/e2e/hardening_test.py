@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main, read_json, suite_with_goldens, write_json  # noqa: E402
-from hardening_support import PluginTestCase, alive, children_of, kill_all  # noqa: E402
+from hardening_support import PluginTestCase, alive, children_of, kill_all, pids_once_written  # noqa: E402
 
 TINY = {"name": "tiny", "seed": 1, "timeout_s": 20, "perf": {"repetitions": 3, "min_time_s": 0.001},
         "kernels": ["reference"], "cases": [{"id": "c1", "seq_q": 16, "heads_q": 1, "head_dim": 8}]}
@@ -293,13 +293,9 @@ class HardeningTest(PluginTestCase):
             proc = subprocess.Popen([ARGS.attngate, "ab", "--suite", self.suite, "--baselines", self.bl, "--a", f"/bin/sh {script}",
                                      "--b", f"/bin/sh {script}", "--rounds", "2", "--out", self.path("ab.json")],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not os.path.exists(pids):
-                time.sleep(0.1)
-            self.assertTrue(os.path.exists(pids), "the side never started")
-            time.sleep(0.3)
-            with open(pids) as f:
-                side, background = (int(x) for x in f.read().split())
+            written = pids_once_written(pids, 30)
+            self.assertIsNotNone(written, "the side never started")
+            side, background = written
             self.addCleanup(kill_all, [side, background])
             self.assertTrue(alive(side) and alive(background))
             proc.send_signal(sig)

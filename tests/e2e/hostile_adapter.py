@@ -9,7 +9,8 @@ kernels whose answers are hostile in the ways an attacker or a broken adapter ca
   hx-endless-output  GET /v1/tensors/<its output> sends a chunked body that never ends
 
 Options: --hostile-names lists kernels whose names and texts carry terminal escapes and
-markup; --spawn-orphan FILE starts a process in its own session (setsid) at start-up and
+markup; --hostile-load-errors adds kernel sources that "failed to load" with such texts to
+GET /v1/kernels; --spawn-orphan FILE starts a process in its own session (setsid) at start-up and
 writes "<adapter pid> <orphan pid>" to FILE.
 """
 import argparse
@@ -27,8 +28,12 @@ HOSTILE_NAMES = ["np-ok\x1b[2K\rGATE PASSED", "x\x1b]0;pwned\x07", "<img src=x o
 endless = set()  # output names served as a chunked body that never ends
 
 
+HOSTILE_LOAD_ERRORS = [{"source": "evil.mod:make\x1b]0;pwned\x07", "error": "cannot import\x1b[2J\x1b[H GATE PASSED"}]
+
+
 class Hostile(fa.Handler):
     hostile_names = False
+    hostile_load_errors = False
 
     def do_GET(self):
         if not self.authorized():
@@ -37,8 +42,11 @@ class Hostile(fa.Handler):
             return self.reply(200, {"kernels": [{"name": n, "version": "0.1\x1b[31m", "description": n, "features": fa.FEATURES}
                                                 for n in HOSTILE_NAMES]})
         if self.path == "/v1/kernels":
-            return self.reply(200, {"kernels": [{"name": k, "version": "0.1", "description": k, "features": fa.FEATURES,
-                                                 "workspace_growth": "unspecified"} for k in fa.KERNELS + HOSTILE]})
+            answer = {"kernels": [{"name": k, "version": "0.1", "description": k, "features": fa.FEATURES,
+                                   "workspace_growth": "unspecified"} for k in fa.KERNELS + HOSTILE]}
+            if self.hostile_load_errors:
+                answer["errors"] = HOSTILE_LOAD_ERRORS
+            return self.reply(200, answer)
         if self.path.startswith("/v1/tensors/") and self.path[len("/v1/tensors/"):] in endless:
             self.send_response(200)
             self.send_header("Content-Type", "application/octet-stream")
@@ -92,6 +100,7 @@ def main():
     parser.add_argument("--http", default="127.0.0.1:0")
     parser.add_argument("--token-env", default="ATTNGATE_ADAPTER_TOKEN")
     parser.add_argument("--hostile-names", action="store_true")
+    parser.add_argument("--hostile-load-errors", action="store_true")
     parser.add_argument("--spawn-orphan")
     args = parser.parse_args()
     if args.spawn_orphan:
@@ -100,6 +109,7 @@ def main():
         with open(args.spawn_orphan, "w") as f:
             f.write(f"{os.getpid()} {orphan.pid}\n")
     Hostile.hostile_names = args.hostile_names
+    Hostile.hostile_load_errors = args.hostile_load_errors
     fa.serve(Hostile, args.http, os.environ.get(args.token_env))
 
 
