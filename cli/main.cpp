@@ -21,6 +21,7 @@
 #include "perf_cmds.hpp"
 #include "suite_cmd.hpp"
 #include "io/files.hpp"
+#include "io/process.hpp"
 #include "results/fingerprint.hpp"
 #include "run/golden_generate.hpp"
 #include "store/golden.hpp"
@@ -226,6 +227,7 @@ void add_report_options(CLI::App *cmd, ReportPaths &paths, std::vector<std::stri
 
 int main(int argc, char **argv) {
     exec_with_exact_heap_accounting(argv);
+    start_directory();  // read now, before any kernel could chdir(): children start there
     CLI::App app{"attngate: the regression gate for attention kernels (golden outputs, memory, throughput, cost)"};
     app.require_subcommand(1);
     app.set_version_flag("--version", tool_version());

@@ -2,6 +2,7 @@
 #include "backend/adapter_process.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 
 #include "io/files.hpp"
 #include "io/guard.hpp"
+#include "io/process.hpp"
 
 namespace attngate {
 
@@ -55,6 +57,7 @@ Result<std::unique_ptr<AdapterProcess>> AdapterProcess::start(const std::string 
     p->log_path_ = log_name;
     const std::string script = "exec " + command + " --http 127.0.0.1:0";
     const pid_t parent = ::getpid();
+    const char *dir = start_directory().c_str();  // a restart after a kernel's chdir() too
     const pid_t pid = ::fork();
     if (pid < 0) {
         ::close(log_fd);
@@ -69,6 +72,10 @@ Result<std::unique_ptr<AdapterProcess>> AdapterProcess::start(const std::string 
         ::dup2(devnull, STDIN_FILENO);
         ::dup2(log_fd, STDOUT_FILENO);
         ::dup2(log_fd, STDERR_FILENO);
+        if (*dir && ::chdir(dir) != 0) {
+            std::fprintf(stderr, "cannot enter %s, where attngate started: %s\n", dir, std::strerror(errno));
+            ::_exit(127);
+        }
         if (!token_env.empty()) ::setenv(token_env.c_str(), token.c_str(), 1);
         ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char *>(nullptr));
         ::_exit(127);

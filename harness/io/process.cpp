@@ -80,6 +80,7 @@ namespace {
 pid_t fork_exec(const std::vector<std::string> &argv, int in_fd, int out_fd, const std::filesystem::path &err_path,
                 const std::vector<std::string> &extra_env) {
     const pid_t parent = ::getpid();
+    const char *dir = start_directory().c_str();
     const pid_t pid = ::fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -90,6 +91,10 @@ pid_t fork_exec(const std::vector<std::string> &argv, int in_fd, int out_fd, con
         if (in_fd >= 0) ::dup2(in_fd, STDIN_FILENO);
         ::dup2(out_fd >= 0 ? out_fd : ::open("/dev/null", O_WRONLY), STDOUT_FILENO);
         ::dup2(err, STDERR_FILENO);
+        if (*dir && ::chdir(dir) != 0) {
+            std::fprintf(stderr, "cannot enter %s, where attngate started: %s\n", dir, std::strerror(errno));
+            ::_exit(127);
+        }
         for (const auto &e : extra_env) ::putenv(const_cast<char *>(e.c_str()));
         std::vector<char *> args;
         for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
@@ -231,6 +236,15 @@ std::filesystem::path find_on_path(const std::string &name) {
         start = end + 1;
     }
     return {};
+}
+
+const std::filesystem::path &start_directory() {
+    static const std::filesystem::path dir = [] {
+        std::error_code ec;
+        auto here = std::filesystem::current_path(ec);
+        return ec ? std::filesystem::path() : here;
+    }();
+    return dir;
 }
 
 }  // namespace attngate

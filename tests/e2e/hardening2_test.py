@@ -142,6 +142,22 @@ class Hardening2Test(PluginTestCase):
         for name in ("results.json", "junit.xml", "report.html", "summary.md"):
             self.assertEqual(stat.S_IMODE(os.stat(os.path.join(work, "rel", name)).st_mode), 0o644, name)
 
+    def test_an_adapter_restarted_after_a_kernels_chdir_starts_where_attngate_started(self):
+        # The relocator moves the process on c1; np-dies kills the adapter on c77, which is then
+        # restarted: from the kernel's directory, its relative command line was not found.
+        elsewhere = self.path("elsewhere-adapter")
+        os.makedirs(elsewhere, exist_ok=True)
+        suite, bl = self.suite_of("restart", ["np-dies", "np-ok"], [{"id": "c1", "seq_q": 16, "heads_q": 1, "head_dim": 8},
+                                                                    {"id": "c77", "seq_q": 77, "heads_q": 1, "head_dim": 8}])
+        out = self.path("restart-results.json")
+        p = attngate("run", "--suite", suite, "--baselines", bl, "--checks", "golden", "--plugin", self.plugins["relocating"],
+                     "--no-isolation", "--out", out, "--adapter", f"{sys.executable} hostile_adapter.py",
+                     env=dict(os.environ, HARDENING_CHDIR=elsewhere), cwd=HERE, timeout=300)
+        self.assertEqual(p.returncode, 1, p.stdout[-2000:] + p.stderr[-2000:])
+        rows = {(r["case"], r["kernel"]): r for r in read_json(out)["results"]}
+        self.assertEqual(rows[("c77", "np-dies")]["verdict"], "error", rows[("c77", "np-dies")])
+        self.assertEqual(rows[("c77", "np-ok")]["verdict"], "pass", rows[("c77", "np-ok")])
+
     # --- orphans -----------------------------------------------------------------------------
 
     def test_an_isolated_kernels_setsid_grandchildren_do_not_outlive_the_run(self):
