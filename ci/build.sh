@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs dependencies and builds attngate into build/ (or $ATTNGATE_BUILD_DIR).
-# Extra arguments go to cmake's configure step.
+# Installs dependencies (ATTNGATE_DEPS groups, see install-deps.sh; default all) and builds
+# attngate into build/ (or $ATTNGATE_BUILD_DIR). Extra arguments go to cmake's configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-deps.sh

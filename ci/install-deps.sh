@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attngate builds and tests with; idempotent and quiet when
 # everything is already there (a fresh CI machine starts bare).
+#
+# ATTNGATE_DEPS names what to install, in groups (default: all):
+#   runtime  the shared libraries a built attngate runs with (a CI job that only runs binaries)
+#   build    compiling attngate and running its smoke gate (ci/smoke.sh: the first run)
+#   python   python3-venv, for venvs made from hashed lock files (ci/jax-bump.sh)
+#   test     everything else its own tests use (ci/test.sh), with the venvs below
+#   venvs    only the venvs named by ATTNGATE_VENVS ("name=lock ..."), nothing from apt
+# ATTNGATE_APT_CACHE: a directory apt keeps the downloaded packages in (a CI cache; relative
+# paths are from the repository root).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-packages=(
+runtime_packages=(libcurl4 libboost-json1.81.0 libfmt9 libsleef3 libbenchmark1debian libssl3)
+build_packages=(
   build-essential cmake
-  clang-19 libclang-rt-19-dev  # the sanitizer build and its libFuzzer targets (fuzz/)
-  catch2                      # unit and e2e tests (Catch2 2.13)
+  pkg-config                  # CMake finds SLEEF through it
   libbenchmark-dev            # timing engine
   libcurl4-openssl-dev        # HTTP baseline store
   libboost-json1.81-dev       # JSON reading and writing
@@ -16,15 +26,31 @@ packages=(
   libopenblas-pthread-dev     # the bench's sgemm ceiling (the kernels have their own microkernels)
   libsleef-dev                # vectorised exp and tanh in the kernels' softmax
   libssl-dev                  # SHA-256 (libcrypto)
+)
+python_packages=(python3-venv)  # the pinned venvs (below)
+test_packages=(
+  clang-19 libclang-rt-19-dev  # the sanitizer build and its libFuzzer targets (fuzz/)
+  catch2                      # unit and e2e tests (Catch2 2.13)
   python3-numpy               # independent numpy oracle in the e2e tests
-  python3-venv                # the JAX adapter's pinned venvs (below)
   chromium chromium-driver    # the browser test opens the HTML report headless
   python3-selenium            # ... and drives it
   apache2-bin                 # the HTTP store tests start their own WebDAV server (mod_dav_fs); no service
   python3-yaml                # the CI templates' test parses them
   valgrind                    # --perf-metric instructions counts kernel calls under callgrind (and its client-request header)
   stress-ng                   # background load for the loaded gate-accuracy benchmark and the tests' load check
+  python3-jsonschema          # every results file the e2e tests write is validated against docs/results.schema.json
+  python3-xmlschema           # JUnit XML validated against the XSD that Jenkins and GitLab read
+  libbenchmark-tools          # Google Benchmark's compare.py reads the --gbench export (its scipy: ci/tools.lock)
 )
+
+groups=" ${ATTNGATE_DEPS:-all} "
+wants() { [[ $groups == *" $1 "* || $groups == *" all "* ]]; }
+
+packages=()
+wants runtime && packages+=("${runtime_packages[@]}")
+wants build && packages+=("${build_packages[@]}")
+wants python && packages+=("${python_packages[@]}")
+wants test && packages+=("${build_packages[@]}" "${python_packages[@]}" "${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
@@ -36,40 +62,54 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  options=()
+  # A CI machine is thrown away after the job: dpkg need not fsync every file it unpacks
+  # (Debian's own docker images set the same), which on a busy disk is most of the install.
+  if [ -n "${CI:-}" ]; then options+=(-o "Dpkg::Options::=--force-unsafe-io"); fi
+  if [ -n "${ATTNGATE_APT_CACHE:-}" ]; then
+    mkdir -p "$ATTNGATE_APT_CACHE/partial"
+    options+=(-o "Dir::Cache::Archives=$(cd "$ATTNGATE_APT_CACHE" && pwd)/")
+  fi
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt-get install -y -qq --no-install-recommends "${options[@]}" "${missing[@]}" >/dev/null
 fi
 
-# The JAX adapter's two pinned environments (kernels/jax/requirements-{new,old}.lock, every
-# file hashed): .venv/jax-new and .venv/jax-old. A venv whose stored lock hash matches
-# its lock file is left alone; otherwise it is rebuilt from scratch, so a half-finished
-# or stale venv never survives. ATTNGATE_SKIP_JAX=1 skips them (C++-only machines).
-# ATTNGATE_JAX_PYTHON names another interpreter to make them with (Python >= 3.12 for jax
-# 0.11+, with locks made by `ATTNGATE_JAX_PYTHON=... kernels/jax/relock.sh`); a venv made
-# with another Python version is rebuilt.
+# The pinned venvs, each made from a lock file with every file hashed: the JAX adapter's two
+# (kernels/jax/requirements-{new,old}.lock: .venv/jax-new and .venv/jax-old), those
+# ATTNGATE_VENVS names (ci/jax-bump.sh), and the test tools (ci/tools.lock: .venv/tools). A
+# venv whose stored lock hash matches its lock file, made with the same Python version, is
+# left alone; otherwise it is rebuilt from scratch, so a half-finished or stale venv never
+# survives. ATTNGATE_SKIP_JAX=1 skips the JAX two (C++-only machines).
+# ATTNGATE_JAX_PYTHON names another interpreter for the JAX venvs (Python >= 3.12 for jax
+# 0.11+, with locks made by `ATTNGATE_JAX_PYTHON=... kernels/jax/relock.sh`); the tools venv
+# is always Debian's python3, the interpreter ci/tools.lock was resolved for.
 jax_python=${ATTNGATE_JAX_PYTHON:-/usr/bin/python3}
 python_version() { "$1" -c 'import sys; print(sys.version)'; }
-install_jax_venv() {
-  local name=$1 lock=$2 dir=".venv/$1"
+install_venv() {  # NAME LOCK PYTHON
+  local name=$1 lock=$2 python=$3 dir=".venv/$1"
   local want
   want=$(sha256sum "$lock" | cut -d' ' -f1)
   if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.attngate-lock-sha256" 2>/dev/null)" = "$want" ] &&
-     [ "$(python_version "$dir/bin/python")" = "$(python_version "$jax_python")" ]; then
+     [ "$(python_version "$dir/bin/python")" = "$(python_version "$python")" ]; then
     return 0
   fi
-  echo "install-deps: creating $dir from $lock with $jax_python"
+  echo "install-deps: creating $dir from $lock with $python"
   rm -rf "$dir"
-  "$jax_python" -m venv "$dir"
+  "$python" -m venv "$dir"
   "$dir/bin/pip" install -q --disable-pip-version-check --no-cache-dir --require-hashes -r "$lock"
   echo "$want" > "$dir/.attngate-lock-sha256"
 }
 
-if [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
-  cd "$(dirname "$0")/.."
-  if ! python_version "$jax_python" >/dev/null; then  # before any venv is removed
-    echo "install-deps: error: ATTNGATE_JAX_PYTHON=$jax_python does not run" >&2
-    exit 2
-  fi
-  install_jax_venv jax-new kernels/jax/requirements-new.lock
-  install_jax_venv jax-old kernels/jax/requirements-old.lock
+jax_venvs=(${ATTNGATE_VENVS:-})
+if wants test && [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
+  jax_venvs+=(jax-new=kernels/jax/requirements-new.lock jax-old=kernels/jax/requirements-old.lock)
 fi
+if [ ${#jax_venvs[@]} -gt 0 ] && ! python_version "$jax_python" >/dev/null; then  # before any venv is removed
+  echo "install-deps: error: ATTNGATE_JAX_PYTHON=$jax_python does not run" >&2
+  exit 2
+fi
+for venv in "${jax_venvs[@]}"; do
+  install_venv "${venv%%=*}" "${venv#*=}" "$jax_python"
+done
+# The test-only tools: the CI templates' linters, scipy for compare.py.
+if wants test; then install_venv tools ci/tools.lock /usr/bin/python3; fi

@@ -1,88 +1,34 @@
-// The interactive baseline update: table, questions, atomic write.
-#include "baseline_cmd.hpp"
-
-#include <cstdlib>
-#include <iostream>
-
-#include <fmt/format.h>
+// `attngate baseline update`: review a run's changed rows and write the accepted baselines
+// atomically, on a developer's machine.
 #include <unistd.h>
 
-#include "store/baseline_update.hpp"
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "baseline_review.hpp"
+#include "command.hpp"
+#include "common.hpp"
 #include "store/keys.hpp"
 
 namespace attngate::cli {
 
 namespace {
 
-std::string format_change(const UpdateRow &row) {
-    if (!row.old_value) return "new";
-    const auto pct = row.change_pct();
-    return pct ? fmt::format("{:+.1f}%", *pct) : "n/a";
-}
+struct BaselineUpdateArgs {
+    std::string results_path = "reports/results.json";
+    StoreArgs store;
+    std::vector<std::string> checks;  ///< empty: every check with baselines found in the results
+    std::string only, reason, machine;
+    bool yes = false, all = false, force = false, allow_in_ci = false;
+};
 
-void print_table(const std::string &check, const std::vector<UpdateRow> &rows) {
-    fmt::print("{} baselines: {} case x kernel row(s)\n", check, rows.size());
-    fmt::print("  {:<48} {:>14} {:>14} {:>9}  {}\n", "case/kernel", "old", "new", "change", "verdict");
-    for (const auto &row : rows)
-        fmt::print("  {:<48} {:>14} {:>14.6g} {:>9}  {}{}\n", row.label(), row.old_value ? fmt::format("{:.6g}", *row.old_value) : "-",
-                   row.new_value, format_change(row), verdict_name(row.verdict),
-                   row.golden_failed ? "  (golden check failed)" : "");
-}
-
-enum class Answer { Accept, Skip, AcceptAll, Quit };
-
-Answer ask(const UpdateRow &row) {
-    for (;;) {
-        fmt::print("accept {} ({})? [a]ccept, [s]kip, accept [A]ll, [q]uit: ", row.label(), format_change(row));
-        std::fflush(stdout);
-        std::string line;
-        if (!std::getline(std::cin, line)) return Answer::Quit;
-        if (line == "a" || line == "y") return Answer::Accept;
-        if (line == "s" || line == "n") return Answer::Skip;
-        if (line == "A") return Answer::AcceptAll;
-        if (line == "q") return Answer::Quit;
-    }
-}
-
-/// Chooses the rows to write, asking on a terminal; nullopt when the user quit.
-std::optional<std::vector<UpdateRow>> choose(const std::vector<UpdateRow> &rows, bool yes, bool force) {
-    std::vector<UpdateRow> accepted;
-    bool all = yes;
-    for (const auto &row : rows) {
-        if (row.golden_failed && !force) {
-            fmt::print("  refused {}: its golden check failed (use --force to accept anyway)\n", row.label());
-            continue;
-        }
-        if (!all) {
-            const Answer a = ask(row);
-            if (a == Answer::Quit) return std::nullopt;
-            if (a == Answer::Skip) continue;
-            all = a == Answer::AcceptAll;
-        }
-        accepted.push_back(row);
-    }
-    return accepted;
-}
-
-}  // namespace
-
-int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
-    if (const char *ci = std::getenv("CI"); ci && std::string(ci) == "true" && !a.allow_in_ci) {
-        fmt::print(stderr, "error: refusing to write baselines in CI (CI=true): accept them on a developer machine, "
-                           "or pass --allow-in-ci\n");
-        return 2;
-    }
-    if (!a.yes && !::isatty(STDIN_FILENO)) {
-        fmt::print(stderr, "error: stdin is not a terminal, so nobody can answer; pass --yes to accept every row\n");
-        return 2;
-    }
+/// The baseline kinds to review: those named by --checks, else every one the results ran.
+Result<std::vector<const BaselineKind *>> kinds_to_review(const BaselineUpdateArgs &a, const RunResults &results) {
     std::vector<const BaselineKind *> kinds;
     for (const auto &check : a.checks) {
         const BaselineKind *k = find_baseline_kind(check);
-        if (!k) {
-            fmt::print(stderr, "error: --checks {}: no baselines for that check (have: memory, perf, compile, numerics, instructions)\n", check);
-            return 2;
-        }
+        if (!k) return fail(ErrorKind::Usage, "--checks {}: no baselines for that check (have: memory, perf, compile, numerics, instructions)", check);
         kinds.push_back(k);
     }
     const auto ran = [&](CheckName check) {  // some case x kernel carries this check
@@ -93,46 +39,94 @@ int baseline_update(const BaselineUpdateArgs &a, const RunResults &results) {
     if (kinds.empty())
         for (const auto &k : baseline_kinds())
             if (ran(k.check)) kinds.push_back(&k);
-    if (kinds.empty()) {
-        fmt::print(stderr, "error: {}: the results hold no check with baselines (run with --checks memory or perf)\n", a.results_path);
-        return 2;
-    }
+    if (kinds.empty())
+        return fail(ErrorKind::BadInput, "{}: the results hold no check with baselines (run with --checks memory or perf)", a.results_path);
+    return kinds;
+}
+
+/// Someone else wrote these baselines while this update was reviewed: says what they
+/// changed; nothing is written, so neither update is lost.
+int conflict(const Error &e, Store &store, const std::string &key, const std::optional<BaselineFile> &read, const std::string &check) {
+    auto now = load_baseline_file(store, key);
+    fmt::print(stderr, "error: {}\nerror: nothing was written for {}; what the other update changed:\n", e.message, check);
+    if (now)
+        for (const auto &line : describe_baseline_changes(read, *now)) fmt::print(stderr, "  {}\n", line);
+    fmt::print(stderr, "re-run `attngate baseline update` to review your rows against the new baselines\n");
+    return kExitInfra;
+}
+
+/// Reviews and writes one check's baselines; sets `stop` when the review ended the update.
+int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const BaselineKind &kind, Store &store, const Console &console,
+                bool &stop) {
     const std::string machine = machine_class(a.machine);
+    auto key = baseline_key(kind.check, results.suite, kind.per_machine ? machine : "");
+    if (!key) return report_error(key.error());
+    auto existing = load_baseline_file(store, *key);
+    if (!existing) return report_error(existing.error());
+    const BaselineFile file = existing->value_or(BaselineFile{kind.check, results.suite, kind.per_machine ? machine : "", {}, ""});
+    const auto rows = plan_update(results, kind, *existing ? &**existing : nullptr, a.only);
+    print_review_table(kind.name(), rows, a.all, console);
+    const Review decided = review(rows, a.all, a.yes, a.force, console);
+    stop = decided.quit || decided.closed;
+    if (decided.closed) {
+        console.say("\nstdin closed: nothing written for {}\n", kind.name());
+        return kExitPass;
+    }
+    if (decided.accepted.empty()) {
+        console.say("{}nothing accepted for {}{}\n", decided.quit ? "quit: " : "", kind.name(),
+                    decided.quit ? fmt::format("; {} row(s) not reviewed", decided.unanswered) : "");
+        return kExitPass;
+    }
+    const json::object fingerprint = results.fingerprint.empty() ? json::object{{"tool", results.tool_version}} : results.fingerprint;
+    if (auto w = apply_update(store, *key, file, decided.accepted, make_provenance(a.reason, machine, fingerprint)); !w) {
+        if (w.error().kind != ErrorKind::Conflict) return report_error(w.error());
+        return conflict(w.error(), store, *key, *existing, kind.name());
+    }
+    console.say("{}wrote {} {} baseline(s) to {}{}\n", decided.quit ? "quit: " : "", decided.accepted.size(), kind.name(), store.where(*key),
+                decided.quit ? fmt::format("; {} row(s) not reviewed", decided.unanswered) : "");
+    return kExitPass;
+}
+
+int update(const BaselineUpdateArgs &a, const Console &console) {
+    auto results = load_results(a.results_path);
+    if (!results) return report_error(results.error());
+    if (!results->complete)
+        return report_error(Error{ErrorKind::BadInput, fmt::format("{}: $.complete: the run did not finish; rerun it first", a.results_path)});
+    if (const char *ci = std::getenv("CI"); ci && std::string(ci) == "true" && !a.allow_in_ci)
+        return report_error(Error{ErrorKind::Usage, "refusing to write baselines in CI (CI=true): accept them on a developer machine, "
+                                                    "or pass --allow-in-ci"});
+    if (!a.yes && !::isatty(STDIN_FILENO))
+        return report_error(Error{ErrorKind::Usage, "stdin is not a terminal, so nobody can answer; pass --yes to accept every changed row"});
+    auto kinds = kinds_to_review(a, *results);
+    if (!kinds) return report_error(kinds.error());
     auto store = open_store(a.store);
     if (!store) return report_error(store.error());
-    for (const BaselineKind *kind : kinds) {
-        auto key = baseline_key(kind->name(), results.suite, kind->per_machine ? machine : "");
-        if (!key) return report_error(key.error());
-        const std::string path = (*store)->where(*key);
-        auto existing = load_baseline_file(**store, *key);
-        if (!existing) return report_error(existing.error());
-        const BaselineFile file = existing->value_or(BaselineFile{kind->check, results.suite, kind->per_machine ? machine : "", {}, ""});
-        const auto rows = plan_update(results, *kind, *existing ? &**existing : nullptr, a.only);
-        print_table(kind->name(), rows);
-        const auto accepted = choose(rows, a.yes, a.force);
-        if (!accepted) {
-            fmt::print("quit: nothing written for {}\n", kind->name());
-            return 0;
-        }
-        if (accepted->empty()) {
-            fmt::print("nothing accepted for {}\n", kind->name());
-            continue;
-        }
-        if (auto w = apply_update(**store, *key, file, *accepted, make_provenance(a.reason, machine, results.fingerprint.empty() ? json::object{{"tool", results.tool_version}} : results.fingerprint));
-            !w) {
-            if (w.error().kind != ErrorKind::Conflict) return report_error(w.error());
-            // Someone else wrote these baselines while this update was reviewed: say what
-            // they changed and write nothing, so neither update is lost.
-            auto now = load_baseline_file(**store, *key);
-            fmt::print(stderr, "error: {}\nerror: nothing was written for {}; what the other update changed:\n", w.error().message, kind->name());
-            if (now)
-                for (const auto &line : describe_baseline_changes(*existing, *now)) fmt::print(stderr, "  {}\n", line);
-            fmt::print(stderr, "re-run `attngate baseline update` to review your rows against the new baselines\n");
-            return kExitInfra;
-        }
-        fmt::print("wrote {} {} baseline(s) to {}\n", accepted->size(), kind->name(), path);
+    for (size_t i = 0; i < kinds->size(); ++i) {
+        bool stop = false;
+        if (const int rc = update_kind(a, *results, *(*kinds)[i], **store, console, stop); rc != kExitPass) return rc;
+        if (stop && i + 1 < kinds->size()) console.say("not reviewed: the {} other check(s)' baselines\n", kinds->size() - i - 1);
+        if (stop) break;
     }
-    return 0;
+    return kExitPass;
+}
+
+}  // namespace
+
+Command add_baseline_update_command(CLI::App &app, Console &console) {
+    auto a = std::make_shared<BaselineUpdateArgs>();
+    auto *baseline = command_group(app, "baseline", "review and accept baselines on your own machine");
+    auto *cmd = baseline->add_subcommand("update", "show the rows that changed, old -> new, and write the accepted baselines");
+    cmd->add_option("--results", a->results_path, "results.json of the run to accept")->capture_default_str();
+    add_store_options(cmd, a->store);
+    cmd->add_option("--checks", a->checks, "which baselines (memory); default: all in the results")->delimiter(',');
+    cmd->add_option("--only", a->only, "only case/kernel labels matching this glob");
+    cmd->add_option("--reason", a->reason, "why, stored with the provenance");
+    cmd->add_option("--machine", a->machine, "a name for this machine class");
+    cmd->add_flag("--yes", a->yes, "accept every row to review without asking");
+    cmd->add_flag("--all", a->all, "review the unchanged rows too (e.g. to record fresh perf samples)");
+    cmd->add_flag("--force", a->force, "accept rows whose golden check failed");
+    cmd->add_flag("--allow-in-ci", a->allow_in_ci, "write even when CI=true");
+    return {cmd, [a, &console] { return update(*a, console); }};
 }
 
 }  // namespace attngate::cli

@@ -5,6 +5,7 @@ namespace attngate::kernels {
 extern const attngate_kernel reference_kernel;
 extern const attngate_kernel native_kernel;
 extern const attngate_kernel flash_kernel;
+extern const attngate_kernel flash_decode_kernel;
 }  // namespace attngate::kernels
 
 extern "C" const attngate_kernel *attngate_builtin_kernels(size_t *count) {
@@ -12,6 +13,7 @@ extern "C" const attngate_kernel *attngate_builtin_kernels(size_t *count) {
         attngate::kernels::reference_kernel,
         attngate::kernels::native_kernel,
         attngate::kernels::flash_kernel,
+        attngate::kernels::flash_decode_kernel,
     };
     *count = sizeof(table) / sizeof(table[0]);
     return table;

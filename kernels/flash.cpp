@@ -15,6 +15,7 @@
 
 #include "attention_tiles.hpp"
 #include "bf16_pairs.hpp"
+#include "paged.hpp"
 #include "tile_gemm.hpp"
 
 namespace attngate::kernels {
@@ -41,6 +42,7 @@ struct FlashTiles {
     float *m, *l;        // running max and sum per row
     unsigned char *nan;  // row saw a NaN score
     uint32_t *qp, *kp, *vp, *pp;  // pair-packed bf16 Q, K, V (in q, kt, vpan) and P (vdpbf16ps path)
+    unsigned char *stage;  // paged: a key tile's K or V rows gathered from the pages it spans
 };
 
 /// Row strides of the pair-packed K and V tiles: whole 32-lane register tiles.
@@ -53,6 +55,7 @@ class FlashLayout {
 public:
     FlashLayout(const attngate_problem &p, int64_t bq, int64_t bk) {
         const bool bf16 = p.dtype == ATTNGATE_DTYPE_BF16;
+        stage_ = layout_.add(p.paged ? bk * std::max(p.head_dim, p.head_dim_v) : 0, operand_bytes(p.dtype));
         q_ = layout_.add(bf16 ? bq * p.head_dim : 0, sizeof(float));
         kt_ = layout_.add(kt_panel_floats(bk, p.head_dim), sizeof(float));
         v_ = layout_.add(v_panel_floats(bk, p.head_dim_v), sizeof(float));
@@ -68,20 +71,21 @@ public:
         return {ws.at<float>(w, q_),   ws.at<float>(w, v_),  ws.at<float>(w, kt_),
                 ws.at<float>(w, s_),   ws.at<float>(w, acc_), ws.at<float>(w, m_),
                 ws.at<float>(w, l_),   ws.at<unsigned char>(w, nan_),
-                ws.at<uint32_t>(w, q_), ws.at<uint32_t>(w, kt_), ws.at<uint32_t>(w, v_), ws.at<uint32_t>(w, pp_)};
+                ws.at<uint32_t>(w, q_), ws.at<uint32_t>(w, kt_), ws.at<uint32_t>(w, v_), ws.at<uint32_t>(w, pp_),
+                ws.at<unsigned char>(w, stage_)};
     }
 
 private:
     ScratchLayout layout_;
-    size_t q_, kt_, v_, pp_, s_, acc_, m_, l_, nan_;
+    size_t stage_, q_, kt_, v_, pp_, s_, acc_, m_, l_, nan_;
 };
 
 /// One (batch, head, query block) task.
 class FlashTask {
 public:
-    FlashTask(const ProblemView &view, const RowOps &ops, const TileGemm &gemm, const PairGemm *pairs, int64_t bq,
-              int64_t bk, const FlashTiles &t)
-        : view_(view), p_(view.problem()), ops_(ops), gemm_(gemm), pairs_(pairs), bq_(bq), bk_(bk), t_(t) {}
+    FlashTask(const ProblemView &view, const PagedRows *paged, const RowOps &ops, const TileGemm &gemm, const PairGemm *pairs,
+              int64_t bq, int64_t bk, const FlashTiles &t)
+        : view_(view), p_(view.problem()), paged_(paged), ops_(ops), gemm_(gemm), pairs_(pairs), bq_(bq), bk_(bk), t_(t) {}
 
     /// Query blocks [q0, q0 + group x bq) of head h: they share each packed K and V tile.
     void run(int64_t b, int64_t h, int64_t q0, int64_t group) {
@@ -138,25 +142,42 @@ private:
 
     static const uint16_t *bf16_at(const void *tensor, int64_t index) { return static_cast<const uint16_t *>(tensor) + index; }
 
+    /// Keys [k0, k0 + n) of kv head hk of K (or V) and their row stride in elements: where
+    /// they lie, or, on a paged problem whose tile spans pages, gathered into the stage.
+    std::pair<const void *, int64_t> tile_rows(bool value, int64_t b, int64_t hk, int64_t k0, int64_t n) const {
+        const int64_t dim = value ? p_.head_dim_v : p_.head_dim;
+        if (!paged_) {
+            const int64_t at = value ? view_.v_index(b, k0, hk) : view_.k_index(b, k0, hk);
+            return {static_cast<const unsigned char *>(value ? p_.v : p_.k) + static_cast<size_t>(at) * operand_bytes(p_.dtype),
+                    p_.heads_kv * dim};
+        }
+        int64_t run = 0;
+        const unsigned char *rows = paged_->row(value, k0, hk, &run);
+        if (run >= n) return {rows, p_.heads_kv * dim};
+        paged_->gather(value, k0, n, hk, t_.stage);
+        return {t_.stage, dim};
+    }
+
     /// Packs keys [k0, k0 + n) of K and V for the products; returns whether V is finite.
     /// A NaN or infinity in V times a probability of 0 is NaN, so when V is not finite a
     /// key the mask (or a -inf score) removes must stay out: those tiles take the exact path.
+    /// (K is packed before V's rows are found: on a paged problem they share the stage.)
     bool pack_key_tile(int64_t b, int64_t hk, int64_t k0, int64_t n) {
-        const int64_t d = p_.head_dim, dv = p_.head_dim_v, kstride = p_.heads_kv * d, vstride = p_.heads_kv * dv;
-        const int64_t ki = view_.k_index(b, k0, hk), vi = view_.v_index(b, k0, hk);
+        const int64_t d = p_.head_dim, dv = p_.head_dim_v;
+        const auto [k, kstride] = tile_rows(false, b, hk, k0, n);
+        if (pairs_) pack_k_pairs(static_cast<const uint16_t *>(k), n, d, kstride, round32(bk_), t_.kp);
+        else if (p_.dtype == ATTNGATE_DTYPE_BF16) pack_kt_bf16(static_cast<const uint16_t *>(k), n, d, kstride, t_.kt);
+        else pack_kt(static_cast<const float *>(k), n, d, kstride, t_.kt);
+        const auto [v, vstride] = tile_rows(true, b, hk, k0, n);
         if (pairs_) {
-            pack_k_pairs(bf16_at(p_.k, ki), n, d, kstride, round32(bk_), t_.kp);
-            const bool finite = bf16_rows_finite(bf16_at(p_.v, vi), n, dv, vstride);
-            if (finite) pack_v_pairs(bf16_at(p_.v, vi), n, dv, vstride, round32(dv), t_.vp);
-            else pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
+            const auto *v16 = static_cast<const uint16_t *>(v);
+            const bool finite = bf16_rows_finite(v16, n, dv, vstride);
+            if (finite) pack_v_pairs(v16, n, dv, vstride, round32(dv), t_.vp);
+            else pack_v_bf16(v16, n, dv, vstride, t_.vpan, n);
             return finite;
         }
-        if (p_.dtype == ATTNGATE_DTYPE_BF16) {
-            pack_kt_bf16(bf16_at(p_.k, ki), n, d, kstride, t_.kt);
-            return pack_v_bf16(bf16_at(p_.v, vi), n, dv, vstride, t_.vpan, n);
-        }
-        pack_kt(static_cast<const float *>(p_.k) + ki, n, d, kstride, t_.kt);
-        return pack_v(static_cast<const float *>(p_.v) + vi, n, dv, vstride, t_.vpan, n);
+        if (p_.dtype == ATTNGATE_DTYPE_BF16) return pack_v_bf16(static_cast<const uint16_t *>(v), n, dv, vstride, t_.vpan, n);
+        return pack_v(static_cast<const float *>(v), n, dv, vstride, t_.vpan, n);
     }
 
     /// Folds the packed keys [k0, k0 + n) into the running state of the task's rows
@@ -205,6 +226,7 @@ private:
 
     const ProblemView &view_;
     const attngate_problem &p_;
+    const PagedRows *paged_;  // null: a dense problem
     const RowOps &ops_;
     const TileGemm &gemm_;
     const PairGemm *pairs_;  // null: f32 products
@@ -212,29 +234,56 @@ private:
     FlashTiles t_;
 };
 
-int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, size_t n) {
-    const attngate_problem &p = *pp;
-    const int64_t bq = p.block_q > 0 ? p.block_q : kDefaultBlock;
-    const int64_t bk = p.block_k > 0 ? p.block_k : kDefaultBlock;
-    const ProblemView view(p);
-    const RowOps &ops = active_row_ops();
-    const TileGemm &gemm = tile_gemm(active_isa());
-    const PairGemm *pairs = p.dtype == ATTNGATE_DTYPE_BF16 ? active_pair_gemm() : nullptr;
-    const int64_t group = task_group(bq), task_rows = group * bq;
-    const int64_t q_tasks = (p.seq_q + task_rows - 1) / task_rows;
-    const int64_t tasks = p.batch * p.heads_q * q_tasks;
-    ThreadPool *pool = pool_of(p);
-    const int workers = workers_for(pool, tasks);
+/// What every task of one call shares.
+struct FlashSetup {
+    explicit FlashSetup(const attngate_problem &p)
+        : bq(p.block_q > 0 ? p.block_q : kDefaultBlock), bk(p.block_k > 0 ? p.block_k : kDefaultBlock),
+          group(task_group(bq)), task_rows(group * bq), ops(active_row_ops()), gemm(tile_gemm(active_isa())),
+          pairs(p.dtype == ATTNGATE_DTYPE_BF16 ? active_pair_gemm() : nullptr), layout(p, task_rows, bk) {}
+    int64_t q_tasks(int64_t seq_q) const { return (seq_q + task_rows - 1) / task_rows; }
+
+    int64_t bq, bk, group, task_rows;
+    const RowOps &ops;
+    const TileGemm &gemm;
+    const PairGemm *pairs;
     // Tiles only, as a TPU kernel holds them in VMEM: per worker, the workspace depends on
     // the block sizes and head dims, never on the sequence lengths.
-    const FlashLayout layout(p, task_rows, bk);
-    WorkerScratch scratch(p.allocator, workers, layout.bytes());
-    if (!scratch.ok()) return fail(err, n, "workspace allocation failed");
-    for_each_task(pool, tasks, [&](int64_t task, int worker) {
-        FlashTask t(view, ops, gemm, pairs, bq, bk, layout.tiles(scratch, worker));
+    FlashLayout layout;
+};
+
+/// Every (batch, head, query rows) task of a dense problem, or of one sequence of a paged
+/// one (its K and V rows through `paged`).
+void flash_tasks(const attngate_problem &p, const PagedRows *paged, const FlashSetup &s, const WorkerScratch &scratch,
+                 ThreadPool *pool) {
+    const ProblemView view(p);
+    const int64_t q_tasks = s.q_tasks(p.seq_q);
+    for_each_task(pool, p.batch * p.heads_q * q_tasks, [&](int64_t task, int worker) {
+        FlashTask t(view, paged, s.ops, s.gemm, s.pairs, s.bq, s.bk, s.layout.tiles(scratch, worker));
         const int64_t qt = task % q_tasks, bh = task / q_tasks;
-        t.run(bh / p.heads_q, bh % p.heads_q, qt * task_rows, group);
+        t.run(bh / p.heads_q, bh % p.heads_q, qt * s.task_rows, s.group);
     });
+}
+
+int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, size_t n) {
+    const attngate_problem &p = *pp;
+    const FlashSetup setup(p);
+    int64_t most_q = p.seq_q;  // paged: the longest q_len sets how many workers a sequence uses
+    if (p.paged) {
+        most_q = 0;
+        for (int64_t b = 0; b < p.batch; ++b) most_q = std::max<int64_t>(most_q, p.paged->cu_q_lens[b + 1] - p.paged->cu_q_lens[b]);
+    }
+    ThreadPool *pool = pool_of(p);
+    const int workers = workers_for(pool, (p.paged ? 1 : p.batch) * p.heads_q * setup.q_tasks(most_q));
+    WorkerScratch scratch(p.allocator, workers, setup.layout.bytes());
+    if (!scratch.ok()) return fail(err, n, "workspace allocation failed");
+    if (!p.paged) {
+        flash_tasks(p, nullptr, setup, scratch, pool);
+        return 0;
+    }
+    for (int64_t b = 0; b < p.batch; ++b) {  // each sequence reads its pages where they lie
+        const PagedRows rows(p, b);
+        flash_tasks(sequence_problem(p, b), &rows, setup, scratch, pool);
+    }
     return 0;
 }
 
@@ -243,9 +292,10 @@ int flash_run(const attngate_kernel *, const attngate_problem *pp, char *err, si
 extern const attngate_kernel flash_kernel = {
     /* .api_version = */ ATTNGATE_API_VERSION,
     /* .name        = */ "flash",
-    /* .version     = */ "2.0.0",
-    /* .description = */ "tiled online softmax, block_q = block_k = 128 by default, masked blocks skipped; SIMD tiles, threads",
-    /* .features    = */ ATTNGATE_FEATURE_ALL,
+    /* .version     = */ "2.1.0",
+    /* .description = */ "tiled online softmax, block_q = block_k = 128 by default, masked blocks skipped; SIMD tiles, threads; "
+                          "paged: key tiles read from the pages",
+    /* .features    = */ ATTNGATE_FEATURE_ALL_PAGED,
     /* .workspace   = */ ATTNGATE_WORKSPACE_CONSTANT,
     /* .supports    = */ nullptr,
     /* .run         = */ flash_run,

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "attention_tiles.hpp"
+#include "paged.hpp"
 #include "tile_gemm.hpp"
 
 namespace attngate::kernels {
@@ -136,8 +137,7 @@ private:
     bool v_finite_ = true;
 };
 
-int native_run(const attngate_kernel *, const attngate_problem *pp, char *err, size_t n) {
-    const attngate_problem &p = *pp;
+int native_dense(const attngate_problem &p, char *err, size_t n) {
     const ProblemView view(p);
     const RowOps &ops = active_row_ops();
     const TileGemm &gemm = tile_gemm(active_isa());
@@ -159,14 +159,21 @@ int native_run(const attngate_kernel *, const attngate_problem *pp, char *err, s
     return 0;
 }
 
+/// A paged problem gathers each sequence into dense K and V, then takes the dense path.
+int native_run(const attngate_kernel *, const attngate_problem *p, char *err, size_t n) {
+    if (!p->paged) return native_dense(*p, err, n);
+    return for_each_gathered_sequence(*p, err, n, [&](const attngate_problem &s, int64_t) { return native_dense(s, err, n); });
+}
+
 }  // namespace
 
 extern const attngate_kernel native_kernel = {
     /* .api_version = */ ATTNGATE_API_VERSION,
     /* .name        = */ "native",
-    /* .version     = */ "2.0.0",
-    /* .description = */ "full score matrix per head, softmax, then P·V (XLA's default attention); SIMD tiles, threads",
-    /* .features    = */ ATTNGATE_FEATURE_ALL,
+    /* .version     = */ "2.1.0",
+    /* .description = */ "full score matrix per head, softmax, then P·V (XLA's default attention); SIMD tiles, threads; "
+                          "paged: each sequence gathered dense",
+    /* .features    = */ ATTNGATE_FEATURE_ALL_PAGED,
     /* .workspace   = */ ATTNGATE_WORKSPACE_QUADRATIC,
     /* .supports    = */ nullptr,
     /* .run         = */ native_run,

@@ -5,6 +5,7 @@
 
 #include "attention_common.hpp"
 #include "attngate/builtin_kernels.hpp"
+#include "paged.hpp"
 
 namespace attngate::kernels {
 namespace {
@@ -75,26 +76,35 @@ int naive_forward(const attngate_problem &p, Out *out_base, char *err, size_t er
     return 0;
 }
 
+/// naive_forward on the problem, or on each sequence of a paged one with its pages gathered.
+template <typename Acc, typename Out>
+int forward(const attngate_problem &p, Out *out, char *err, size_t err_len) {
+    if (!p.paged) return naive_forward<Acc>(p, out, err, err_len);
+    return for_each_gathered_sequence(p, err, err_len, [&](const attngate_problem &s, int64_t b) {
+        return naive_forward<Acc>(s, out + p.paged->cu_q_lens[b] * p.heads_q * p.head_dim_v, err, err_len);
+    });
+}
+
 int reference_run(const attngate_kernel *, const attngate_problem *p, char *err, size_t n) {
-    return naive_forward<double>(*p, p->out, err, n);
+    return forward<double>(*p, p->out, err, n);
 }
 
 }  // namespace
 
 int straightforward_forward(const attngate_problem &p, char *err, size_t err_len) {
-    return naive_forward<float>(p, p.out, err, err_len);
+    return forward<float>(p, p.out, err, err_len);
 }
 
 int reference_forward_f64(const attngate_problem &p, double *out, char *err, size_t err_len) {
-    return naive_forward<double>(p, out, err, err_len);
+    return forward<double>(p, out, err, err_len);
 }
 
 extern const attngate_kernel reference_kernel = {
     /* .api_version = */ ATTNGATE_API_VERSION,
     /* .name        = */ "reference",
-    /* .version     = */ "1.0.0",
-    /* .description = */ "float64 accumulation, plain loops: the oracle for goldens",
-    /* .features    = */ ATTNGATE_FEATURE_ALL,
+    /* .version     = */ "1.1.0",
+    /* .description = */ "float64 accumulation, plain loops: the oracle for goldens (paged: each sequence's pages gathered)",
+    /* .features    = */ ATTNGATE_FEATURE_ALL_PAGED,
     /* .workspace   = */ ATTNGATE_WORKSPACE_LINEAR,
     /* .supports    = */ nullptr,
     /* .run         = */ reference_run,

@@ -16,7 +16,7 @@
 #include "plan/inputs.hpp"
 #include "plan/kernel_info.hpp"
 #include "plan/suite.hpp"
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 
 namespace attngate {
 
@@ -62,6 +62,9 @@ struct TimingRequest {
 /// One invocation's timing: samples, or why there are none.
 struct TimingOutcome {
     std::vector<double> samples_s;  ///< seconds per call, one per repetition
+    /// The process's CPU seconds per call (all its threads), one per repetition; empty when
+    /// the host does not measure it (a remote adapter).
+    std::vector<double> cpu_samples_s;
     std::optional<double> compile_s;
     std::string error;  ///< non-empty: not timed, and why
     /// The calibration workload's seconds per call, one per repetition, timed in the same

@@ -27,8 +27,15 @@ Result<std::unique_ptr<InProcessBackend>> InProcessBackend::create(const std::ve
 InProcessBackend::InProcessBackend(KernelRegistry registry) : registry_(std::move(registry)) {
     for (size_t i = 0; i < registry_.all().size(); ++i) {
         const attngate_kernel *k = registry_.all()[i];
-        infos_.push_back(KernelInfo{k->name, k->version ? k->version : "", k->description ? k->description : "", k->features,
-                                    k->workspace_growth, registry_.origins()[i], {}, {}});
+        KernelInfo info;
+        info.name = k->name;
+        info.version = k->version ? k->version : "";
+        info.description = k->description ? k->description : "";
+        info.features = effective_features(k->api_version, k->features);
+        info.workspace_growth = k->workspace_growth;
+        info.origin = registry_.origins()[i];
+        info.api_version = k->api_version;
+        infos_.push_back(std::move(info));
     }
 }
 
@@ -129,7 +136,8 @@ Instances attach_instances(std::vector<Target> &targets, int num_threads) {
 constexpr size_t kCalibrationEntries = 2;
 
 /// Times every target in this process: one instance per kernel, shared by its cases; with
-/// `calibrate`, the calibration workloads join them as kCalibrationEntries more (last) entries.
+/// `calibrate`, the calibration workloads join them as kCalibrationEntries more (last)
+/// entries. The wall-time samples of every entry, then the CPU-time samples of every entry.
 std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int num_threads, const TimingOptions &timing,
                                               bool calibrate, const std::vector<int64_t> &iterations) {
     const Instances instances = attach_instances(targets, num_threads);
@@ -144,7 +152,10 @@ std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int 
         calls.push_back({"calibration", run_calibration_workload});
         calls.push_back({"parallel calibration", [&parallel] { parallel->run(); }});
     }
-    return time_calls(calls, timing);
+    std::vector<std::vector<double>> cpu;
+    auto samples = time_calls(calls, timing, &cpu);
+    samples.insert(samples.end(), std::make_move_iterator(cpu.begin()), std::make_move_iterator(cpu.end()));
+    return samples;
 }
 
 /// Counts one call of every target on one thread (a thread pool's waiting would count),
@@ -191,14 +202,16 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
             for (auto &o : out) o.error = "timing child " + bytes.error().describe();
             return out;
         }
-        samples = parse_samples(*bytes, targets.size() + (req.calibrate ? kCalibrationEntries : 0));
+        samples = parse_samples(*bytes, 2 * (targets.size() + (req.calibrate ? kCalibrationEntries : 0)));
         if (samples.empty()) {
             for (auto &o : out) o.error = "timing child " + incomplete_result(0).describe();
             return out;
         }
     }
+    const size_t entries = samples.size() / 2;  // wall times first, then CPU times
     for (size_t i = 0; i < out.size(); ++i) {
         out[i].samples_s = std::move(samples[i]);
+        out[i].cpu_samples_s = std::move(samples[entries + i]);
         if (!req.calibrate) continue;
         out[i].calibration_s = samples[targets.size()];
         out[i].parallel_calibration_s = samples[targets.size() + 1];

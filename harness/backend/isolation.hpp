@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 
 namespace attngate {
 

@@ -78,8 +78,9 @@ Result<void> probe_plugin(const std::filesystem::path &path) {
 }  // namespace
 
 Result<void> KernelRegistry::add(const attngate_kernel *k, const std::string &origin) {
-    if (k->api_version != ATTNGATE_API_VERSION)
-        return fail(ErrorKind::BadInput, "{}: kernel api_version {} (this attngate speaks {})", origin, k->api_version, ATTNGATE_API_VERSION);
+    if (k->api_version < ATTNGATE_API_VERSION_OLDEST || k->api_version > ATTNGATE_API_VERSION)
+        return fail(ErrorKind::BadInput, "{}: kernel api_version {} (this attngate speaks {} and still loads {})", origin, k->api_version,
+                    ATTNGATE_API_VERSION, ATTNGATE_API_VERSION_OLDEST);
     if (!k->name || !*k->name || !k->run)
         return fail(ErrorKind::BadInput, "{}: a kernel without a name or run function", origin);
     if (auto why = kernel_name_problem(k->name); !why.empty()) return fail(ErrorKind::BadInput, "{}: {}", origin, why);

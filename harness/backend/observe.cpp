@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "backend/memory.hpp"
@@ -34,6 +35,12 @@ CaseSpec doubled_sequences(const CaseSpec &c) {
     CaseSpec d = c;
     d.seq_q *= 2;
     d.seq_k *= 2;
+    if (d.paged) {  // every sequence twice as long, in a pool twice as large
+        PagedSpec &p = *d.paged;
+        for (auto &n : p.q_lens) n *= 2;
+        for (auto &n : p.kv_lens) n *= 2;
+        p.pages = std::max(2 * p.pages, p.pages_needed() + (p.has_padding() ? 1 : 0));
+    }
     if (!d.bias_shape.empty()) {
         if (d.bias_shape[2] == c.seq_q) d.bias_shape[2] = d.seq_q;
         if (d.bias_shape[3] == c.seq_k) d.bias_shape[3] = d.seq_k;
@@ -140,6 +147,32 @@ MemoryObservation observe_memory(Caller &k, const Invocation &inv, PrivateInputs
     return m;
 }
 
+/// Which kind of unreadable slot the NaN outputs came from, for a paged case whose output had
+/// a NaN: the kernel runs with every unreadable slot finite (what NaN is left is the case's
+/// own), then with only one kind left NaN, for each kind; an output NaN there and finite
+/// without any is that kind's doing.
+std::optional<UnreadableReads> trace_unreadable(Caller &k, const Invocation &inv, const std::vector<float> &output) {
+    const CaseSpec &c = *inv.spec;
+    if (!c.paged || std::none_of(output.begin(), output.end(), [](float x) { return std::isnan(x); })) return std::nullopt;
+    const auto nan_with = [&](std::initializer_list<Unreadable> finite) -> std::optional<std::vector<bool>> {
+        GuardedOutput out(output.size());
+        if (k.call(c, with_finite(*inv.inputs, c, finite), out.data(), k.alloc, nullptr).rc != 0) return std::nullopt;
+        std::vector<bool> nan(output.size());
+        for (size_t i = 0; i < output.size(); ++i) nan[i] = std::isnan(out.view()[i]);
+        return nan;
+    };
+    const auto own = nan_with({Unreadable::PastKvLen, Unreadable::OutsideTable});
+    const auto past = nan_with({Unreadable::OutsideTable}), outside = nan_with({Unreadable::PastKvLen});
+    if (!own || !past || !outside) return std::nullopt;
+    UnreadableReads u;
+    for (size_t i = 0; i < output.size(); ++i) {
+        if ((*own)[i]) continue;
+        if ((*past)[i] && u.past_kv_len++ == 0) u.first_past_kv_len = static_cast<int64_t>(i);
+        if ((*outside)[i] && u.outside_table++ == 0) u.first_outside_table = static_cast<int64_t>(i);
+    }
+    return u;
+}
+
 }  // namespace
 
 Observation observe_kernel(const attngate_kernel &kernel, const Invocation &inv, const ObserveRequest &req) {
@@ -182,6 +215,7 @@ Observation observe_kernel(const attngate_kernel &kernel, const Invocation &inv,
             o.memory->abi_peak_bytes = std::max(o.memory->abi_peak_bytes, first.abi_peak);
             o.memory->rss_peak_delta_bytes = hwm >= 0 ? std::max<int64_t>(0, hwm - rss_before.rss_bytes) : -1;
         }
+        o.unreadable = trace_unreadable(caller, inv, o.output);  // after the memory series: it is not one of its calls
     }
     caller.alloc.audit();
     std::vector<std::string> all = caller.violations;
@@ -242,6 +276,9 @@ std::string serialize_observation(const Observation &o) {
     if (const auto &n = o.nondeterminism)
         meta["nondeterminism"] = json::object{{"across", n->across}, {"elements", n->elements}, {"max_abs", n->max_abs},
                                               {"reads_output", n->reads_output}};
+    if (const auto &u = o.unreadable)
+        meta["unreadable"] = json::object{{"past_kv_len", u->past_kv_len}, {"outside_table", u->outside_table},
+                                          {"first_past_kv_len", u->first_past_kv_len}, {"first_outside_table", u->first_outside_table}};
     const std::string text = json::serialize(meta);
     std::string out;
     const uint64_t len = text.size(), n = o.output.size();
@@ -279,6 +316,11 @@ std::optional<Observation> parse_observation(std::string_view bytes) {
             const auto &no = n->as_object();
             o.nondeterminism = Nondeterminism{std::string(no.at("across").as_string()), no.at("elements").as_int64(),
                                               no.at("max_abs").to_number<double>(), no.at("reads_output").as_bool()};
+        }
+        if (const auto *u = m.if_contains("unreadable")) {
+            const auto &uo = u->as_object();
+            o.unreadable = UnreadableReads{uo.at("past_kv_len").as_int64(), uo.at("outside_table").as_int64(),
+                                           uo.at("first_past_kv_len").as_int64(), uo.at("first_outside_table").as_int64()};
         }
         o.seconds = m.at("seconds").to_number<double>();
         if (const auto *mem = m.if_contains("memory")) o.memory = memory_from_json(mem->as_object());

@@ -9,7 +9,7 @@
 
 #include "attngate/kernel_abi.h"
 #include "backend/backend.hpp"
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 
 namespace attngate {
 
@@ -35,7 +35,8 @@ private:
 /// Runs the kernel on the invocation's case in this process.
 Observation observe_kernel(const attngate_kernel &kernel, const Invocation &inv, const ObserveRequest &req);
 
-/// The case at twice its sequence lengths (bias and segment shapes follow).
+/// The case at twice its sequence lengths (bias and segment shapes follow; a paged case's
+/// q_lens, kv_lens and pool double).
 CaseSpec doubled_sequences(const CaseSpec &c);
 
 /// A kernel-supplied C string of at most `capacity` bytes, cut at the first NUL, without

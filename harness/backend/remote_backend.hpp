@@ -15,6 +15,7 @@
 
 #include "backend/adapter_process.hpp"
 #include "backend/backend.hpp"
+#include "backend/remote_protocol.hpp"
 #include "io/http_client.hpp"
 
 namespace attngate {

@@ -12,23 +12,27 @@ namespace attngate {
 
 namespace {
 
-/// Keeps every iteration run (repetition) and nothing of the aggregates or the console.
+/// Keeps every iteration run (repetition), wall and CPU time, and nothing of the aggregates
+/// or the console.
 class SampleCollector : public benchmark::BenchmarkReporter {
 public:
-    explicit SampleCollector(size_t n) : samples_(n) {}
+    explicit SampleCollector(size_t n) : samples_(n), cpu_(n) {}
     bool ReportContext(const Context &) override { return true; }
     void ReportRuns(const std::vector<Run> &runs) override {
         for (const auto &run : runs) {
             if (run.run_type != Run::RT_Iteration || run.error_occurred || run.iterations <= 0) continue;
             const std::string &name = run.run_name.function_name;  // "r<index>"
             const size_t index = std::stoul(name.substr(1));
-            if (index < samples_.size()) samples_[index].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+            if (index >= samples_.size()) continue;
+            samples_[index].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+            cpu_[index].push_back(run.cpu_accumulated_time / static_cast<double>(run.iterations));
         }
     }
     std::vector<std::vector<double>> take() { return std::move(samples_); }
+    std::vector<std::vector<double>> take_cpu() { return std::move(cpu_); }
 
 private:
-    std::vector<std::vector<double>> samples_;
+    std::vector<std::vector<double>> samples_, cpu_;
 };
 
 /// Every flag of Google Benchmark 1.7 given on its command line: the library reads each
@@ -73,7 +77,8 @@ void initialize_once(bool random_interleaving) {
 
 }  // namespace
 
-std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &requests, const TimingOptions &options) {
+std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &requests, const TimingOptions &options,
+                                            std::vector<std::vector<double>> *cpu_s) {
     initialize_once(options.random_interleaving);
     // One untimed call each first: page faults, lazy allocations and cold code would
     // otherwise land in the first repetition only.
@@ -87,6 +92,7 @@ std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &reques
                                                })
                       ->Repetitions(options.repetitions)
                       ->UseRealTime()
+                      ->MeasureProcessCPUTime()
                       ->ReportAggregatesOnly(false);
         if (requests[i].iterations > 0) b->Iterations(requests[i].iterations);
         else b->MinTime(options.min_time_s);
@@ -94,6 +100,7 @@ std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &reques
     SampleCollector collector(requests.size());
     benchmark::RunSpecifiedBenchmarks(&collector);
     benchmark::ClearRegisteredBenchmarks();
+    if (cpu_s) *cpu_s = collector.take_cpu();
     return collector.take();
 }
 

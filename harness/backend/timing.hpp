@@ -26,7 +26,10 @@ struct TimedCall {
     int64_t iterations = 0;
 };
 
-/// Seconds per call of every repetition, one vector per request, in request order.
-std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &requests, const TimingOptions &options);
+/// Seconds per call of every repetition, one vector per request, in request order. With
+/// cpu_s, also the process's CPU seconds per call (every thread's, as Google Benchmark's
+/// MeasureProcessCPUTime counts them: the kernels run on a thread pool) in the same shape.
+std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &requests, const TimingOptions &options,
+                                            std::vector<std::vector<double>> *cpu_s = nullptr);
 
 }  // namespace attngate

@@ -141,17 +141,6 @@ Result<DeclaredConventions> declared_conventions(const KernelInfo &k) {
     return d;
 }
 
-const char *label_name(ProbeOutcome::Label l) {
-    switch (l) {
-    case ProbeOutcome::Label::Attngate: return "attngate";
-    case ProbeOutcome::Label::Declared: return "declared";
-    case ProbeOutcome::Label::Neither: return "neither";
-    case ProbeOutcome::Label::Declined: return "declined";
-    case ProbeOutcome::Label::Error: return "error";
-    }
-    return "?";
-}
-
 ProbeOutcome judge_probe(const ProbeCase &pc, const Observation &o) {
     ProbeOutcome r;
     r.probe = pc.probe;

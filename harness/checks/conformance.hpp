@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/observation.hpp"
 #include "io/error.hpp"
 #include "plan/inputs.hpp"
 #include "plan/kernel_info.hpp"
 #include "plan/suite.hpp"
-#include "results/observation.hpp"
+#include "results/conformance_result.hpp"
 
 namespace attngate {
 
@@ -57,34 +58,8 @@ struct ProbeCase {
     int64_t masked_key = -1;            ///< the masked-NaN probe's key
 };
 
-/// A probe that does not apply to a kernel, and why.
-struct SkippedProbe {
-    std::string probe, reason;
-};
-
 /// The probe cases for a kernel with these features and declarations.
 std::vector<ProbeCase> probe_cases(uint32_t features, const DeclaredConventions &declared, std::vector<SkippedProbe> *skipped);
-
-/// How far a kernel's output is from one candidate.
-struct CandidateDistance {
-    std::string name;
-    double max_error = 0.0;      ///< max |out - candidate| / scale over elements finite in both
-    int64_t nan_mismatch = 0;    ///< elements NaN in one and not the other
-    bool fits = false;
-};
-
-struct ProbeOutcome {
-    enum class Label { Attngate, Declared, Neither, Declined, Error };
-    std::string probe, case_id;
-    Label label = Label::Neither;
-    std::string follows;   ///< the candidate it fits, empty when none
-    std::string closest;   ///< the nearest candidate when none fits
-    std::vector<CandidateDistance> distances;
-    std::string message;   ///< one sentence with the numbers
-    bool pass = false;
-};
-
-const char *label_name(ProbeOutcome::Label l);
 
 /// Judges one observation of a probe case.
 ProbeOutcome judge_probe(const ProbeCase &pc, const Observation &o);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 #include "results/results.hpp"
 
 namespace attngate {

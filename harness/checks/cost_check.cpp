@@ -7,15 +7,14 @@ namespace attngate {
 
 namespace {
 
-json::value number_or_null(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
-
-/// The workload's price, in the entries of results.workloads.
-void put_price(json::object &o, const DevicePrice &price) {
-    o["device_class"] = price.device_class;
-    o["currency"] = price.currency;
-    o["price_per_hour"] = price.price_per_hour;
-    o["price_source"] = price.source;
-    o["price_date"] = price.as_of;
+/// A workload's entry before it is projected: what, against what budget, at which price.
+WorkloadResult unprojected(const Workload &w, const DevicePrice &price) {
+    WorkloadResult o;
+    o.workload = w.name, o.file = w.file.string(), o.kernel = w.kernel;
+    o.budget_pct = w.cost_budget_pct, o.restart_interval_hours = w.restart_interval_hours;
+    o.device_class = price.device_class, o.currency = price.currency, o.price_per_hour = price.price_per_hour;
+    o.price_source = price.source, o.price_date = price.as_of;
+    return o;
 }
 
 }  // namespace
@@ -49,36 +48,34 @@ std::string unconfident_shapes(const Workload &w, const std::map<std::string, do
 
 }  // namespace
 
-json::object workload_result(const Workload &w, const std::map<std::string, double> &current_s,
-                             const std::map<std::string, double> &baseline_s,
-                             const std::map<std::string, double> &ratio_ci_low,
-                             const std::map<std::string, double> *leak_bytes_per_call, const DevicePrice &price,
-                             bool strict) {
-    json::object o{{"workload", w.name}, {"file", w.file.string()}, {"kernel", w.kernel}, {"budget_pct", w.cost_budget_pct},
-                   {"restart_interval_hours", w.restart_interval_hours}};
-    put_price(o, price);
+WorkloadResult workload_result(const Workload &w, const std::map<std::string, double> &current_s,
+                               const std::map<std::string, double> &baseline_s,
+                               const std::map<std::string, double> &ratio_ci_low,
+                               const std::map<std::string, double> *leak_bytes_per_call, const DevicePrice &price,
+                               bool strict) {
+    WorkloadResult o = unprojected(w, price);
     if (current_s.empty()) {
-        o["verdict"] = "skip";
-        o["reason"] = fmt::format("not projected: kernel \"{}\" was not timed in this run (choose the kernel with "
-                                  "--workload-kernel or the workload's \"kernel\")", w.kernel);
+        o.verdict = Verdict::Skip;
+        o.reason = fmt::format("not projected: kernel \"{}\" was not timed in this run (choose the kernel with "
+                               "--workload-kernel or the workload's \"kernel\")", w.kernel);
         return o;
     }
     auto current = project_workload(w, current_s, price);
     if (!current) {
-        o["verdict"] = "skip";
-        o["reason"] = fmt::format("not projected: {}", current.error().message);
+        o.verdict = Verdict::Skip;
+        o.reason = fmt::format("not projected: {}", current.error().message);
         return o;
     }
-    o["monthly_cost"] = current->monthly_cost;
-    o["device_hours_per_month"] = current->device_hours_per_month;
+    o.monthly_cost = current->monthly_cost;
+    o.device_hours_per_month = current->device_hours_per_month;
     std::vector<std::string> failures;
     std::string summary = fmt::format("{:.2f} {}/month", current->monthly_cost, price.currency);
     bool too_noisy = false;
     if (auto base = project_workload(w, baseline_s, price)) {
         const CostChange change = compare_projection(*current, *base, w.cost_budget_pct);
-        o["baseline_monthly_cost"] = base->monthly_cost;
-        o["change"] = change.change;
-        o["change_pct"] = number_or_null(change.change_pct);
+        o.baseline_monthly_cost = base->monthly_cost;
+        o.change = change.change;
+        o.change_pct = change.change_pct;
         summary = change.reason;
         if (const std::string missing = unconfident_shapes(w, ratio_ci_low); !missing.empty()) {
             too_noisy = true;
@@ -90,7 +87,7 @@ json::object workload_result(const Workload &w, const std::map<std::string, doub
                 if (baseline_s.contains(case_id)) lower_s[case_id] = baseline_s.at(case_id) * low;
             if (auto lower = project_workload(w, lower_s, price)) {
                 const CostChange confident = compare_projection(*lower, *base, w.cost_budget_pct);
-                o["change_pct_ci_low"] = number_or_null(confident.change_pct);
+                o.change_pct_ci_low = confident.change_pct;
                 if (!confident.within_budget)
                     failures.push_back(fmt::format("{} (at least {:+.1f}% at the 95% CI's lower end)", change.reason, confident.change_pct));
             }
@@ -100,14 +97,14 @@ json::object workload_result(const Workload &w, const std::map<std::string, doub
     }
     if (leak_bytes_per_call) {
         if (auto leak = check_leak(w, *leak_bytes_per_call)) {
-            o["leak_bytes_per_hour"] = leak->leak_bytes_per_hour;
-            o["leak_survival_hours"] = number_or_null(leak->survival_hours);
+            o.leak_bytes_per_hour = leak->leak_bytes_per_hour;
+            o.leak_survival_hours = leak->survival_hours;
             if (!leak->survives) failures.push_back(leak->reason);
         }
     }
     if (too_noisy && strict && failures.empty()) failures.push_back("ungated in strict mode: " + summary);
-    o["verdict"] = !failures.empty() ? "fail" : too_noisy ? "skip" : "pass";
-    o["reason"] = failures.empty() ? summary : failures.front();
+    o.verdict = !failures.empty() ? Verdict::Fail : too_noisy ? Verdict::Skip : Verdict::Pass;
+    o.reason = failures.empty() ? summary : failures.front();
     return o;
 }
 

@@ -25,10 +25,10 @@ CheckResult cost_check(double median_s, std::optional<double> baseline_median_s,
 /// end of each shape's bootstrap CI of the time ratio (ci_low, from the perf check) must
 /// exceed the budget. A shape without a confident ratio (too noisy) makes the workload
 /// "too noisy to gate", never a pass or a fail on noise; with `strict` that fails too.
-json::object workload_result(const Workload &w, const std::map<std::string, double> &current_s,
-                             const std::map<std::string, double> &baseline_s,
-                             const std::map<std::string, double> &ratio_ci_low,
-                             const std::map<std::string, double> *leak_bytes_per_call, const DevicePrice &price,
-                             bool strict = false);
+WorkloadResult workload_result(const Workload &w, const std::map<std::string, double> &current_s,
+                               const std::map<std::string, double> &baseline_s,
+                               const std::map<std::string, double> &ratio_ci_low,
+                               const std::map<std::string, double> *leak_bytes_per_call, const DevicePrice &price,
+                               bool strict = false);
 
 }  // namespace attngate

@@ -8,7 +8,7 @@
 
 #include "attngate/kernel_abi.h"
 #include "results/baseline_values.hpp"
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 #include "results/results.hpp"
 
 namespace attngate {

@@ -65,24 +65,21 @@ void apply_perf_decision(CheckResult &r, const PerfDecision &d) {
     }
 }
 
-CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
-                       const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
-                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
-                       bool strict) {
-    CheckResult r(timing_metrics(samples_s, shape, flops));
+CheckResult perf_check(const PerfCheckInput &in) {
+    CheckResult r(timing_metrics(in.samples_s, in.shape, in.flops));
     PerfMetrics &m = r.as<PerfMetrics>();
-    m.machine_class = machine_class;
-    m.threshold_pct = threshold_pct;
-    if (strict) m.strict = true;
-    if (state != PerfBaselineState::Present || !decision) {
-        m.status = state == PerfBaselineState::OtherMachine ? PerfCheckStatus::OtherMachine : PerfCheckStatus::NoBaseline;
-        r.reason = baseline_note;
-        ungated(r, strict);
+    m.machine_class = in.machine_class;
+    m.threshold_pct = in.threshold_pct;
+    if (in.strict) m.strict = true;
+    if (in.baseline != PerfBaselineState::Present || !in.decision) {
+        m.status = in.baseline == PerfBaselineState::OtherMachine ? PerfCheckStatus::OtherMachine : PerfCheckStatus::NoBaseline;
+        r.reason = in.baseline_note;
+        ungated(r, in.strict);
         return r;
     }
-    m.baseline_samples_s = baseline_s;
-    m.baseline_median_s = median(baseline_s);
-    apply_perf_decision(r, *decision);
+    m.baseline_samples_s = in.baseline_samples_s;
+    m.baseline_median_s = median(in.baseline_samples_s);
+    apply_perf_decision(r, *in.decision);
     return r;
 }
 

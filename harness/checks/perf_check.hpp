@@ -20,14 +20,27 @@ enum class PerfBaselineState { Present, Missing, OtherMachine };
 /// Throughput metrics of a sample set: samples, median, MAD, tokens/s, GFLOP/s.
 PerfMetrics timing_metrics(const std::vector<double> &samples_s, const AttentionShape &shape, double flops);
 
-/// The check from a decision (after the run-wide Benjamini-Hochberg pass).
-/// baseline_note names the other machine class or says no baseline exists. A case the rule
-/// cannot gate (too noisy, too few repetitions, no baseline) is a skip, or with `strict`
-/// (dedicated runners: --strict, suite perf.require_verdict) a failure.
-CheckResult perf_check(const std::vector<double> &samples_s, const std::vector<double> &baseline_s,
-                       const PerfDecision *decision, PerfBaselineState state, const std::string &baseline_note,
-                       const AttentionShape &shape, double flops, double threshold_pct, const std::string &machine_class,
-                       bool strict = false);
+/// What a perf check judges: a case x kernel's samples, its baseline's, the decision
+/// between them and the figures its throughput is computed from. A new input is a member
+/// here, set where the perf phase or `ab` builds it.
+struct PerfCheckInput {
+    std::vector<double> samples_s;           ///< this run's, seconds per call
+    std::vector<double> baseline_samples_s;  ///< empty when not compared
+    const PerfDecision *decision = nullptr;  ///< after the run-wide Benjamini-Hochberg pass; null: not compared
+    PerfBaselineState baseline = PerfBaselineState::Present;
+    std::string baseline_note{};  ///< why not compared: names the other machine class, or says no baseline exists
+    AttentionShape shape;
+    double flops = 0.0;
+    double threshold_pct = 5.0;
+    std::string machine_class;
+    /// A case the rule cannot gate fails instead of skipping (dedicated runners: --strict,
+    /// suite perf.require_verdict).
+    bool strict = false;
+};
+
+/// The check from a decision. A case the rule cannot gate (too noisy, too few
+/// repetitions, no baseline) is a skip, or with `strict` a failure.
+CheckResult perf_check(const PerfCheckInput &in);
 
 /// The calibration workload's samples of the run and of the baseline (empty where there
 /// are none), and whether the decision was made on times relative to them.

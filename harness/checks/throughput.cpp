@@ -25,10 +25,23 @@ std::pair<int64_t, int64_t> key_interval(const AttentionShape &s, int64_t i) {
 }  // namespace
 
 AttentionShape attention_shape(const CaseSpec &c) {
-    return {c.batch, c.seq_q, c.seq_k, c.heads_q, c.head_dim, c.head_dim_v, c.causal, c.window_left, c.window_right, c.top_left};
+    AttentionShape s{c.batch, c.seq_q, c.seq_k, c.heads_q, c.head_dim, c.head_dim_v, c.causal, c.window_left, c.window_right, c.top_left};
+    if (c.paged)
+        for (size_t b = 0; b < c.paged->kv_lens.size(); ++b) s.sequences.emplace_back(c.paged->q_lens[b], c.paged->kv_lens[b]);
+    return s;
 }
 
 int64_t kept_scores(const AttentionShape &s) {
+    if (!s.sequences.empty()) {  // each sequence a dense problem of batch 1, bottom-right
+        int64_t kept = 0;
+        for (const auto &[q_len, kv_len] : s.sequences) {
+            AttentionShape one = s;
+            one.sequences.clear();
+            one.batch = 1, one.seq_q = q_len, one.seq_k = kv_len, one.top_left = false;
+            kept += kept_scores(one);
+        }
+        return kept;
+    }
     int64_t per_problem = 0;
     for (int64_t i = 0; i < s.seq_q; ++i) {
         const auto [lo, hi] = key_interval(s, i);
@@ -71,7 +84,7 @@ double case_flops(const CaseSpec &c, std::span<const int32_t> segment_ids_q, std
 
 double tokens_per_second(const AttentionShape &s, double median_seconds) {
     if (!(median_seconds > 0.0)) return std::numeric_limits<double>::quiet_NaN();
-    return static_cast<double>(s.batch * s.seq_q) / median_seconds;
+    return static_cast<double>(s.sequences.empty() ? s.batch * s.seq_q : s.seq_q) / median_seconds;
 }
 
 double gflops_per_second(double flops, double seconds) {

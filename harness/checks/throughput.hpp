@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "plan/suite.hpp"
 
@@ -15,12 +17,16 @@ struct AttentionShape {
     bool causal = false;
     int64_t window_left = -1, window_right = -1;  ///< < 0: unbounded
     bool top_left = false;                        ///< causal/window alignment (default bottom-right)
+    /// A paged case's sequences, (q_len, kv_len) each, bottom-right aligned: then batch is
+    /// their count, seq_q their query tokens, seq_k the longest kv_len. Empty: dense.
+    std::vector<std::pair<int64_t, int64_t>> sequences{};
 };
 
 /// The shape of a suite case.
 AttentionShape attention_shape(const CaseSpec &c);
 
-/// Scores (query row, key) the mask keeps, summed over batch, query heads and rows.
+/// Scores (query row, key) the mask keeps, summed over batch (a paged batch: over its
+/// sequences, each with its own lengths), query heads and rows.
 /// Bottom-right alignment as the kernels use it: query row i sits at key position
 /// p = i + Sk - Sq; causal keeps keys j <= p; a window [left, right] keeps
 /// p - left <= j <= p + right. O(Sq): each row keeps one interval of keys.
@@ -46,7 +52,8 @@ double attention_flops(const AttentionShape &s);
 /// packed-sequence case reports the same GFLOP/s in either.
 double case_flops(const CaseSpec &c, std::span<const int32_t> segment_ids_q, std::span<const int32_t> segment_ids_kv);
 
-/// Query tokens per second: B * Sq / median_seconds (per call). NaN unless seconds > 0.
+/// Query tokens per second: B * Sq (a paged batch: its query tokens, the sum of q_lens) /
+/// median_seconds (per call). NaN unless seconds > 0.
 double tokens_per_second(const AttentionShape &s, double median_seconds);
 
 /// Achieved GFLOP/s: flops / seconds / 1e9. NaN unless seconds > 0.

@@ -111,8 +111,11 @@ pid_t fork_exec(const std::vector<std::string> &argv, int in_fd, int out_fd, con
 }  // namespace
 
 Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::path &err_path, double timeout_s,
-                   const std::string &what, const std::vector<std::string> &extra_env) {
-    const pid_t pid = fork_exec(argv, -1, -1, err_path, extra_env);
+                   const std::string &what, const std::vector<std::string> &extra_env, const std::filesystem::path &out_path) {
+    const int out = out_path.empty() ? -1 : ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (!out_path.empty() && out < 0) return fail(ErrorKind::Infra, "cannot write {}: {}", out_path.string(), std::strerror(errno));
+    const pid_t pid = fork_exec(argv, -1, out, err_path, extra_env);
+    if (out >= 0) ::close(out);
     if (pid < 0) return fail(ErrorKind::Infra, "cannot fork for {}", what);
     const auto t0 = std::chrono::steady_clock::now();
     int status = 0;

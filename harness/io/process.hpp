@@ -28,12 +28,14 @@ struct TempDir {
 void kill_group_on_termination(pid_t pgid);
 void forget_group_on_termination(pid_t pgid);
 
-/// Runs argv (no shell, PATH searched) in its own process group, with stdout discarded and
-/// stderr kept in err_path, within timeout_s (then the group is killed); the group also
-/// dies when the harness is killed or interrupted. `what` names it in errors, which carry
-/// the end of its stderr. extra_env: NAME=value entries added to its environment.
+/// Runs argv (no shell, PATH searched) in its own process group, with stdout discarded (or
+/// written to out_path) and stderr kept in err_path, within timeout_s (then the group is
+/// killed); the group also dies when the harness is killed or interrupted. `what` names it
+/// in errors, which carry the end of its stderr. extra_env: NAME=value entries added to its
+/// environment.
 Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::path &err_path, double timeout_s,
-                   const std::string &what, const std::vector<std::string> &extra_env = {});
+                   const std::string &what, const std::vector<std::string> &extra_env = {},
+                   const std::filesystem::path &out_path = {});
 
 /// A child kept running to answer requests: a line to it on its stdin, a line back on its
 /// stdout (one socket, so a write to a child that died is an error, never SIGPIPE). It runs

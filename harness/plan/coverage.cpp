@@ -15,17 +15,43 @@ constexpr int64_t kDefaultBlockK = 128;
 /// The key position row i is aligned to (kernel_abi.h: bottom-right unless top-left).
 int64_t position(const CaseSpec &c, int64_t i) { return c.top_left ? i : i + c.seq_k - c.seq_q; }
 
-/// True when the causal mask removes a key from some row: the lowest row sits before the last key.
-bool causal_masks(const CaseSpec &c) { return c.causal && position(c, 0) < c.seq_k - 1; }
+/// The (q_len, kv_len) of each sequence: one for a dense case, whose batch shares them.
+std::vector<std::pair<int64_t, int64_t>> sequences(const CaseSpec &c) {
+    if (!c.paged) return {{c.seq_q, c.seq_k}};
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (size_t b = 0; b < c.paged->kv_lens.size(); ++b) out.emplace_back(c.paged->q_lens[b], c.paged->kv_lens[b]);
+    return out;
+}
 
-/// True when the window removes a key from some row.
+/// True when the causal mask removes a key from some row of some sequence: its lowest row
+/// sits before the last key.
+bool causal_masks(const CaseSpec &c) {
+    if (!c.causal) return false;
+    for (const auto &[sq, sk] : sequences(c))
+        if ((c.top_left ? 0 : sk - sq) < sk - 1) return true;
+    return false;
+}
+
+/// True when the window removes a key from some row of some sequence.
 bool window_masks(const CaseSpec &c) {
-    const int64_t first = position(c, 0), last = position(c, c.seq_q - 1);
-    return (c.window_left >= 0 && last - c.window_left > 0) || (c.window_right >= 0 && first + c.window_right < c.seq_k - 1);
+    for (const auto &[sq, sk] : sequences(c)) {
+        const int64_t first = c.top_left ? 0 : sk - sq, last = first + sq - 1;
+        if ((c.window_left >= 0 && last - c.window_left > 0) || (c.window_right >= 0 && first + c.window_right < sk - 1)) return true;
+    }
+    return false;
+}
+
+/// True when some sequence's q_len, kv_len pair satisfies pred.
+template <typename Pred>
+bool any_sequence(const CaseSpec &c, Pred pred) {
+    for (const auto &[sq, sk] : sequences(c))
+        if (pred(sq, sk)) return true;
+    return false;
 }
 
 /// True when some row of some batch has no key that the mask and the segment ids allow.
 bool has_empty_row(const Suite &suite, const CaseSpec &c) {
+    if (c.paged) return false;  // q_len <= kv_len: every query sees at least its own key position
     std::vector<int32_t> seg_q, seg_kv;
     if (c.segments_per_token || c.segments > 1) {
         CaseInputs in = generate_inputs(suite, c);
@@ -64,6 +90,9 @@ const char *feature_name(Feature f) {
     case Feature::Bf16: return "bf16";
     case Feature::Nan: return "nan";
     case Feature::EmptyRows: return "empty_rows";
+    case Feature::Paged: return "paged";
+    case Feature::Ragged: return "ragged";
+    case Feature::PartialPage: return "kv%page";
     }
     return "?";
 }
@@ -86,18 +115,26 @@ std::vector<Feature> case_features(const Suite &suite, const CaseSpec &c) {
     if (c.softcap > 0) f.push_back(Feature::Softcap);
     if (c.heads_kv < c.heads_q) f.push_back(Feature::Gqa);
     if (c.head_dim_v != c.head_dim) f.push_back(Feature::HeadDimV);
-    if (c.seq_q != c.seq_k) f.push_back(Feature::CrossLength);
-    if (c.seq_k % kDefaultBlockK != 0) f.push_back(Feature::PartialBlock);
+    if (any_sequence(c, [](int64_t sq, int64_t sk) { return sq != sk; })) f.push_back(Feature::CrossLength);
+    if (any_sequence(c, [](int64_t, int64_t sk) { return sk % kDefaultBlockK != 0; })) f.push_back(Feature::PartialBlock);
     if (c.batch > 1) f.push_back(Feature::Batch);
     f.push_back(c.dtype == ATTNGATE_DTYPE_BF16 ? Feature::Bf16 : Feature::F32);
     if (c.nan) f.push_back(Feature::Nan);
     if (has_empty_row(suite, c)) f.push_back(Feature::EmptyRows);
+    if (c.paged) f.push_back(Feature::Paged);
+    if (c.paged && c.paged->ragged()) f.push_back(Feature::Ragged);
+    if (c.paged && any_sequence(c, [&](int64_t, int64_t sk) { return sk % c.paged->page_size != 0; })) f.push_back(Feature::PartialPage);
     return f;
 }
 
 const char *meaningless_pair(Feature a, Feature b) {
-    if ((a == Feature::F32 && b == Feature::Bf16) || (a == Feature::Bf16 && b == Feature::F32))
-        return "a case has one operand dtype";
+    const auto either = [&](Feature x, Feature y) { return (a == x && b == y) || (a == y && b == x); };
+    if (either(Feature::F32, Feature::Bf16)) return "a case has one operand dtype";
+    for (Feature paged : {Feature::Paged, Feature::Ragged, Feature::PartialPage}) {
+        if (either(paged, Feature::Segments)) return "a paged case has no segment ids: each sequence is its own";
+        if (either(paged, Feature::Bias)) return "a paged case has no bias";
+        if (either(paged, Feature::EmptyRows)) return "a paged query always sees its own key position (q_len <= kv_len)";
+    }
     return nullptr;
 }
 

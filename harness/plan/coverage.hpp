@@ -30,8 +30,11 @@ enum class Feature {
     Bf16,          ///< bf16 operands
     Nan,           ///< a NaN injected into Q, K or V
     EmptyRows,     ///< some query row has no allowed key (its output must be zeros)
+    Paged,         ///< K and V in pages of a pool, reached through page tables
+    Ragged,        ///< paged, with some q_len other than 1 (a prefill chunk)
+    PartialPage,   ///< paged, with some kv_len not a multiple of page_size: slots past it in its last page
 };
-inline constexpr size_t kFeatureCount = static_cast<size_t>(Feature::EmptyRows) + 1;
+inline constexpr size_t kFeatureCount = static_cast<size_t>(Feature::PartialPage) + 1;
 
 /// The short name the coverage table prints ("causal", "sk%128", "empty_rows", ...).
 const char *feature_name(Feature f);

@@ -9,6 +9,7 @@
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
 #include "io/rng.hpp"
+#include "plan/paged.hpp"
 
 namespace attngate {
 
@@ -51,13 +52,19 @@ std::vector<uint16_t> to_bf16_bits(const std::vector<float> &v) {
 
 }  // namespace
 
-int64_t output_elements(const CaseSpec &c) { return c.batch * c.seq_q * c.heads_q * c.head_dim_v; }
-std::vector<int64_t> output_shape(const CaseSpec &c) { return {c.batch, c.seq_q, c.heads_q, c.head_dim_v}; }
+// A paged case's output is [1, seq_q, Hq, Dv] over the batch's query tokens.
+int64_t output_elements(const CaseSpec &c) { return (c.paged ? 1 : c.batch) * c.seq_q * c.heads_q * c.head_dim_v; }
+std::vector<int64_t> output_shape(const CaseSpec &c) { return {c.paged ? 1 : c.batch, c.seq_q, c.heads_q, c.head_dim_v}; }
 
 CaseInputs generate_inputs(const Suite &suite, const CaseSpec &c) {
     const uint64_t seed = splitmix64_at(suite.seed, fnv1a64(c.id));
     CaseInputs in;
     in.dtype = c.dtype;
+    if (c.paged) {
+        generate_paged_inputs(c, seed, in);
+        if (c.dtype == ATTNGATE_DTYPE_BF16) in.q_bf16 = to_bf16_bits(in.q), in.k_bf16 = to_bf16_bits(in.k), in.v_bf16 = to_bf16_bits(in.v);
+        return in;
+    }
     in.q = draw(CounterRng(seed, "q"), c.batch * c.seq_q * c.heads_q * c.head_dim, c.qk_amplitude, c.dtype);
     in.k = draw(CounterRng(seed, "k"), c.batch * c.seq_k * c.heads_kv * c.head_dim, c.qk_amplitude, c.dtype);
     in.v = draw(CounterRng(seed, "v"), c.batch * c.seq_k * c.heads_kv * c.head_dim_v, c.v_amplitude, c.dtype);
@@ -96,7 +103,37 @@ std::string CaseInputs::sha256() const {
         bytes.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(v[0]));
     };
     add(q), add(k), add(v), add(bias), add(segment_ids_q), add(segment_ids_kv);
+    add(page_table), add(kv_lens), add(cu_q_lens);  // all empty for a dense case: its hash is unchanged
     return sha256_hex(bytes);
+}
+
+const attngate_paged_kv *CaseInputs::paged_view() const {
+    if (!paged()) return nullptr;
+    const bool bf16 = dtype == ATTNGATE_DTYPE_BF16;
+    view_.k_pages = bf16 ? static_cast<const void *>(k_bf16.data()) : k.data();
+    view_.v_pages = bf16 ? static_cast<const void *>(v_bf16.data()) : v.data();
+    view_.page_table = page_table.data();
+    view_.kv_lens = kv_lens.data();
+    view_.cu_q_lens = cu_q_lens.data();
+    view_.num_pages = num_pages;
+    view_.page_size = page_size;
+    view_.pages_per_seq = pages_per_seq;
+    return &view_;
+}
+
+CaseInputs with_finite(const CaseInputs &in, const CaseSpec &c, std::initializer_list<Unreadable> kinds) {
+    CaseInputs out = in;
+    if (!c.paged) return out;
+    const auto zero = [bf16 = in.dtype == ATTNGATE_DTYPE_BF16](std::vector<float> &f, std::vector<uint16_t> &bits, int64_t e) {
+        f[static_cast<size_t>(e)] = 0.0f;
+        if (bf16) bits[static_cast<size_t>(e)] = 0;
+    };
+    for (Unreadable kind : kinds) {
+        const auto [k, v] = unreadable_elements(c, in, kind);
+        for (int64_t e : k) zero(out.k, out.k_bf16, e);
+        for (int64_t e : v) zero(out.v, out.v_bf16, e);
+    }
+    return out;
 }
 
 attngate_problem make_problem(const CaseSpec &c, const CaseInputs &in, float *out,
@@ -118,8 +155,9 @@ attngate_problem make_problem(const CaseSpec &c, const CaseInputs &in, float *ou
     p.window_right = c.window_right;
     const bool bf16 = c.dtype == ATTNGATE_DTYPE_BF16;
     p.q = bf16 ? static_cast<const void *>(in.q_bf16.data()) : in.q.data();
-    p.k = bf16 ? static_cast<const void *>(in.k_bf16.data()) : in.k.data();
-    p.v = bf16 ? static_cast<const void *>(in.v_bf16.data()) : in.v.data();
+    p.paged = in.paged_view();  // paged: the pools stand in for k and v
+    p.k = p.paged ? nullptr : bf16 ? static_cast<const void *>(in.k_bf16.data()) : in.k.data();
+    p.v = p.paged ? nullptr : bf16 ? static_cast<const void *>(in.v_bf16.data()) : in.v.data();
     if (!in.bias.empty()) {
         p.bias = in.bias.data();
         for (int d = 0; d < 4; ++d) p.bias_shape[d] = c.bias_shape[static_cast<size_t>(d)];
@@ -137,20 +175,40 @@ attngate_problem make_problem(const CaseSpec &c, const CaseInputs &in, float *ou
     return p;
 }
 
+namespace {
+
+/// The tensors `attngate inputs` writes, by file name (without .npy).
+std::vector<std::pair<std::string, NpyArray>> input_tensors(const CaseSpec &c, const CaseInputs &in) {
+    std::vector<std::pair<std::string, NpyArray>> t;
+    if (c.paged) {
+        const int64_t slots[2] = {in.num_pages, in.page_size};
+        t.emplace_back("q", make_npy(in.q, {c.seq_q, c.heads_q, c.head_dim}));
+        t.emplace_back("k_pages", make_npy(in.k, {slots[0], slots[1], c.heads_kv, c.head_dim}));
+        t.emplace_back("v_pages", make_npy(in.v, {slots[0], slots[1], c.heads_kv, c.head_dim_v}));
+        t.emplace_back("page_table", make_npy(in.page_table, {c.batch, in.pages_per_seq}));
+        t.emplace_back("kv_lens", make_npy(in.kv_lens, {c.batch}));
+        t.emplace_back("cu_q_lens", make_npy(in.cu_q_lens, {c.batch + 1}));
+        return t;
+    }
+    t.emplace_back("q", make_npy(in.q, {c.batch, c.seq_q, c.heads_q, c.head_dim}));
+    t.emplace_back("k", make_npy(in.k, {c.batch, c.seq_k, c.heads_kv, c.head_dim}));
+    t.emplace_back("v", make_npy(in.v, {c.batch, c.seq_k, c.heads_kv, c.head_dim_v}));
+    if (!in.bias.empty()) t.emplace_back("bias", make_npy(in.bias, c.bias_shape));
+    if (!in.segment_ids_q.empty()) t.emplace_back("segment_ids_q", make_npy(in.segment_ids_q, {c.batch, c.seq_q}));
+    if (!in.segment_ids_kv.empty()) t.emplace_back("segment_ids_kv", make_npy(in.segment_ids_kv, {c.batch, c.seq_k}));
+    return t;
+}
+
+}  // namespace
+
 Result<void> write_case_inputs(const Suite &suite, const CaseSpec &c, const std::filesystem::path &dir) {
     const CaseInputs in = generate_inputs(suite, c);
     json::object files;
-    const auto put = [&](const std::string &name, const NpyArray &a) -> Result<void> {
+    std::vector<std::pair<std::string, NpyArray>> tensors = input_tensors(c, in);
+    for (const auto &[name, array] : tensors) {
         files[name] = name + ".npy";
-        return write_file_atomic(dir / (name + ".npy"), serialize_npy(a));
-    };
-    Result<void> r = put("q", make_npy(in.q, {c.batch, c.seq_q, c.heads_q, c.head_dim}));
-    if (r) r = put("k", make_npy(in.k, {c.batch, c.seq_k, c.heads_kv, c.head_dim}));
-    if (r) r = put("v", make_npy(in.v, {c.batch, c.seq_k, c.heads_kv, c.head_dim_v}));
-    if (r && !in.bias.empty()) r = put("bias", make_npy(in.bias, c.bias_shape));
-    if (r && !in.segment_ids_q.empty()) r = put("segment_ids_q", make_npy(in.segment_ids_q, {c.batch, c.seq_q}));
-    if (r && !in.segment_ids_kv.empty()) r = put("segment_ids_kv", make_npy(in.segment_ids_kv, {c.batch, c.seq_k}));
-    if (!r) return r;
+        if (auto r = write_file_atomic(dir / (name + ".npy"), serialize_npy(array)); !r) return r;
+    }
     json::object desc{
         {"suite", suite.name},
         {"case", c.id},
@@ -177,6 +235,10 @@ Result<void> write_case_inputs(const Suite &suite, const CaseSpec &c, const std:
         {"empty_rows", "a query row with no allowed key outputs zeros"},
         {"files", files},
     };
+    if (c.paged) {
+        desc["layout"] = "paged: see \"paged\"";
+        desc["paged"] = paged_description(c, in);
+    }
     return write_file_atomic(dir / "case.json", pretty_json(desc));
 }
 

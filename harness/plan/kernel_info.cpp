@@ -15,7 +15,8 @@ const std::pair<uint32_t, const char *> kFeatureNames[] = {
     {ATTNGATE_FEATURE_SEGMENT_IDS, "segment_ids"}, {ATTNGATE_FEATURE_BIAS, "bias"},
     {ATTNGATE_FEATURE_SOFTCAP, "softcap"}, {ATTNGATE_FEATURE_GQA, "gqa"},
     {ATTNGATE_FEATURE_HEAD_DIM_V, "head_dim_v"}, {ATTNGATE_FEATURE_F32, "f32"},
-    {ATTNGATE_FEATURE_BF16, "bf16"},
+    {ATTNGATE_FEATURE_BF16, "bf16"},       {ATTNGATE_FEATURE_PAGED_KV, "paged_kv"},
+    {ATTNGATE_FEATURE_RAGGED, "ragged"},
 };
 }  // namespace
 
@@ -37,12 +38,14 @@ std::string kernel_text_problem(std::string_view text, std::string_view field) {
     return {};
 }
 
-std::string feature_names(uint32_t f) {
+std::vector<std::string> feature_list(uint32_t f) {
     std::vector<std::string> out;
     for (const auto &[bit, name] : kFeatureNames)
         if (f & bit) out.emplace_back(name);
-    return fmt::format("{}", fmt::join(out, ", "));
+    return out;
 }
+
+std::string feature_names(uint32_t f) { return fmt::format("{}", fmt::join(feature_list(f), ", ")); }
 
 uint32_t feature_bits(const std::vector<std::string> &names, std::vector<std::string> &unknown) {
     uint32_t bits = 0;
@@ -55,7 +58,15 @@ uint32_t feature_bits(const std::vector<std::string> &names, std::vector<std::st
     return bits;
 }
 
+uint32_t effective_features(uint32_t api_version, uint32_t features) {
+    return api_version < 3 ? features & ATTNGATE_FEATURE_ALL : features & ATTNGATE_FEATURE_ALL_PAGED;
+}
+
 std::string missing_features(const KernelInfo &k, const CaseSpec &c) {
+    if (c.paged && k.api_version < 3)
+        return fmt::format("kernel speaks ABI version {}, which has no paged KV cache: a paged case needs version 3 "
+                           "(rebuild it against this attngate's kernel_abi.h and declare ATTNGATE_FEATURE_PAGED_KV)",
+                           k.api_version);
     uint32_t need = c.dtype == ATTNGATE_DTYPE_BF16 ? ATTNGATE_FEATURE_BF16 : ATTNGATE_FEATURE_F32;
     if (c.causal) need |= ATTNGATE_FEATURE_CAUSAL;
     if (c.window_left >= 0 || c.window_right >= 0) need |= ATTNGATE_FEATURE_WINDOW;
@@ -64,6 +75,8 @@ std::string missing_features(const KernelInfo &k, const CaseSpec &c) {
     if (c.softcap > 0) need |= ATTNGATE_FEATURE_SOFTCAP;
     if (c.heads_q != c.heads_kv) need |= ATTNGATE_FEATURE_GQA;
     if (c.head_dim_v != c.head_dim) need |= ATTNGATE_FEATURE_HEAD_DIM_V;
+    if (c.paged) need |= ATTNGATE_FEATURE_PAGED_KV;
+    if (c.paged && c.paged->ragged()) need |= ATTNGATE_FEATURE_RAGGED;
     if (const uint32_t missing = need & ~k.features) return fmt::format("kernel does not support: {}", feature_names(missing));
     return {};
 }

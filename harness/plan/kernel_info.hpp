@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -25,11 +26,12 @@ struct KernelInfo {
     std::string name;  ///< unique across every backend of a run
     std::string version;
     std::string description;
-    uint32_t features = 0;  ///< ATTNGATE_FEATURE_* bits
+    uint32_t features = 0;  ///< ATTNGATE_FEATURE_* bits (of its ABI version: effective_features)
     uint32_t workspace_growth = ATTNGATE_WORKSPACE_UNSPECIFIED;
     std::string origin;  ///< "built-in", a plugin's path or an adapter's URL
     boost::json::object conventions;  ///< what a remote kernel reports of its conventions
     DeclaredRounding rounding;
+    uint32_t api_version = ATTNGATE_API_VERSION;  ///< the ABI its table speaks (in-process kernels)
 };
 
 /// Why `name` cannot name a kernel, or empty. One rule for plugins and adapters: 1 to 128
@@ -39,11 +41,17 @@ std::string kernel_name_problem(std::string_view name);
 /// Why a kernel's version or description (`field`) cannot be shown, or empty: under 1024
 /// bytes and without control characters, which would reach a terminal raw.
 std::string kernel_text_problem(std::string_view text, std::string_view field);
+/// The feature bits a table declares, read as its ABI version defined them: a version-2
+/// table's bits past the dense features mean nothing.
+uint32_t effective_features(uint32_t api_version, uint32_t features);
 
 /// Why a kernel's declared features rule the case out, or empty when they do not.
 std::string missing_features(const KernelInfo &k, const CaseSpec &c);
 
-/// "causal, window, bf16" for a feature bit set.
+/// The names of a feature bit set ("causal", "window", "bf16"), in one fixed order.
+std::vector<std::string> feature_list(uint32_t features);
+
+/// "causal, window, bf16": feature_list joined.
 std::string feature_names(uint32_t features);
 
 /// Feature bits from their names ("causal", "gqa", ...); unknown names are returned in `unknown`.

@@ -9,6 +9,7 @@
 #include "io/files.hpp"
 #include "io/json_io.hpp"
 #include "io/sizes.hpp"
+#include "plan/paged.hpp"
 
 namespace attngate {
 
@@ -19,17 +20,38 @@ std::string KernelSpec::label() const {
     return fmt::format("{}[bq={},bk={}]", kernel, block_q, block_k);
 }
 
+namespace {
+
+/// The product, saturating: dimensions come from the suite file, and 2^62 must fail the budget, not wrap.
+int64_t mul(std::initializer_list<int64_t> xs) {
+    int64_t p = 1;
+    for (int64_t x : xs) p = saturating_mul(p, x);
+    return p;
+}
+
+int64_t paged_estimated_bytes(const CaseSpec &c) {
+    const PagedSpec &p = *c.paged;
+    const int64_t row = saturating_add(c.head_dim, c.head_dim_v);  // K and V of one slot and head
+    const int64_t q = mul({c.seq_q, c.heads_q, c.head_dim}), out = mul({c.seq_q, c.heads_q, c.head_dim_v});
+    const int64_t pool = mul({p.pages, p.page_size, c.heads_kv, row});
+    int64_t longest = 0;  // native's per-head scores of one sequence
+    for (size_t b = 0; b < p.kv_lens.size(); ++b) longest = std::max(longest, mul({p.q_lens[b], p.kv_lens[b]}));
+    // Inputs four times (host, the kernel's private copy, widened, a diagnosis variant), the
+    // output as for a dense case, one sequence gathered dense (native, reference) and its scores.
+    int64_t total = mul({4, 4, saturating_add(q, pool)});
+    for (int64_t term : {mul({4 + 8 + 8, out}), mul({8, p.max_kv(), c.heads_kv, row}), mul({4, longest})})
+        total = saturating_add(total, term);
+    return total;
+}
+
+}  // namespace
+
 float CaseSpec::effective_scale() const {
     return scale ? static_cast<float>(*scale) : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
 int64_t CaseSpec::estimated_bytes() const {
-    // Saturating: dimensions come from the suite file, and 2^62 must fail the budget, not wrap.
-    const auto mul = [](std::initializer_list<int64_t> xs) {
-        int64_t p = 1;
-        for (int64_t x : xs) p = saturating_mul(p, x);
-        return p;
-    };
+    if (paged) return paged_estimated_bytes(*this);
     const int64_t q = mul({batch, seq_q, heads_q, head_dim});
     const int64_t kv = mul({batch, seq_k, heads_kv, saturating_add(head_dim, head_dim_v)});
     const int64_t out = mul({batch, seq_q, heads_q, head_dim_v});
@@ -134,9 +156,14 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     ObjectReader r(v, file, path);
     c.id = r.required_string("id");
     if (r.ok() && !std::regex_match(c.id, kIdPattern)) r.fail_at("id", "expected letters, digits, '_', '.' or '-'");
-    c.batch = r.integer("batch", 1, 1);
-    c.seq_q = r.required_integer("seq_q", 1);
-    c.seq_k = r.integer("seq_k", c.seq_q, 1);
+    if (r.raw("paged")) {  // raw(): marks the field known, so an unknown-field message lists it
+        read_paged_shape(r, c);
+        reject_dense_fields(r);
+    } else {
+        c.batch = r.integer("batch", 1, 1);
+        c.seq_q = r.required_integer("seq_q", 1);
+        c.seq_k = r.integer("seq_k", c.seq_q, 1);
+    }
     c.heads_q = r.required_integer("heads_q", 1);
     c.heads_kv = r.integer("heads_kv", c.heads_q, 1);
     if (r.ok() && c.heads_q % c.heads_kv != 0)
@@ -176,6 +203,7 @@ std::optional<Error> read_case(const json::value &v, const std::string &file, co
     if (r.raw("deterministic")) c.deterministic = r.boolean("deterministic", false);
     c.timed = r.boolean("timed", true);
     c.kernels = r.string_array("kernels", "a kernel label");
+    check_paged_case(r, c);
     return r.finish();
 }
 

@@ -29,6 +29,26 @@ struct NanInjection {
     std::array<int64_t, 4> index{};
 };
 
+/// A paged KV cache and a ragged batch (a case's "paged" object): sequence b has q_lens[b]
+/// queries and kv_lens[b] keys, whose K and V lie in pages of page_size slots of a pool of
+/// `pages` pages, reached through a page table (kernel_abi.h, attngate_paged_kv).
+struct PagedSpec {
+    std::vector<int64_t> q_lens;   ///< per sequence, in [1, kv_len]; 1 is a decode step
+    std::vector<int64_t> kv_lens;  ///< per sequence, >= 1
+    int64_t page_size = 16;
+    int64_t pages = 0;        ///< pages in the pool, >= pages_needed()
+    bool scattered = true;    ///< "scattered" (a seeded permutation) or "contiguous"
+
+    int64_t pages_of(size_t b) const { return (kv_lens[b] + page_size - 1) / page_size; }
+    int64_t pages_needed() const;   ///< pages the sequences hold
+    int64_t pages_per_seq() const;  ///< the page table's row length: the longest sequence's pages
+    int64_t total_q() const;        ///< the batch's query tokens
+    int64_t max_kv() const;
+    bool ragged() const;            ///< some q_len is not 1 (a prefill chunk among decode steps)
+    /// True when some row of the page table has entries past the sequence's pages.
+    bool has_padding() const;
+};
+
 struct CaseSpec {
     std::string id;
     int64_t batch = 1, seq_q = 0, seq_k = 0, heads_q = 0, heads_kv = 0, head_dim = 0, head_dim_v = 0;
@@ -44,7 +64,10 @@ struct CaseSpec {
     double qk_amplitude = 1.0;    ///< Q and K are drawn from U[-a, a)
     double v_amplitude = 1.0;
     double bias_amplitude = 1.0;
-    std::optional<NanInjection> nan;
+    std::optional<NanInjection> nan;  ///< paged: index [b, position in sequence b, h, d]
+    /// A paged case: batch is the number of sequences, seq_q the batch's query tokens and
+    /// seq_k the longest kv_len (kernel_abi.h); no bias, segments or top-left alignment.
+    std::optional<PagedSpec> paged;
     std::vector<std::string> kernels;  ///< labels; empty: every suite kernel
     std::optional<int64_t> memory_calls;  ///< overrides the suite's
     std::optional<double> perf_threshold_pct;  ///< overrides the suite's

@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include "run/conform.hpp"
+#include "results/conformance_result.hpp"
 
 namespace attngate {
 

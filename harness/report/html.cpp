@@ -3,6 +3,7 @@
 #include "report/html.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -53,16 +54,14 @@ std::string workloads_section(const RunResults &r) {
     std::string s = "<h2 id=\"workloads\">Workloads</h2><table class=\"workloads\"><tr><th>workload</th><th>monthly cost</th><th>baseline</th>"
                     "<th>change %</th><th>before → after</th><th>leak survival h</th><th>verdict</th><th>reason</th></tr>";
     std::vector<std::string> sources;
-    for (const auto &w : r.workloads) {
-        if (!w.is_object()) continue;
-        const json::object &o = w.get_object();
-        const auto field = [&](const char *k) { return markup_escape(format_number(o.if_contains(k))); };
-        const auto number = [&](const char *k) { const auto *v = o.if_contains(k); return v && v->is_number() ? v->to_number<double>() : 0.0; };
+    for (const WorkloadResult &w : r.workloads) {
+        const auto field = [](const auto &f) { return markup_escape(format_field(f)); };
+        const auto number = [](const std::optional<double> &x) { return x && std::isfinite(*x) ? *x : 0.0; };
         s += fmt::format("<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"v {}\">{}</span></td><td>{}</td></tr>",
-                         field("workload"), field("monthly_cost"), field("currency"), field("baseline_monthly_cost"), field("change_pct"),
-                         svg_bars({{"baseline", number("baseline_monthly_cost")}, {"this run", number("monthly_cost")}}, format_number(o.if_contains("currency"))),
-                         field("leak_survival_hours"), field("verdict"), field("verdict"), field("reason"));
-        if (std::find(sources.begin(), sources.end(), field("price_source")) == sources.end()) sources.push_back(field("price_source"));
+                         field(w.workload), field(w.monthly_cost), field(w.currency), field(w.baseline_monthly_cost), field(w.change_pct),
+                         svg_bars({{"baseline", number(w.baseline_monthly_cost)}, {"this run", number(w.monthly_cost)}}, format_field(w.currency)),
+                         field(w.leak_survival_hours), field(w.verdict), field(w.verdict), field(w.reason));
+        if (std::find(sources.begin(), sources.end(), field(w.price_source)) == sources.end()) sources.push_back(field(w.price_source));
     }
     std::string list;
     for (const auto &src : sources) list += (list.empty() ? "" : "; ") + src;
@@ -80,7 +79,7 @@ std::string trends_section(const ReportContext &ctx) {
         for (const auto &series : t.series)
             for (const auto &c : series.changes)
                 s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"drift\">{:+.1f}%</td><td>{}</td></tr>", markup_escape(series.case_id),
-                                 markup_escape(series.kernel), markup_escape(series.metric), 100.0 * c.point.relative_change(),
+                                 markup_escape(series.kernel), markup_escape(enum_name(series.metric)), 100.0 * c.point.relative_change(),
                                  markup_escape(describe_change(t, series, c)));
         s += "</table>";
     }

@@ -13,18 +13,6 @@ namespace attngate {
 
 namespace {
 
-/// A measured figure as the reports show it ("-" when not measured).
-template <class T>
-std::string shown(const std::optional<T> &v) {
-    if (!v) return "-";
-    if constexpr (std::is_enum_v<T>) {
-        return enum_name(*v);
-    } else {
-        const json::value j = described::to_value(*v);
-        return format_number(&j);
-    }
-}
-
 template <class T>
 std::vector<double> series(const std::optional<std::vector<T>> &v) {
     return v ? std::vector<double>(v->begin(), v->end()) : std::vector<double>{};
@@ -68,9 +56,9 @@ std::string perf_figures(const CheckResult &k) {
     std::string s = "<div><div class=\"note\">time per repetition, this run against the baseline</div>" +
                     svg_distribution(series(m.samples_s), series(m.baseline_samples_s), "seconds") + "</div>";
     if (m.ratio && !std::isnan(*m.ratio))
-        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, {:.3g}% CI [{}, {}], p = {} (adjusted {}), status {}</p>", shown(m.ratio),
-                         100 * number_or(m.ci_level, 0.95), shown(m.ci_low), shown(m.ci_high), shown(m.p_value), shown(m.p_adjusted),
-                         markup_escape(shown(m.status)));
+        s += fmt::format("<p>time ratio (this run / baseline) <b>{}</b>, {:.3g}% CI [{}, {}], p = {} (adjusted {}), status {}</p>", format_field(m.ratio),
+                         100 * number_or(m.ci_level, 0.95), format_field(m.ci_low), format_field(m.ci_high), format_field(m.p_value), format_field(m.p_adjusted),
+                         markup_escape(format_field(m.status)));
     const double threshold = 1.0 + number_or(m.threshold_pct, NAN) / 100.0;  // a percent becomes a ratio here, once
     if (const std::string ci = svg_ratio_interval(number_or(m.ratio, NAN), number_or(m.ci_low, NAN), number_or(m.ci_high, NAN), threshold);
         !ci.empty())
@@ -81,9 +69,9 @@ std::string perf_figures(const CheckResult &k) {
 std::string cost_figures(const CheckResult &k) {
     const CostMetrics &m = k.as<CostMetrics>();
     return fmt::format("<p>{} {} per million tokens (baseline {}) on {} at {} per hour — price source: {} ({})</p>",
-                       shown(m.usd_per_million_tokens), markup_escape(shown(m.currency)), shown(m.baseline_usd_per_million_tokens),
-                       markup_escape(shown(m.device_class)), shown(m.price_per_hour), markup_escape(shown(m.price_source)),
-                       markup_escape(shown(m.price_date)));
+                       format_field(m.usd_per_million_tokens), markup_escape(format_field(m.currency)), format_field(m.baseline_usd_per_million_tokens),
+                       markup_escape(format_field(m.device_class)), format_field(m.price_per_hour), markup_escape(format_field(m.price_source)),
+                       markup_escape(format_field(m.price_date)));
 }
 
 std::string check_block(const CheckResult &k) {
@@ -108,7 +96,7 @@ std::string trend_figure(const TrendReport &t, const SeriesTrend &series, const 
         for (size_t i = 0; i < series.runs.size(); ++i)
             if (series.runs[i] == f.run && i > 0) fps.push_back(i);
     std::string s = "<div><div class=\"note\">" + markup_escape(title) + " (red: change point; amber: fingerprint changed)</div>" +
-                    svg_trend_chart(series.values, series.metric, cps, fps, reference);
+                    svg_trend_chart(series.values, enum_name(series.metric), cps, fps, reference);
     for (const auto &c : series.changes) s += "<div class=\"cp-note\">" + markup_escape(describe_change(t, series, c)) + "</div>";
     return s + "</div>";
 }
@@ -119,9 +107,9 @@ std::string trends(const CaseResult &c, const ReportContext &ctx) {
     std::string s = fmt::format("<div class=\"trend\"><b>trend over {} run(s)</b><div class=\"figs\">", t.run_ids.size());
     double tol = 0;
     if (const GoldenMetrics *g = find_metrics<GoldenMetrics>(c)) tol = number_or(g->tolerance, 0.0);
-    if (const auto *err = t.find(c.case_id, c.kernel, "max_abs_error")) s += trend_figure(t, *err, "max abs error (dashed: tolerance)", tol > 0 ? &tol : nullptr);
-    if (const auto *med = t.find(c.case_id, c.kernel, "median_s")) s += trend_figure(t, *med, "median time per call", nullptr);
-    if (const auto *peak = t.find(c.case_id, c.kernel, "peak_bytes"); peak && !peak->changes.empty()) s += trend_figure(t, *peak, "peak bytes", nullptr);
+    if (const auto *err = t.find(c.case_id, c.kernel, HistoryFigure::MaxAbsError)) s += trend_figure(t, *err, "max abs error (dashed: tolerance)", tol > 0 ? &tol : nullptr);
+    if (const auto *med = t.find(c.case_id, c.kernel, HistoryFigure::MedianS)) s += trend_figure(t, *med, "median time per call", nullptr);
+    if (const auto *peak = t.find(c.case_id, c.kernel, HistoryFigure::PeakBytes); peak && !peak->changes.empty()) s += trend_figure(t, *peak, "peak bytes", nullptr);
     return s + "</div></div>";
 }
 

@@ -89,14 +89,12 @@ std::string workloads_summary(const RunResults &r) {
     std::string s = "### Workloads: monthly cost\n\n| workload | baseline | this run | change | verdict |\n|---|---:|---:|---:|---|\n";
     std::vector<std::string> sources;
     size_t shown = 0;
-    for (const auto &w : r.workloads) {
-        if (!w.is_object()) continue;
-        const json::object &o = w.get_object();
-        const auto field = [&](const char *k) { return markdown_cell(clip(format_number(o.if_contains(k)), 200)); };
+    for (const WorkloadResult &w : r.workloads) {
+        const auto cell = [](const auto &field) { return markdown_cell(clip(format_field(field), 200)); };
         if (shown++ < kTopWorkloads)
-            s += fmt::format("| {} | {} {} | {} {} | {}% | {} |\n", field("workload"), field("baseline_monthly_cost"), field("currency"),
-                             field("monthly_cost"), field("currency"), field("change_pct"), field("verdict"));
-        if (const std::string src = field("price_source"); std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
+            s += fmt::format("| {} | {} {} | {} {} | {}% | {} |\n", cell(w.workload), cell(w.baseline_monthly_cost), cell(w.currency),
+                             cell(w.monthly_cost), cell(w.currency), cell(w.change_pct), cell(w.verdict));
+        if (const std::string src = cell(w.price_source); std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
     }
     if (shown == 0) return "";
     if (shown > kTopWorkloads) s += fmt::format("| … {} more | | | | |\n", shown - kTopWorkloads);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "io/files.hpp"
 #include "report/gbench.hpp"
 #include "report/html.hpp"
@@ -12,18 +14,41 @@
 
 namespace attngate {
 
-Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const ReportPaths &paths) {
-    ReportContext with_link = ctx;
-    if (with_link.html_name.empty() && !paths.html.empty()) with_link.html_name = std::filesystem::path(paths.html).filename().string();
-    const std::pair<const std::string *, std::string (*)(const RunResults &, const ReportContext &)> writers[] = {
-        {&paths.html, html_serialize},
-        {&paths.markdown, markdown_serialize},
-        {&paths.junit, [](const RunResults &x, const ReportContext &) { return junit_serialize(x); }},
-        {&paths.gbench, [](const RunResults &x, const ReportContext &) { return gbench_serialize(x); }},
+const std::vector<ReportFormat> &report_formats() {
+    static const std::vector<ReportFormat> formats = {
+        {"html", "write the self-contained HTML report here", html_serialize},
+        {"markdown", "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here", markdown_serialize},
+        {"junit", "write JUnit XML here", [](const RunResults &r, const ReportContext &) { return junit_serialize(r); }},
+        {"gbench", "write the timing samples as Google Benchmark JSON here (for its compare.py)",
+         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }},
     };
-    for (const auto &[path, serialize] : writers)
-        if (!path->empty())
-            if (auto w = write_file_atomic(*path, serialize(r, with_link)); !w) return w;
+    return formats;
+}
+
+std::string report_flags_said() {
+    const auto &formats = report_formats();
+    std::string s;
+    for (size_t i = 0; i < formats.size(); ++i)
+        s += fmt::format("{}--{}", i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ", formats[i].name);
+    return s;
+}
+
+bool ReportPaths::any() const {
+    return std::any_of(paths.begin(), paths.end(), [](const auto &p) { return !p.second.empty(); });
+}
+
+std::string ReportPaths::of(std::string_view format) const {
+    const auto it = paths.find(format);
+    return it == paths.end() ? std::string() : it->second;
+}
+
+Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const ReportPaths &paths) {
+    ReportContext with_link = ctx;  // the Markdown names the HTML report it goes with
+    if (const std::string html = paths.of("html"); with_link.html_name.empty() && !html.empty())
+        with_link.html_name = std::filesystem::path(html).filename().string();
+    for (const auto &format : report_formats())
+        if (const std::string path = paths.of(format.name); !path.empty())
+            if (auto w = write_file_atomic(path, format.serialize(r, with_link)); !w) return w;
     return {};
 }
 

@@ -1,8 +1,10 @@
-// The one place that writes report files: serialises results with each requested
-// reporter and writes them atomically; and loads the history of earlier runs for trends.
+// The one place that writes report files: the table of report formats (flag, serializer),
+// each requested one serialised and written atomically; and the history of earlier runs.
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/error.hpp"
@@ -11,10 +13,26 @@
 
 namespace attngate {
 
-/// Which reports to write; an empty path means "not this one".
+/// One report format: its name (the CLI flag is --<name>), what it is for, and the pure
+/// serializer that turns results into the file's bytes (hyperfine's ExportManager).
+struct ReportFormat {
+    std::string_view name;
+    std::string_view help;
+    std::string (*serialize)(const RunResults &, const ReportContext &);
+};
+
+/// Every report format, in the order they are written.
+const std::vector<ReportFormat> &report_formats();
+
+/// "--html, --markdown, --junit or --gbench": the formats' flags, for messages.
+std::string report_flags_said();
+
+/// Which reports to write: a path per format name; absent or empty: not this one.
 struct ReportPaths {
-    std::string html, markdown, junit, gbench;
-    bool any() const { return !html.empty() || !markdown.empty() || !junit.empty() || !gbench.empty(); }
+    std::map<std::string, std::string, std::less<>> paths;
+    bool any() const;
+    /// The path asked for this format, or "" when none.
+    std::string of(std::string_view format) const;
 };
 
 /// Writes each requested report (temporary file + rename).

@@ -99,7 +99,8 @@ std::string key_numbers(const CheckResult &c) {
 }
 
 FingerprintComparison compare_fingerprints(const RunResults &r, const std::vector<RunResults> &history) {
-    if (!r.baseline_fingerprint.empty()) return {"baseline", diff_fingerprints(r.baseline_fingerprint, r.fingerprint)};
+    if (!r.baseline_fingerprint.empty())  // an A/B run keeps side A's there
+        return {r.ab.empty() ? "baseline" : "A side", diff_fingerprints(r.baseline_fingerprint, r.fingerprint)};
     for (auto it = history.rbegin(); it != history.rend(); ++it)
         if (!it->fingerprint.empty()) return {"previous run", diff_fingerprints(it->fingerprint, r.fingerprint)};
     return {};

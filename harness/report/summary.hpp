@@ -2,7 +2,9 @@
 // numbers of a check, and which fingerprint the run is compared with. Reads results data only.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "results/fingerprint.hpp"
@@ -39,9 +41,22 @@ std::string key_numbers(const CheckResult &c);
 /// A number formatted as the reports show it ("-" for a missing one).
 std::string format_number(const json::value *v);
 
+/// A record's field formatted as the reports show it: a number as format_number does, a
+/// name as itself; "-" when it was not measured (absent, or a number that is not finite).
+template <class T>
+std::string format_field(const std::optional<T> &v) {
+    if (!v) return "-";
+    if constexpr (std::is_enum_v<T>) {
+        return enum_name(*v);
+    } else {
+        const json::value j = described::to_value(*v);
+        return format_number(&j);
+    }
+}
+
 /// The fingerprint diff a report shows and what it is against.
 struct FingerprintComparison {
-    std::string against;  ///< "baseline", "previous run" or "" when nothing to compare with
+    std::string against;  ///< "baseline", "A side" (of an A/B run), "previous run" or "" when nothing to compare with
     std::vector<FingerprintChange> changes;
 };
 

@@ -19,6 +19,9 @@ struct MemoryBaseline {
     std::optional<double> leak_bytes_per_call;
     /// The number people compare old -> new.
     std::optional<double> headline() const { return abi_peak_bytes ? std::optional<double>(static_cast<double>(*abi_peak_bytes)) : std::nullopt; }
+    /// Whether an exact value moved from `stored` (nullopt: none is exact, the check's verdict
+    /// tells). The ABI's peak is exact; the RSS delta moves by pages from run to run.
+    std::optional<bool> moved_from(const MemoryBaseline &stored) const { return abi_peak_bytes != stored.abi_peak_bytes; }
 };
 BOOST_DESCRIBE_STRUCT(MemoryBaseline, (), (abi_peak_bytes, rss_peak_delta_bytes, leak_bytes_per_call))
 
@@ -29,6 +32,7 @@ struct PerfBaseline {
     std::optional<Seconds> calibration_s, parallel_calibration_s;
     std::optional<std::string> calibration_workload;
     std::optional<double> headline() const { return median_s; }
+    std::optional<bool> moved_from(const PerfBaseline &) const { return std::nullopt; }  // timings differ on every run
 };
 BOOST_DESCRIBE_STRUCT(PerfBaseline, (),
                       (samples_s, median_s, mad_s, tokens_per_s, gflops, calibration_s, parallel_calibration_s, calibration_workload))
@@ -37,6 +41,7 @@ struct CompileBaseline {
     static constexpr CheckName kCheck = CheckName::Compile;
     std::optional<double> compile_s;
     std::optional<double> headline() const { return compile_s; }
+    std::optional<bool> moved_from(const CompileBaseline &) const { return std::nullopt; }  // a timing
 };
 BOOST_DESCRIBE_STRUCT(CompileBaseline, (), (compile_s))
 
@@ -45,6 +50,7 @@ struct InstructionsBaseline {
     static constexpr CheckName kCheck = CheckName::Instructions;
     std::optional<double> instructions;
     std::optional<double> headline() const { return instructions; }
+    std::optional<bool> moved_from(const InstructionsBaseline &stored) const { return instructions != stored.instructions; }
 };
 BOOST_DESCRIBE_STRUCT(InstructionsBaseline, (), (instructions))
 
@@ -55,6 +61,7 @@ struct NumericsBaseline {
     std::optional<int64_t> elements;
     std::optional<std::vector<uint32_t>> sample_bits;
     std::optional<double> headline() const { return elements ? std::optional<double>(static_cast<double>(*elements)) : std::nullopt; }
+    std::optional<bool> moved_from(const NumericsBaseline &stored) const { return sha256 != stored.sha256 || elements != stored.elements; }
 };
 BOOST_DESCRIBE_STRUCT(NumericsBaseline, (), (sha256, elements, sample_bits))
 

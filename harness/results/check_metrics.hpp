@@ -80,11 +80,14 @@ struct GoldenMetrics {
     std::optional<int64_t> new_nonfinite, dropped_nan;
     std::optional<ErrorMap> error_map;
     std::optional<double> rounding_allowance;  ///< what the kernel's declared bf16 rounding widened both tolerances by
+    /// Paged cases: NaN outputs the slots past kv_len caused, and those the pages no table
+    /// holds caused (the backend's trace; absent when the output had no NaN or was not traced).
+    std::optional<int64_t> nan_read_past_kv_len, nan_read_outside_table;
 };
 BOOST_DESCRIBE_STRUCT(GoldenMetrics, (),
                       (max_abs_error, max_rel_error, rms_error, nmse, tolerance, margin, rms_tolerance, rms_margin,
                        straightforward_max_abs_error, straightforward_rms_error, worst_index, worst_coords, worst_got, worst_want,
-                       new_nonfinite, dropped_nan, error_map, rounding_allowance))
+                       new_nonfinite, dropped_nan, error_map, rounding_allowance, nan_read_past_kv_len, nan_read_outside_table))
 
 struct NumericsMetrics {
     static constexpr CheckName kCheck = CheckName::Numerics;
@@ -145,6 +148,7 @@ struct PerfMetrics {
     static constexpr CheckName kCheck = CheckName::Perf;
     // This run's timing.
     std::optional<Seconds> samples_s;
+    std::optional<Seconds> cpu_samples_s;  ///< the process's CPU seconds per call (every thread's), beside samples_s
     std::optional<int64_t> repetitions;
     std::optional<double> median_s, mad_s, tokens_per_s, flops, gflops;
     std::optional<std::string> machine_class;
@@ -174,7 +178,7 @@ struct PerfMetrics {
     std::optional<std::string> profile, profile_a, profile_b;
 };
 BOOST_DESCRIBE_STRUCT(PerfMetrics, (),
-                      (samples_s, repetitions, median_s, mad_s, tokens_per_s, flops, gflops, machine_class, threshold_pct, strict,
+                      (samples_s, cpu_samples_s, repetitions, median_s, mad_s, tokens_per_s, flops, gflops, machine_class, threshold_pct, strict,
                        baseline_samples_s, baseline_median_s, ratio, ci_low, ci_high, ci_level, p_value, p_adjusted, relative_noise,
                        required_repetitions, status, mode, looks, a, b, calibration_workload, calibration_s, parallel_calibration_s,
                        baseline_calibration_s, calibration_ratio, baseline_parallel_calibration_s, parallel_calibration_ratio,

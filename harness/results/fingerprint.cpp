@@ -1,9 +1,10 @@
-// The fingerprint: versions known at compile time, the machine read at run time, the
-// user's lock files; and the diff between two fingerprints.
+// The fingerprint: the toolchain, the libraries that run (asked at run time), the machine,
+// the user's lock files; and the diff between two fingerprints.
 #include "results/fingerprint.hpp"
 
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -14,45 +15,64 @@
 #include <thread>
 
 #include <boost/version.hpp>
+#include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <openssl/opensslv.h>
-#if __has_include(<curl/curlver.h>)
-#include <curl/curlver.h>
-#endif
 
 #include "io/files.hpp"
+#include "results/loaded_libraries.hpp"
 #include "results/lockfile.hpp"
 
 namespace attngate {
 
 namespace {
 
-#ifndef ATTNGATE_CATCH2_VERSION
-#define ATTNGATE_CATCH2_VERSION "not found at build time"
-#endif
 #ifndef ATTNGATE_BENCHMARK_VERSION
 #define ATTNGATE_BENCHMARK_VERSION "not found at build time"
 #endif
-#ifndef ATTNGATE_BLAS
-#define ATTNGATE_BLAS "none linked"
+#ifndef ATTNGATE_SLEEF_VERSION
+#define ATTNGATE_SLEEF_VERSION "not found at build time"
+#endif
+#ifndef ATTNGATE_OPENBLAS_PATH
+#define ATTNGATE_OPENBLAS_PATH "libopenblas.so.0"
+#endif
+#ifndef ATTNGATE_BUILD_TYPE
+#define ATTNGATE_BUILD_TYPE "unknown"
+#endif
+#ifndef ATTNGATE_CXX_FLAGS
+#define ATTNGATE_CXX_FLAGS "unknown"
 #endif
 
+/// The versions of what runs (libcurl and OpenSSL ask the loaded library), what the build
+/// compiled against, and the OpenBLAS file the bench loads (not loaded by a run: see
+/// run/sgemm_ceiling.hpp). Every other loaded library is in "loaded".
 json::object library_versions() {
+    const curl_version_info_data *curl = curl_version_info(CURLVERSION_NOW);
     json::object o{{"boost", fmt::format("{}.{}.{}", BOOST_VERSION / 100000, BOOST_VERSION / 100 % 1000, BOOST_VERSION % 100)},
                    {"fmt", fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
-                   {"openssl", OPENSSL_VERSION_TEXT},
-                   {"catch2", ATTNGATE_CATCH2_VERSION},
+                   {"openssl", OpenSSL_version(OPENSSL_VERSION)},
+                   {"libcurl", fmt::format("{} ({})", curl->version, curl->ssl_version ? curl->ssl_version : "no TLS")},
                    {"google_benchmark", ATTNGATE_BENCHMARK_VERSION},
-                   {"blas", ATTNGATE_BLAS}};
-#ifdef LIBCURL_VERSION
-    o["libcurl"] = LIBCURL_VERSION;
-#else
-    o["libcurl"] = "headers not found at build time";
-#endif
+                   {"sleef", ATTNGATE_SLEEF_VERSION},
+                   {"built_against", json::object{{"openssl", OPENSSL_VERSION_TEXT}, {"libcurl", LIBCURL_VERSION}}}};
+    o["openblas"] = file_origins({ATTNGATE_OPENBLAS_PATH}).at(0);
     return o;
 }
 
+/// The compiler that compiled this file (so a clang build says clang), and the flags and
+/// build type CMake compiled the project with.
 json::object toolchain() {
-    json::object o{{"compiler", fmt::format("g++ {}", __VERSION__)}, {"cxx_standard", static_cast<int64_t>(__cplusplus)}};
+#if defined(__clang__)
+    const std::string compiler = fmt::format("clang {}", __clang_version__);
+#elif defined(__GNUC__)
+    const std::string compiler = fmt::format("g++ {}", __VERSION__);
+#else
+    const std::string compiler = "unknown";
+#endif
+    json::object o{{"compiler", compiler},
+                   {"cxx_standard", static_cast<int64_t>(__cplusplus)},
+                   {"build_type", ATTNGATE_BUILD_TYPE},
+                   {"cxx_flags", ATTNGATE_CXX_FLAGS}};
 #ifdef __GLIBCXX__
     o["cxx_stdlib"] = fmt::format("libstdc++ {} ({})", _GLIBCXX_RELEASE, __GLIBCXX__);
 #elif defined(_LIBCPP_VERSION)
@@ -152,11 +172,16 @@ Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &
             return fail(ErrorKind::Usage, "--lockfile {}: a second lock file named {}; give each a distinct file name", path, name);
         locks[name] = std::move(*parsed);
     }
-    json::object fp{{"toolchain", toolchain()}, {"libraries", library_versions()}, {"cpu", cpu()},
-                    {"os", os()},               {"kernels", kernels},             {"adapters", json::object{}},
-                    {"lockfiles", locks}};
+    json::object fp{{"toolchain", toolchain()}, {"libraries", library_versions()}, {"loaded", loaded_libraries()},
+                    {"cpu", cpu()},             {"os", os()},                      {"kernels", kernels},
+                    {"adapters", json::object{}}, {"lockfiles", locks}};
     for (const auto &[key, value] : backends) fp[key] = value;
     return fp;
+}
+
+std::string host_name() {
+    char name[256] = {};
+    return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
 }
 
 const char *change_kind_name(FingerprintChange::Kind k) {

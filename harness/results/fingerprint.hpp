@@ -12,11 +12,17 @@
 
 namespace attngate {
 
-/// Collects compiler, standard library, library versions, CPU, OS, glibc, the kernels'
-/// versions, what the backends report (an adapter's python, jax, jaxlib... under
-/// "adapters"), and the given lock files (an unreadable or malformed one is an error).
+/// Collects the compiler, flags, standard library and glibc, the libraries' versions as
+/// they run (libcurl, OpenSSL, SLEEF, the bench's OpenBLAS), every loaded shared object
+/// with its package version ("loaded"), CPU, OS, the kernels' versions, what the backends
+/// report (an adapter's python, jax, jaxlib... under "adapters"), and the given lock files
+/// (an unreadable or malformed one is an error).
 Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &kernels, const json::object &backends,
                                          const std::vector<std::string> &lockfiles);
+
+/// This machine's host name, recorded beside the fingerprint and not in it: every CI runner
+/// has its own, which would make every run look like a dependency change.
+std::string host_name();
 
 /// One thing that moved between two fingerprints; key is a dotted path.
 struct FingerprintChange {

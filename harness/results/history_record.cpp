@@ -27,19 +27,25 @@ const char *verdict_letter(Verdict v) { return v == Verdict::Pass ? "p" : v == V
 
 }  // namespace
 
-std::optional<double> HistoryRow::metric(std::string_view name) const {
-    if (name == "median_s") return median_s;
-    if (name == "max_abs_error") return max_abs_error;
-    if (name == "nmse") return nmse;
-    if (name == "peak_bytes") return peak_bytes;
-    if (name == "leak_bytes_per_call") return leak_bytes_per_call;
-    if (name == "usd_per_mtok") return usd_per_mtok;
+std::optional<double> HistoryRow::figure(HistoryFigure f) const {
+    switch (f) {
+    case HistoryFigure::MedianS: return median_s;
+    case HistoryFigure::MaxAbsError: return max_abs_error;
+    case HistoryFigure::Nmse: return nmse;
+    case HistoryFigure::PeakBytes: return peak_bytes;
+    case HistoryFigure::LeakBytesPerCall: return leak_bytes_per_call;
+    case HistoryFigure::UsdPerMtok: return usd_per_mtok;
+    }
     return std::nullopt;
 }
 
 const std::vector<std::string> &history_metrics() {
-    static const std::vector<std::string> m = {"median_s", "max_abs_error", "nmse", "peak_bytes", "leak_bytes_per_call", "usd_per_mtok"};
-    return m;
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const auto &[f, name] : enum_names(HistoryFigure{})) v.emplace_back(name);
+        return v;
+    }();
+    return names;
 }
 
 const HistoryRow *HistoryRecord::find(std::string_view case_id, std::string_view kernel) const {

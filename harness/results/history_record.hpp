@@ -4,18 +4,30 @@
 // Serialised as one line of JSON with short keys (docs/fleet.md lists them).
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/error.hpp"
+#include "io/json_describe.hpp"
 #include "io/json_io.hpp"
 #include "results/results.hpp"
 
 namespace attngate {
 
 inline constexpr int kHistorySchemaVersion = 1;
+
+/// The figures a history row keeps, under the names `attngate history --metric` takes.
+enum class HistoryFigure { MedianS, MaxAbsError, Nmse, PeakBytes, LeakBytesPerCall, UsdPerMtok };
+constexpr auto enum_names(HistoryFigure) {
+    using enum HistoryFigure;
+    return std::array{std::pair{MedianS, "median_s"},     std::pair{MaxAbsError, "max_abs_error"},
+                      std::pair{Nmse, "nmse"},            std::pair{PeakBytes, "peak_bytes"},
+                      std::pair{LeakBytesPerCall, "leak_bytes_per_call"}, std::pair{UsdPerMtok, "usd_per_mtok"}};
+}
 
 struct HistoryRow {
     std::string case_id, kernel;
@@ -25,9 +37,7 @@ struct HistoryRow {
     std::optional<double> usd_per_mtok;                           ///< "usd": cost per million tokens
     std::map<std::string, std::string> verdicts;                  ///< "v": check -> "p"/"f"/"s"
 
-    /// The named figure: "median_s", "max_abs_error", "nmse", "peak_bytes",
-    /// "leak_bytes_per_call" or "usd_per_mtok".
-    std::optional<double> metric(std::string_view name) const;
+    std::optional<double> figure(HistoryFigure f) const;
 };
 
 struct HistoryRecord {
@@ -41,7 +51,7 @@ struct HistoryRecord {
     const HistoryRow *find(std::string_view case_id, std::string_view kernel) const;
 };
 
-/// The figures history keeps: the metrics HistoryRow::metric knows.
+/// The names of the figures history keeps (HistoryFigure's), for the command line.
 const std::vector<std::string> &history_metrics();
 
 /// The record of a run (its rows in results order).

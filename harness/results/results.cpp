@@ -27,14 +27,6 @@ CheckMetrics empty_metrics(CheckName check) {
     return empty_metrics_at(static_cast<size_t>(check), std::make_index_sequence<std::variant_size_v<CheckMetrics>>());
 }
 
-CrashRecord crash_record(const CrashInfo &c) {
-    CrashRecord r{c.kind, c.seconds, c.stderr_tail, std::nullopt, std::nullopt, std::nullopt};
-    if (!c.signal.empty()) r.signal = c.signal;
-    if (c.kind == "exit") r.exit_code = c.exit_code;
-    if (!c.message.empty()) r.message = c.message;
-    return r;
-}
-
 json::object metrics_json(const CheckResult &c) {
     json::object m;
     if (c.crash) m.emplace("crash", to_json_object(*c.crash));
@@ -45,21 +37,9 @@ json::object metrics_json(const CheckResult &c) {
     return m;
 }
 
-const char *verdict_name(Verdict v) {
-    switch (v) {
-    case Verdict::Pass: return "pass";
-    case Verdict::Fail: return "fail";
-    case Verdict::Skip: return "skip";
-    case Verdict::Error: return "error";
-    }
-    return "?";
-}
+const char *verdict_name(Verdict v) { return enum_name(v); }
 
-std::optional<Verdict> parse_verdict(std::string_view s) {
-    for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::Skip, Verdict::Error})
-        if (s == verdict_name(v)) return v;
-    return std::nullopt;
-}
+std::optional<Verdict> parse_verdict(std::string_view s) { return parse_enum<Verdict>(s); }
 
 Verdict CaseResult::verdict() const {
     bool all_skip = !checks.empty(), failed = false;
@@ -82,8 +62,7 @@ Verdict RunResults::verdict() const {
     for (const auto &r : results)
         if (is_failing(r.verdict())) return Verdict::Fail;
     for (const auto &w : workloads)  // the cost gate fails per workload
-        if (const auto *v = w.is_object() ? w.get_object().if_contains("verdict") : nullptr; v && v->is_string() && v->get_string() == "fail")
-            return Verdict::Fail;
+        if (w.failed()) return Verdict::Fail;
     return Verdict::Pass;
 }
 
@@ -127,10 +106,12 @@ json::value to_json(const RunResults &r) {
                         {"summary", json::object{{"pass", counts[0]}, {"fail", counts[1]}, {"skip", counts[2]}, {"error", counts[3]}}},
                         {"fingerprint", r.fingerprint},
                         {"baseline_fingerprint", r.baseline_fingerprint},
-                        {"workloads", r.workloads},
+                        {"workloads", described::to_value(r.workloads)},
                         {"results", results}};
     if (!r.machine_class.empty()) out["machine_class"] = r.machine_class;
     if (!r.shard.empty()) out["shard"] = r.shard;
+    if (!r.ab.empty()) out["ab"] = r.ab;
+    if (!r.host_name.empty()) out["host_name"] = r.host_name;
     return out;
 }
 
@@ -229,9 +210,11 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     r.raw("summary");
     if (const auto *f = r.raw("fingerprint"); f && f->is_object()) out.fingerprint = f->get_object();
     if (const auto *f = r.raw("baseline_fingerprint"); f && f->is_object()) out.baseline_fingerprint = f->get_object();
-    if (const auto *w = r.raw("workloads"); w && w->is_array()) out.workloads = w->get_array();
+    if (const auto *w = r.raw("workloads"); w && r.ok()) r.adopt(described::from_value(*w, out.workloads, file, r.path_of("workloads"), true));
     out.machine_class = r.string("machine_class", "");
     if (const auto *s = r.raw("shard"); s && s->is_object()) out.shard = s->get_object();
+    if (const auto *s = r.raw("ab"); s && s->is_object()) out.ab = s->get_object();
+    out.host_name = r.string("host_name", "");
     const json::value *results = r.raw("results");
     if (r.ok() && (!results || !results->is_array())) r.fail_at("results", "expected an array");
     if (auto e = r.finish()) return std::unexpected(*e);

@@ -2,6 +2,7 @@
 // serialised form and the single source for every reporter.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -13,7 +14,6 @@
 #include "io/json_describe.hpp"
 #include "io/json_io.hpp"
 #include "results/check_metrics.hpp"
-#include "results/observation.hpp"
 
 namespace attngate {
 
@@ -24,6 +24,10 @@ inline constexpr int kResultsSchemaVersion = 2;
 /// not run to an answer (a crash, a hang, an error it returned). Both fail the gate (exit
 /// 1), and every report keeps them apart, as JUnit's <failure> and <error> do.
 enum class Verdict { Pass, Fail, Skip, Error };
+constexpr auto enum_names(Verdict) {
+    using enum Verdict;
+    return std::array{std::pair{Pass, "pass"}, std::pair{Fail, "fail"}, std::pair{Skip, "skip"}, std::pair{Error, "error"}};
+}
 const char *verdict_name(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view s);
 
@@ -93,6 +97,26 @@ struct CaseResult {
     std::string reason() const;
 };
 
+/// The cost gate's projection of one workload profile over a run (results.workloads).
+struct WorkloadResult {
+    std::optional<std::string> workload, file, kernel;  ///< kernel: the one projected
+    std::optional<double> budget_pct, restart_interval_hours;
+    std::optional<std::string> device_class, currency;
+    std::optional<double> price_per_hour;
+    std::optional<std::string> price_source, price_date;
+    std::optional<double> monthly_cost, device_hours_per_month;
+    std::optional<double> baseline_monthly_cost, change, change_pct;
+    std::optional<double> change_pct_ci_low;  ///< at the lower end of each shape's time-ratio CI
+    std::optional<double> leak_bytes_per_hour, leak_survival_hours;
+    std::optional<Verdict> verdict;  ///< pass, fail or skip
+    std::optional<std::string> reason;
+    bool failed() const { return verdict == Verdict::Fail; }
+};
+BOOST_DESCRIBE_STRUCT(WorkloadResult, (),
+                      (workload, file, kernel, budget_pct, restart_interval_hours, device_class, currency, price_per_hour, price_source,
+                       price_date, monthly_cost, device_hours_per_month, baseline_monthly_cost, change, change_pct, change_pct_ci_low,
+                       leak_bytes_per_hour, leak_survival_hours, verdict, reason))
+
 struct RunResults {
     int schema_version = kResultsSchemaVersion;
     std::string tool_version;
@@ -104,9 +128,11 @@ struct RunResults {
     bool complete = false;  ///< false while the run is still going (or crashed)
     json::object fingerprint;           ///< this run's dependency/environment fingerprint
     json::object baseline_fingerprint;  ///< the one the baselines were made with; empty when unknown
-    json::array workloads;              ///< cost projections per workload profile, when the cost check ran
+    std::vector<WorkloadResult> workloads;  ///< cost projections per workload profile, when the cost check ran
     std::string machine_class;          ///< the class perf baselines and history are kept per; empty when unknown
     json::object shard;                 ///< for one shard of a sharded run: which, and the whole plan (see merge.hpp)
+    json::object ab;                    ///< for an A/B run: the sides' command lines ("a", "b"), not part of any fingerprint
+    std::string host_name;              ///< the machine that ran it; empty when unknown
 
     /// Fail when any case x kernel failed or errored, or a workload failed; else Pass.
     Verdict verdict() const;
@@ -120,9 +146,6 @@ const M *find_metrics(const CaseResult &r) {
         if (const M *m = c.get<M>()) return m;
     return nullptr;
 }
-
-/// What results.json keeps of a crash, on the checks it errored.
-CrashRecord crash_record(const CrashInfo &c);
 
 /// A numeric metric of a check as a double (an integer one converted), when the check is
 /// the field's record's and the figure was measured and is finite; e.g.

@@ -7,7 +7,7 @@
 
 namespace attngate {
 
-const SeriesTrend *TrendReport::find(std::string_view case_id, std::string_view kernel, std::string_view metric) const {
+const SeriesTrend *TrendReport::find(std::string_view case_id, std::string_view kernel, HistoryFigure metric) const {
     for (const auto &s : series)
         if (s.case_id == case_id && s.kernel == kernel && s.metric == metric) return &s;
     return nullptr;
@@ -43,7 +43,7 @@ TrendReport analyze_trends(const std::vector<HistoryRecord> &records, const std:
             SeriesTrend s{case_id, kernel, metric, {}, {}, {}};
             for (size_t i = 0; i < records.size(); ++i)
                 if (const HistoryRow *row = records[i].find(case_id, kernel))
-                    if (auto v = row->metric(metric); v && std::isfinite(*v)) s.runs.push_back(i), s.values.push_back(*v);
+                    if (auto v = row->figure(metric); v && std::isfinite(*v)) s.runs.push_back(i), s.values.push_back(*v);
             if (s.values.empty()) continue;
             for (const ChangePoint &cp : e_divisive(s.values, o.change_points)) {
                 if (std::fabs(cp.relative_change()) < o.min_relative_change) continue;

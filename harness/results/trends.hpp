@@ -22,7 +22,8 @@ struct TrendOptions {
     double min_relative_change = 0.01;
     /// A fingerprint change at most this many runs before or after a change point explains it.
     size_t attribution_window = 3;
-    std::vector<std::string> metrics = {"median_s", "max_abs_error", "peak_bytes", "leak_bytes_per_call"};
+    std::vector<HistoryFigure> metrics = {HistoryFigure::MedianS, HistoryFigure::MaxAbsError, HistoryFigure::PeakBytes,
+                                          HistoryFigure::LeakBytesPerCall};
 };
 
 /// A run whose fingerprint differs from the run before it.
@@ -38,7 +39,8 @@ struct TrendChange {
 };
 
 struct SeriesTrend {
-    std::string case_id, kernel, metric;
+    std::string case_id, kernel;
+    HistoryFigure metric = HistoryFigure::MedianS;
     std::vector<size_t> runs;     ///< index into the records, per value
     std::vector<double> values;
     std::vector<TrendChange> changes;
@@ -49,7 +51,7 @@ struct TrendReport {
     std::vector<FingerprintShift> shifts;
     std::vector<SeriesTrend> series;              ///< every case x kernel x metric with values
 
-    const SeriesTrend *find(std::string_view case_id, std::string_view kernel, std::string_view metric) const;
+    const SeriesTrend *find(std::string_view case_id, std::string_view kernel, HistoryFigure metric) const;
     /// Every change point, across series, in run order.
     size_t change_count() const;
 };

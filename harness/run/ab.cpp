@@ -12,6 +12,7 @@
 #include "checks/numerics_check.hpp"
 #include "checks/perf_check.hpp"
 #include "checks/throughput.hpp"
+#include "results/fingerprint.hpp"
 #include "run/run.hpp"
 #include "store/golden.hpp"
 #include "plan/inputs.hpp"
@@ -39,8 +40,13 @@ std::optional<CheckResult> golden_of(const std::optional<GoldenManifest> &manife
 /// Side A's ([0]) and side B's ([1]) paired samples per row.
 using Samples = std::map<AbLabel, std::vector<double>>[2];
 
-/// Times one round: the rows `wanted` accepts (a side that times whole rounds times all).
-using RoundFn = std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted)>;
+/// Times one round: the rows `wanted` accepts (a side that times whole rounds times all),
+/// calling `tick` after each row timed on both sides (after the round, for whole rounds).
+using RoundFn =
+    std::function<Result<void>(int round, const std::function<bool(const AbLabel &)> &wanted, const std::function<void()> &tick)>;
+
+/// Seconds a side gets to print its fingerprint (`env --json` reads dpkg's file lists).
+constexpr double kFingerprintTimeoutS = 60;
 
 /// More rounds for the rows still undecided come this many at a time.
 constexpr int kExtraRounds = 10;
@@ -62,17 +68,24 @@ DecisionPolicy looks_policy(const AbOptions &o) { return per_look(o.policy, look
 /// until none is left or o.max_rounds is reached. A clear row costs the minimum; the time
 /// goes to the rows whose verdict more pairs can still change. max_rounds <= rounds:
 /// fixed rounds.
-Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples,
+Result<void> sequential_rounds(const AbOptions &o, size_t rows, const AbProgressFn &progress, Samples &samples,
                                const RoundFn &one_round) {
     const int last = std::max(o.rounds, o.max_rounds);
     const DecisionPolicy policy = looks_policy(o);
+    // rows == 0: a side that times whole rounds, one step each.
+    AbProgress p{0, std::max<size_t>(rows, 1) * static_cast<size_t>(std::max(o.rounds, 0)), 0, o.rounds};
+    const auto step = [&] {
+        ++p.done;
+        if (progress) progress(p);
+    };
     std::set<AbLabel> open;
     bool every_row = true;
     for (int round = 0; round < last;) {
         const int until = every_row ? o.rounds : std::min(last, round + kExtraRounds);
         for (; round < until; ++round) {
-            if (progress) progress(round + 1, every_row ? o.rounds : last);
-            auto r = one_round(round, [&](const AbLabel &label) { return every_row || open.contains(label); });
+            p.round = round + 1;
+            if (progress) progress(p);
+            auto r = one_round(round, [&](const AbLabel &label) { return every_row || open.contains(label); }, step);
             if (!r) return r;
         }
         if (round >= last) break;
@@ -81,15 +94,17 @@ Result<void> sequential_rounds(const AbOptions &o, const std::function<void(int,
         for (const auto &[label, a] : samples[0])
             if (wants_more_repetitions(decide_paired(samples[1][label], a, policy))) open.insert(label);
         if (open.empty()) break;
+        p.rounds = std::min(last, round + kExtraRounds);
+        p.total = p.done + (rows ? open.size() : 1) * static_cast<size_t>(p.rounds - round);
     }
     return {};
 }
 
 /// Each round times each wanted row on A and on B back to back, the order alternating by
 /// round and row (A B, then B A: drift cancels).
-Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows, const AbOptions &o,
-                         const std::function<void(int, int)> &progress, Samples &samples) {
-    return sequential_rounds(o, progress, samples, [&](int round, const auto &wanted) -> Result<void> {
+Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows, const AbOptions &o, const AbProgressFn &progress,
+                         Samples &samples) {
+    return sequential_rounds(o, rows.size(), progress, samples, [&](int round, const auto &wanted, const auto &tick) -> Result<void> {
         for (size_t i = 0; i < rows.size(); ++i) {
             if (!wanted(rows[i])) continue;
             double t[2];
@@ -101,6 +116,7 @@ Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows,
             }
             samples[0][rows[i]].push_back(t[0]);
             samples[1][rows[i]].push_back(t[1]);
+            tick();
         }
         return {};
     });
@@ -108,9 +124,8 @@ Result<void> pair_by_row(AbSide &a, AbSide &b, const std::vector<AbLabel> &rows,
 
 /// Each round times every row on one side, then on the other (A B, then B A): a side that
 /// times whole rounds only, so a round past o.rounds times the decided rows too.
-Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::function<void(int, int)> &progress,
-                           Samples &samples) {
-    return sequential_rounds(o, progress, samples, [&](int round, const auto &) -> Result<void> {
+Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress, Samples &samples) {
+    return sequential_rounds(o, 0, progress, samples, [&](int round, const auto &, const auto &tick) -> Result<void> {
         std::map<AbLabel, double> got[2];
         for (int step = 0; step < 2; ++step) {
             const int side = (round % 2 == 0) ? step : 1 - step;
@@ -123,6 +138,7 @@ Result<void> pair_by_round(AbSide &a, AbSide &b, const AbOptions &o, const std::
                 samples[0][label].push_back(t);
                 samples[1][label].push_back(got[1][label]);
             }
+        tick();
         return {};
     });
 }
@@ -138,7 +154,7 @@ Result<std::optional<GoldenManifest>> manifest_if_any(const Suite &suite, Store 
 }
 
 /// Both sides' paired samples: row by row where both sides time rows alone, else by round.
-Result<void> pair_timings(AbSide &a, AbSide &b, const AbOptions &o, const std::function<void(int, int)> &progress, Samples &samples) {
+Result<void> pair_timings(AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress, Samples &samples) {
     auto rows_a = a.rows(o.round);
     if (!rows_a) return std::unexpected(rows_a.error());
     auto rows_b = b.rows(o.round);
@@ -189,8 +205,14 @@ public:
             const CaseInputs in = generate_inputs(suite_, c);
             flops_[c.id] = case_flops(c, in.segment_ids_q, in.segment_ids_kv);
         }
-        CheckResult p = perf_check(samples_[1][label], samples_[0][label], &decisions_[it->second], PerfBaselineState::Present, "",
-                                   attention_shape(c), flops_[c.id], 100 * o_.policy.threshold, "A/B paired on this machine", o_.strict);
+        CheckResult p = perf_check({.samples_s = samples_[1][label],
+                                    .baseline_samples_s = samples_[0][label],
+                                    .decision = &decisions_[it->second],
+                                    .shape = attention_shape(c),
+                                    .flops = flops_[c.id],
+                                    .threshold_pct = 100 * o_.policy.threshold,
+                                    .machine_class = "A/B paired on this machine",
+                                    .strict = o_.strict});
         PerfMetrics &m = p.as<PerfMetrics>();
         m.mode = PerfMode::Ab;
         m.looks = looks_of(o_);  // merge redecides with it
@@ -216,23 +238,28 @@ private:
     std::map<std::string, double> flops_;
 };
 
-RunResults ab_results(const Suite &suite, AbSide &a, AbSide &b) {
+/// The results' header: the sides (beside the fingerprint, not in it) and each side's own
+/// fingerprint, A's as the one B is compared with, taken after the timings so that it never
+/// runs beside them. A side that cannot say is noted, not fatal.
+RunResults ab_header(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o) {
     RunResults results;
     results.tool_version = tool_version();
     results.suite = suite.name;
     results.suite_file = suite.file.string();
     results.checks = {CheckName::Perf, CheckName::Numerics, CheckName::Golden, CheckName::Compile};
-    results.fingerprint = json::object{{"ab", json::object{{"a", a.describe()}, {"b", b.describe()}}}};
-    if (auto fa = a.fingerprint(); !fa.empty()) results.baseline_fingerprint = fa;
-    if (auto fb = b.fingerprint(); !fb.empty())
-        for (const auto &[k, v] : fb) results.fingerprint[k] = v;
+    results.ab = json::object{{"a", a.describe()}, {"b", b.describe()}};
+    results.host_name = host_name();
+    for (auto [side, key, into] : {std::tuple{&a, "a", &results.baseline_fingerprint}, std::tuple{&b, "b", &results.fingerprint}}) {
+        auto fp = side->fingerprint(std::min(o.round.timeout_s, kFingerprintTimeoutS));
+        if (fp) *into = std::move(*fp);
+        else results.ab[std::string(key) + "_fingerprint_error"] = fp.error().message;
+    }
     return results;
 }
 
 }  // namespace
 
-Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o,
-                          const std::function<void(int, int)> &progress) {
+Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress) {
     auto manifest = manifest_if_any(suite, *o.store);
     if (!manifest) return std::unexpected(manifest.error());
     auto out_a = a.outputs(o.round);
@@ -242,7 +269,7 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
     Samples samples;
     if (auto paired = pair_timings(a, b, o, progress, samples); !paired) return std::unexpected(paired.error());
 
-    RunResults results = ab_results(suite, a, b);
+    RunResults results = ab_header(suite, a, b, o);
     AbJudge judge(suite, a, b, o, std::move(*manifest), samples);
     for (const auto &[label, ob] : *out_b) {
         const CaseSpec *c = suite.find_case(label.first);

@@ -34,9 +34,20 @@ struct AbOptions {
     bool strict = false;  ///< a case the rule cannot gate (too noisy) fails
 };
 
+/// How far an A/B run is. A step is one row timed on both sides (a whole round when a side
+/// times only whole rounds); `total` counts the steps planned so far, and grows when
+/// sequential rounds give the undecided rows more.
+struct AbProgress {
+    size_t done = 0, total = 0;
+    int round = 0;   ///< the round under way, 1-based
+    int rounds = 0;  ///< the last round planned so far
+};
+
+/// Called at the start of each round and after each step.
+using AbProgressFn = std::function<void(const AbProgress &)>;
+
 /// Runs the rounds and returns results (B against A) with perf, numerics, golden and
 /// compile checks per case x kernel.
-Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &options,
-                          const std::function<void(int round, int rounds)> &progress);
+Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &options, const AbProgressFn &progress);
 
 }  // namespace attngate

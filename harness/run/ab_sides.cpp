@@ -7,6 +7,7 @@
 #include "io/process.hpp"
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
+#include "results/fingerprint.hpp"
 #include "stats/stats.hpp"
 
 namespace attngate {
@@ -58,10 +59,22 @@ constexpr int kRowRepetitions = 2;
 
 class BuildSide final : public AbSide {
 public:
-    BuildSide(std::vector<std::string> argv, std::string line, std::vector<std::string> time_args)
-        : argv_(std::move(argv)), line_(std::move(line)), time_args_(std::move(time_args)) {}
+    BuildSide(std::vector<std::string> argv, std::string line, std::vector<std::string> time_args, std::vector<std::string> env_args)
+        : argv_(std::move(argv)), line_(std::move(line)), time_args_(std::move(time_args)), env_args_(std::move(env_args)) {}
 
     std::string describe() const override { return line_; }
+
+    Result<json::object> fingerprint(double timeout_s) override {
+        std::vector<std::string> argv = argv_;
+        argv.insert(argv.end(), {"env", "--json"});
+        argv.insert(argv.end(), env_args_.begin(), env_args_.end());
+        const auto out = dir_.path / "env.json";
+        const std::string who = fmt::format("\"{}\" (env --json)", line_);
+        if (auto r = spawn(argv, dir_.path / "env-stderr.txt", timeout_s, who, {}, out); !r) return std::unexpected(r.error());
+        auto text = read_file(out);
+        if (!text) return std::unexpected(text.error());
+        return parse_fingerprint(*text, who);
+    }
 
     Result<std::vector<AbLabel>> rows(const AbRoundOptions &o) override {
         if (auto s = start_server(o.timeout_s); !s) return std::unexpected(s.error());
@@ -237,7 +250,7 @@ private:
 
     std::vector<std::string> argv_;
     std::string line_;
-    std::vector<std::string> time_args_;
+    std::vector<std::string> time_args_, env_args_;
     TempDir dir_;
     std::unique_ptr<Coprocess> server_;  ///< declared after dir_: stopped before its stderr file goes
     bool legacy_ = false;
@@ -256,7 +269,7 @@ public:
     }
 
     std::string describe() const override { return name_; }
-    json::object fingerprint() const override { return backends_->fingerprint(); }
+    Result<json::object> fingerprint(double) override { return backends_->fingerprint(); }
 
     Result<std::filesystem::path> profile(const AbLabel &label, const std::filesystem::path &dir) override {
         for (const auto &[l, inv] : targets_)
@@ -312,14 +325,14 @@ private:
 
 }  // namespace
 
-std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args) {
+std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args, std::vector<std::string> env_args) {
     const std::string cmd = ab_command(command);
     std::error_code ec;
     std::vector<std::string> argv;
     if (std::filesystem::exists(cmd, ec)) argv = {cmd};  // a path, spaces and all
     else if (auto words = split_command(cmd)) argv = std::move(*words);
     else argv = {cmd};
-    return std::make_unique<BuildSide>(std::move(argv), cmd, std::move(time_args));
+    return std::make_unique<BuildSide>(std::move(argv), cmd, std::move(time_args), std::move(env_args));
 }
 
 Result<std::unique_ptr<AbSide>> backend_side(std::string name, std::unique_ptr<Backends> backends, const Suite &suite,

@@ -52,8 +52,10 @@ public:
     }
     /// Every case x kernel's output, computed once.
     virtual Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) = 0;
-    /// What this side's fingerprint says (an adapter's versions), for the results.
-    virtual json::object fingerprint() const { return {}; }
+    /// This side's fingerprint, for the results' "What changed": a build's own (its `env
+    /// --json`: compiler, flags, the libraries it loads), an adapter's versions; an error
+    /// when the side cannot say within timeout_s.
+    virtual Result<json::object> fingerprint(double /*timeout_s*/) { return json::object{}; }
     /// A profiler trace of one case x kernel saved under dir; an error when the side has none.
     virtual Result<std::filesystem::path> profile(const AbLabel &label, const std::filesystem::path & /*dir*/) {
         return fail(ErrorKind::Usage, "{}: no profiler for {} / {}", describe(), label.first, label.second);
@@ -63,8 +65,8 @@ public:
 /// An attngate build: `<command> time --serve ...` kept running for the whole run and timed
 /// row by row (a build older than --serve: `<command> time ...` spawned once per round),
 /// without a shell; a directory means DIR/attngate. time_args carry the suite, plugins and
-/// filters.
-std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args);
+/// filters; env_args what its `env --json` needs (the plugins).
+std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args, std::vector<std::string> env_args);
 
 /// Backends that stay up for the whole A/B run (adapters): timed and run in-process.
 /// An error when the suite and filter plan nothing on these backends.

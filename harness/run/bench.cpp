@@ -17,6 +17,8 @@
 #include "stats/stats.hpp"
 #include "checks/throughput.hpp"
 #include "backend/timing.hpp"
+#include "io/json_io.hpp"
+#include "run/decode_bench.hpp"
 #include "run/sgemm_ceiling.hpp"
 
 namespace attngate {
@@ -26,12 +28,18 @@ int64_t bench_heads(int64_t seq) {
     return std::max<int64_t>(1, static_cast<int64_t>(std::llround(heads)));
 }
 
-std::vector<BenchConfig> bench_configs(const BenchOptions &o, int all_threads) {
+std::vector<int> bench_threads(const BenchOptions &o, int all_threads) {
     std::vector<int> threads;
     for (int t : o.threads) {
         const int n = t > 0 ? t : all_threads;
         if (std::find(threads.begin(), threads.end(), n) == threads.end()) threads.push_back(n);
     }
+    return threads;
+}
+
+std::vector<BenchConfig> bench_configs(const BenchOptions &o, int all_threads) {
+    if (!o.attention_rows) return {};
+    const std::vector<int> threads = bench_threads(o, all_threads);
     std::vector<BenchConfig> out;
     for (int64_t s : o.seqs)
         for (int64_t d : o.head_dims)
@@ -91,21 +99,42 @@ BenchInputs make_inputs(int64_t seq, int64_t heads, int64_t d, attngate_dtype dt
     return in;
 }
 
-/// A kernel instance from init, released by free.
-class Instance {
-public:
-    Instance(const attngate_kernel *kernel, void *handle) : kernel_(kernel), handle_(handle) {}
-    ~Instance() {
-        if (kernel_->free && handle_) kernel_->free(kernel_, handle_);
-    }
-    Instance(const Instance &) = delete;
-    Instance &operator=(const Instance &) = delete;
-    void *handle() const { return handle_; }
+}  // namespace
 
-private:
-    const attngate_kernel *kernel_;
-    void *handle_;
-};
+Result<std::unique_ptr<BenchInstance>> BenchInstance::make(const attngate_kernel *kernel, int threads) {
+    const attngate_kernel_params params{threads, nullptr};
+    char err[256] = {0};
+    void *handle = kernel->init ? kernel->init(kernel, &params, err, sizeof err) : nullptr;
+    if (kernel->init && !handle) return fail(ErrorKind::Infra, "kernel {}: init failed: {}", kernel->name, err);
+    return std::unique_ptr<BenchInstance>(new BenchInstance(kernel, handle));
+}
+
+BenchInstance::~BenchInstance() {
+    if (kernel_->free && handle_) kernel_->free(kernel_, handle_);
+}
+
+std::string decode_header() {
+    return fmt::format("{:<13} {:<5} {:>4} {:>6} {:>3} {:>3} {:>4} {:>4} {:>3} {:>9} {:>9} {:>10} {:>9} {:>9} {:>6}", "kernel", "dtype",
+                       "seqs", "kv_len", "Hq", "Hkv", "D", "page", "thr", "ms/call", "tokens/s", "KV GB/s", "copy GB/s",
+                       "triad GB/s", "ratio");
+}
+
+std::string format_decode_row(const DecodeRow &r) {
+    const DecodeShape &s = r.shape;
+    return fmt::format("{:<13} {:<5} {:>4} {:>6} {:>3} {:>3} {:>4} {:>4} {:>3} {:>9.2f} {:>9.0f} {:>10.2f} {:>9.2f} {:>9.2f} {:>6.2f}",
+                       r.kernel, s.dtype == ATTNGATE_DTYPE_BF16 ? "bf16" : "f32", s.sequences, s.kv_len, s.heads_q,
+                       s.heads_kv, s.head_dim, s.page_size, r.threads, r.seconds * 1e3, r.tokens_per_s, r.kv_gb_per_s,
+                       r.bandwidth.copy_gb_per_s, r.bandwidth.triad_gb_per_s, r.ratio());
+}
+
+namespace {
+
+json::value number_or_null(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
+
+json::object bandwidth_json(const BandwidthRow &b) {
+    return json::object{{"threads", b.threads}, {"array_bytes", b.array_bytes}, {"copy_gb_per_s", number_or_null(b.copy_gb_per_s)},
+                        {"triad_gb_per_s", number_or_null(b.triad_gb_per_s)}, {"best_gb_per_s", number_or_null(b.best())}};
+}
 
 /// The ABI problem of one config over its inputs, writing to out (allocator and instance
 /// left to the caller).
@@ -143,74 +172,132 @@ void measure_row(BenchRow &r, const std::vector<double> &samples, double ceiling
 
 }  // namespace
 
-Result<std::vector<BenchRow>> run_bench(const KernelRegistry &reg, const std::vector<BenchConfig> &configs,
-                                        const BenchOptions &o) {
-    std::map<std::tuple<int64_t, int64_t, int>, std::unique_ptr<BenchInputs>> inputs;
-    std::map<std::pair<std::string, int>, std::unique_ptr<Instance>> instances;
-    std::map<std::tuple<int64_t, int64_t, int>, std::unique_ptr<SgemmCeiling>> ceilings;
-    std::map<std::tuple<int64_t, int64_t, int>, size_t> ceiling_request;  // (S, D, threads) -> request
-    CountingAllocator alloc;
-    std::vector<std::vector<float>> outputs(configs.size());
-    std::vector<attngate_problem> problems(configs.size());
-    std::vector<TimedCall> requests;
-    std::vector<size_t> request_of(configs.size(), SIZE_MAX);
+json::object bench_json(const BenchResults &r) {
+    json::array rows, decode, bandwidth;
+    for (const BenchRow &b : r.rows) {
+        const BenchConfig &c = b.config;
+        json::object o{{"kernel", c.kernel}, {"dtype", c.dtype == ATTNGATE_DTYPE_BF16 ? "bf16" : "f32"},
+                       {"mask", c.causal ? "causal" : "full"}, {"seq", c.seq}, {"head_dim", c.head_dim}, {"heads", c.heads},
+                       {"threads", c.threads}};
+        if (!c.skip_reason.empty()) o["skipped"] = c.skip_reason;
+        else o.insert({{"seconds", b.seconds}, {"gflops", number_or_null(b.gflops)}, {"tokens_per_s", number_or_null(b.tokens_per_s)},
+                       {"sgemm_gflops", number_or_null(b.ceiling_gflops)}, {"ratio", number_or_null(b.ratio())}});
+        rows.push_back(std::move(o));
+    }
+    for (const DecodeRow &d : r.decode) {
+        const DecodeShape &s = d.shape;
+        decode.push_back(json::object{
+            {"kernel", d.kernel}, {"dtype", s.dtype == ATTNGATE_DTYPE_BF16 ? "bf16" : "f32"}, {"sequences", s.sequences},
+            {"kv_len", s.kv_len}, {"heads_q", s.heads_q}, {"heads_kv", s.heads_kv}, {"head_dim", s.head_dim},
+            {"page_size", s.page_size}, {"threads", d.threads}, {"seconds", d.seconds},
+            {"samples_s", json::array(d.samples_s.begin(), d.samples_s.end())}, {"tokens_per_s", number_or_null(d.tokens_per_s)},
+            {"kv_bytes", s.kv_bytes()}, {"kv_gb_per_s", number_or_null(d.kv_gb_per_s)}, {"bandwidth", bandwidth_json(d.bandwidth)},
+            {"ratio", number_or_null(d.ratio())}});
+    }
+    for (const BandwidthRow &b : r.bandwidth) bandwidth.push_back(bandwidth_json(b));
+    return json::object{{"schema", "attngate-bench/1"}, {"rows", std::move(rows)}, {"decode", std::move(decode)},
+                        {"memory_bandwidth", std::move(bandwidth)},
+                        {"notes", json::object{{"ratio", "rows: GFLOP/s over sgemm's; decode: KV GB/s over the better of STREAM copy "
+                                                          "and triad on the same threads, same run"},
+                                               {"kv_bytes", "every sequence's K and V rows, each read once"},
+                                               {"seconds", "median per call"}}}};
+}
 
-    for (size_t i = 0; i < configs.size(); ++i) {
-        const BenchConfig &c = configs[i];
-        if (!c.skip_reason.empty()) continue;
-        const attngate_kernel *kernel = reg.find(c.kernel);
-        if (!kernel) return fail(ErrorKind::Usage, "--kernel {}: no such kernel", c.kernel);
-        auto &inst = instances[{c.kernel, c.threads}];
-        if (!inst) {
-            const attngate_kernel_params params{c.threads, nullptr};
-            char err[256] = {0};
-            void *handle = kernel->init ? kernel->init(kernel, &params, err, sizeof err) : nullptr;
-            if (kernel->init && !handle) return fail(ErrorKind::Infra, "kernel {}: init failed: {}", c.kernel, err);
-            inst = std::make_unique<Instance>(kernel, handle);
+namespace {
+
+/// The dense rows: each configuration's problem and instance, and its sgemm ceiling.
+class AttentionBench {
+public:
+    explicit AttentionBench(const std::vector<BenchConfig> &configs)
+        : configs_(configs), outputs_(configs.size()), problems_(configs.size()), request_of_(configs.size(), SIZE_MAX) {}
+
+    /// Prepares every configuration and appends its call (and each new ceiling) to requests.
+    Result<void> prepare(const KernelRegistry &reg, std::vector<TimedCall> &requests) {
+        for (size_t i = 0; i < configs_.size(); ++i) {
+            const BenchConfig &c = configs_[i];
+            if (!c.skip_reason.empty()) continue;
+            const attngate_kernel *kernel = reg.find(c.kernel);
+            if (!kernel) return fail(ErrorKind::Usage, "--kernel {}: no such kernel", c.kernel);
+            auto &inst = instances_[{c.kernel, c.threads}];
+            if (!inst) {
+                auto made = BenchInstance::make(kernel, c.threads);
+                if (!made) return std::unexpected(made.error());
+                inst = std::move(*made);
+            }
+            auto &in = inputs_[{c.seq, c.head_dim, static_cast<int>(c.dtype)}];
+            if (!in) in = std::make_unique<BenchInputs>(make_inputs(c.seq, c.heads, c.head_dim, c.dtype));
+            outputs_[i].assign(static_cast<size_t>(c.seq * c.heads * c.head_dim), 0.0f);
+            attngate_problem &p = problems_[i] = problem(c, *in, outputs_[i].data(), inst->handle());
+            request_of_[i] = requests.size();
+            requests.push_back({c.kernel, [&p, kernel] {
+                                    char err[256];
+                                    if (kernel->run(kernel, &p, err, sizeof err) != 0)
+                                        fmt::print(stderr, "bench: {} failed: {}\n", kernel->name, err);
+                                }});
+            if (!ceiling_request_.try_emplace({c.seq, c.head_dim, c.threads}, requests.size()).second) continue;
+            auto made = SgemmCeiling::make(c.threads, c.seq, c.head_dim);
+            if (!made) return std::unexpected(made.error());
+            requests.push_back({"sgemm", [g = made->get()] { g->run(); }});
+            ceilings_[{c.seq, c.head_dim, c.threads}] = std::move(*made);
         }
-        auto &in = inputs[{c.seq, c.head_dim, static_cast<int>(c.dtype)}];
-        if (!in) in = std::make_unique<BenchInputs>(make_inputs(c.seq, c.heads, c.head_dim, c.dtype));
-        outputs[i].assign(static_cast<size_t>(c.seq * c.heads * c.head_dim), 0.0f);
-        attngate_problem &p = problems[i];
-        p = bench_problem(c, *in, outputs[i].data());
-        p.allocator = alloc.abi();
-        p.instance = inst->handle();
-        request_of[i] = requests.size();
-        requests.push_back({c.kernel, [&p, kernel] {
-                                char err[256];
-                                if (kernel->run(kernel, &p, err, sizeof err) != 0)
-                                    fmt::print(stderr, "bench: {} failed: {}\n", kernel->name, err);
-                            }});
-
-        auto [it, added] = ceiling_request.try_emplace({c.seq, c.head_dim, c.threads}, requests.size());
-        if (!added) continue;
-        auto &ceiling = ceilings[{c.seq, c.head_dim, c.threads}];
-        auto made = SgemmCeiling::make(c.threads, c.seq, c.head_dim);
-        if (!made) return std::unexpected(made.error());
-        ceiling = std::move(*made);
-        requests.push_back({"sgemm", [g = ceiling.get()] { g->run(); }});
+        return {};
     }
 
+    /// The rows, in configuration order, from every request's samples.
+    void collect(const std::vector<std::vector<double>> &samples, std::vector<BenchRow> &rows) const {
+        for (size_t i = 0; i < configs_.size(); ++i) {
+            BenchRow r;
+            const BenchConfig &c = r.config = configs_[i];
+            if (request_of_[i] == SIZE_MAX) {
+                r.seconds = r.gflops = r.tokens_per_s = r.ceiling_gflops = NAN;
+            } else {
+                const std::tuple<int64_t, int64_t, int> key{c.seq, c.head_dim, c.threads};
+                measure_row(r, samples[request_of_[i]], ceilings_.at(key)->flops(), samples[ceiling_request_.at(key)]);
+            }
+            rows.push_back(std::move(r));
+        }
+    }
+
+private:
+    attngate_problem problem(const BenchConfig &c, const BenchInputs &in, float *out, void *instance) {
+        attngate_problem p = bench_problem(c, in, out);
+        p.allocator = alloc_.abi();
+        p.instance = instance;
+        return p;
+    }
+
+    const std::vector<BenchConfig> &configs_;
+    std::map<std::tuple<int64_t, int64_t, int>, std::unique_ptr<BenchInputs>> inputs_;
+    std::map<std::pair<std::string, int>, std::unique_ptr<BenchInstance>> instances_;
+    std::map<std::tuple<int64_t, int64_t, int>, std::unique_ptr<SgemmCeiling>> ceilings_;
+    std::map<std::tuple<int64_t, int64_t, int>, size_t> ceiling_request_;  // (S, D, threads) -> request
+    CountingAllocator alloc_;
+    std::vector<std::vector<float>> outputs_;
+    std::vector<attngate_problem> problems_;
+    std::vector<size_t> request_of_;
+};
+
+}  // namespace
+
+Result<BenchResults> run_bench(const KernelRegistry &reg, const std::vector<BenchConfig> &configs, const BenchOptions &o) {
+    std::vector<TimedCall> requests;
+    AttentionBench attention(configs);
+    if (auto r = attention.prepare(reg, requests); !r) return std::unexpected(r.error());
+    std::unique_ptr<DecodeBench> decode;
+    if (o.decode_rows) {
+        auto made = DecodeBench::make(reg, o, bench_threads(o, kernels::default_threads()));
+        if (!made) return std::unexpected(made.error());
+        decode = std::move(*made);
+        decode->add_requests(requests);
+    }
     TimingOptions topt;
     topt.repetitions = o.repetitions;
     topt.min_time_s = o.min_time_s;
     const auto samples = requests.empty() ? std::vector<std::vector<double>>{} : time_calls(requests, topt);
-
-    std::vector<BenchRow> rows;
-    for (size_t i = 0; i < configs.size(); ++i) {
-        BenchRow r;
-        r.config = configs[i];
-        if (request_of[i] == SIZE_MAX) {
-            r.seconds = r.gflops = r.tokens_per_s = r.ceiling_gflops = NAN;
-            rows.push_back(std::move(r));
-            continue;
-        }
-        const BenchConfig &c = configs[i];
-        const std::tuple<int64_t, int64_t, int> key{c.seq, c.head_dim, c.threads};
-        measure_row(r, samples[request_of[i]], ceilings.at(key)->flops(), samples[ceiling_request.at(key)]);
-        rows.push_back(std::move(r));
-    }
-    return rows;
+    BenchResults results;
+    attention.collect(samples, results.rows);
+    if (decode) decode->collect(samples, results);
+    return results;
 }
 
 }  // namespace attngate

@@ -49,14 +49,6 @@ KernelConformance conform_kernel(Backend &host, const KernelInfo &info, const Su
 
 }  // namespace
 
-bool KernelConformance::pass() const {
-    return error.empty() && std::all_of(outcomes.begin(), outcomes.end(), [](const ProbeOutcome &o) { return o.pass; });
-}
-
-bool ConformanceReport::pass() const {
-    return load_errors.empty() && std::all_of(kernels.begin(), kernels.end(), [](const KernelConformance &k) { return k.pass(); });
-}
-
 Result<ConformanceReport> run_conformance(Backends &backends, const ConformOptions &options, const ConformProgress &progress) {
     std::vector<std::string> names;
     for (const auto *k : backends.kernels()) names.push_back(k->name);

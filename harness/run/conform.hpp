@@ -9,22 +9,9 @@
 
 #include "backend/backend.hpp"
 #include "checks/conformance.hpp"
+#include "results/conformance_result.hpp"
 
 namespace attngate {
-
-struct KernelConformance {
-    std::string kernel, origin;
-    std::vector<ProbeOutcome> outcomes;
-    std::vector<SkippedProbe> skipped;
-    std::string error;  ///< non-empty: the kernel's declarations could not be read
-    bool pass() const;
-};
-
-struct ConformanceReport {
-    std::vector<KernelConformance> kernels;
-    std::vector<std::string> load_errors;  ///< kernel sources an adapter could not load
-    bool pass() const;
-};
 
 struct ConformOptions {
     std::vector<std::string> kernels;  ///< names; empty: every kernel of every backend

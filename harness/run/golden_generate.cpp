@@ -37,7 +37,7 @@ Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store,
     GoldenManifest m;
     m.suite = suite.name;
     m.generator_version = kGeneratorVersion;
-    m.reference_version = "reference 1.0.0";
+    m.reference_version = "reference 1.1.0";
     for (const auto &c : suite.cases) {
         const CaseInputs in = generate_inputs(suite, c);
         CountingAllocator alloc;

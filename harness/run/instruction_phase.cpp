@@ -39,20 +39,20 @@ CheckResult instructions_of(const Suite &suite, const PerfTarget &t, Backends &b
         "no instructions baseline for {} / {} on machine class \"{}\" (record one: attngate baseline update --checks instructions)",
         t.spec->id, label, o.machine_class);
     return instructions_check(it->second, base ? base->instructions : std::nullopt,
-                              t.spec->perf_threshold_pct.value_or(suite.perf.threshold_pct), o.machine_class, note, o.strict);
+                              t.spec->perf_threshold_pct.value_or(suite.perf.threshold_pct), o.machine_class, note, o.choices.strict);
 }
 
 }  // namespace
 
 Result<void> instruction_phase(const Suite &suite, const std::vector<PerfTarget> &targets, Backends &backends, RunResults &results,
                                const PerfPhaseOptions &o) {
-    auto key = baseline_key("instructions", suite.name, o.machine_class);
+    auto key = baseline_key(CheckName::Instructions, suite.name, o.machine_class);
     if (!key) return std::unexpected(key.error());
     auto file = load_baseline_file(*o.store, *key);
     if (!file) return std::unexpected(file.error());
     Counted counted;
     counted.unavailable = instruction_counting_unavailable();
-    CountRequest request{suite.file, o.plugins, {}, o.timeout_s};
+    CountRequest request{suite.file, o.choices.plugins, {}, o.timeout_s};
     for (const auto &t : targets)
         if (in_process(t, backends)) request.labels.emplace_back(t.spec->id, t.label());
     if (counted.unavailable.empty() && !request.labels.empty()) {

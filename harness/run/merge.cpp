@@ -27,6 +27,15 @@ std::string field(const json::object &o, std::string_view key) {
     return v ? (v->is_string() ? std::string(v->get_string()) : json::serialize(*v)) : "";
 }
 
+/// What moved between two shards' fingerprints. A/B shards may run on machines of another
+/// CPU or kernel (each decides its pairs on one machine), so those do not count for them.
+std::vector<FingerprintChange> shard_fingerprint_diff(const RunResults &first, const RunResults &r) {
+    auto diff = diff_fingerprints(first.fingerprint, r.fingerprint);
+    if (!r.ab.empty())
+        std::erase_if(diff, [](const FingerprintChange &c) { return c.key.starts_with("cpu.") || c.key.starts_with("os."); });
+    return diff;
+}
+
 }  // namespace
 
 Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> shards, const MergeOptions &o) {
@@ -54,7 +63,7 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
         if (strings(r.shard, "plan") != plan)
             return fail(ErrorKind::BadInput, "{}: planned other runs than {} (another suite version, filter or store?) (pass --force to merge anyway)",
                         file, first_file);
-        if (const auto diff = diff_fingerprints(first.fingerprint, r.fingerprint); !diff.empty()) {
+        if (const auto diff = shard_fingerprint_diff(first, r); !diff.empty()) {
             std::string what;
             for (size_t i = 0; i < diff.size() && i < 3; ++i) what += (i ? "; " : "") + describe_change(diff[i]);
             return fail(ErrorKind::BadInput, "{}: fingerprint differs from {}'s ({}{}) (pass --force to merge anyway)", file, first_file, what,
@@ -88,6 +97,7 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
     for (auto &[file, r] : shards) {
         merged.complete = merged.complete && r.complete;
         merged.started_at = std::min(merged.started_at, r.started_at);
+        if (r.host_name != merged.host_name) merged.host_name.clear();  // shards of several machines: no one host
         for (auto &c : r.results) merged.results.push_back(std::move(c));
     }
     const auto rank = [&](const CaseResult &c) {

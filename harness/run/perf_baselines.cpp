@@ -9,13 +9,13 @@ namespace attngate {
 Result<PerfBaselines> PerfBaselines::load(Store &store, const Suite &suite, const std::string &machine_class) {
     PerfBaselines b;
     b.machine_class_ = machine_class;
-    auto key = baseline_key("perf", suite.name, machine_class);
+    auto key = baseline_key(CheckName::Perf, suite.name, machine_class);
     if (!key) return std::unexpected(key.error());
     auto file = load_baseline_file(store, *key);
     if (!file) return std::unexpected(file.error());
     b.file_ = std::move(*file);
     if (b.file_) return b;
-    auto keys = store.list(baseline_prefix("perf"));
+    auto keys = store.list(baseline_prefix(CheckName::Perf));
     if (!keys) return std::unexpected(keys.error());
     for (const auto &other_key : *keys)
         if (other_key.ends_with("/" + suite.name + ".json"))

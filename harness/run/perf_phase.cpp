@@ -54,7 +54,7 @@ public:
     void decide() {
         for (auto &row : rows_) {
             const std::string &case_id = row.target.spec->id, kernel = row.target.label();
-            row.calibration = baselines_.calibration(case_id, kernel, row.first, o_.calibrate);
+            row.calibration = baselines_.calibration(case_id, kernel, row.first, o_.choices.calibrate);
             if (baselines_.samples(case_id, kernel).empty() || !row.first.error.empty()) continue;
             row.decision = judge(row, row.first, row.calibration);
             PerfDecision raw = *row.decision;
@@ -74,7 +74,7 @@ public:
         const std::vector<TimingOutcome> retimed = time_targets(again, backends_, timing_);
         for (size_t j = 0; j < again.size(); ++j) {
             PerfRow &row = *of[j];
-            Reproduction rep{retimed[j], baselines_.calibration(row.target.spec->id, row.target.label(), retimed[j], o_.calibrate), {}};
+            Reproduction rep{retimed[j], baselines_.calibration(row.target.spec->id, row.target.label(), retimed[j], o_.choices.calibrate), {}};
             if (rep.outcome.error.empty()) {
                 rep.decision = judge(row, rep.outcome, rep.calibration);
                 guard_machine_speed(rep.decision, rep.calibration.machine_move(), rep.calibration.gated);
@@ -149,12 +149,19 @@ private:
     CheckResult perf_check_of(const PerfRow &row) const {
         const PerfTarget &t = row.target;
         const std::string label = t.label();
-        const PerfBaselineState state = baselines_.state(t.spec->id, label);
-        const std::string why = row.decision ? "" : baselines_.missing_note(t.spec->id, label);
         const CaseInputs &in = *t.inv.inputs;
-        CheckResult check = perf_check(row.first.samples_s, baselines_.samples(t.spec->id, label), row.decision ? &*row.decision : nullptr,
-                                       state, why, attention_shape(*t.spec), case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv),
-                                       threshold_pct(row), o_.machine_class, o_.strict);
+        CheckResult check = perf_check({.samples_s = row.first.samples_s,
+                                        .baseline_samples_s = baselines_.samples(t.spec->id, label),
+                                        .decision = row.decision ? &*row.decision : nullptr,
+                                        .baseline = baselines_.state(t.spec->id, label),
+                                        .baseline_note = row.decision ? "" : baselines_.missing_note(t.spec->id, label),
+                                        .shape = attention_shape(*t.spec),
+                                        .flops = case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv),
+                                        .threshold_pct = threshold_pct(row),
+                                        .machine_class = o_.machine_class,
+                                        .strict = o_.choices.strict});
+        if (const auto &cpu = row.first.cpu_samples_s; !cpu.empty() && cpu.size() == row.first.samples_s.size())
+            check.as<PerfMetrics>().cpu_samples_s = cpu;  // for the gbench export
         add_calibration(check, row.calibration);
         if (const auto &rep = row.reproduction)
             add_reproduction(check, rep->outcome.samples_s, rep->calibration, rep->decision, rep->outcome.error);
@@ -194,7 +201,7 @@ std::vector<PerfTarget> select_targets(const Suite &suite, const Plan &plan, con
 
 /// A compile check for every case x kernel whose host reported a first-call time.
 Result<void> add_compile_checks(const Suite &suite, RunResults &results, const PerfPhaseOptions &o) {
-    auto key = baseline_key("compile", suite.name, o.machine_class);
+    auto key = baseline_key(CheckName::Compile, suite.name, o.machine_class);
     if (!key) return std::unexpected(key.error());
     auto file = load_baseline_file(*o.store, *key);
     if (!file) return std::unexpected(file.error());
@@ -215,7 +222,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     if (auto c = add_compile_checks(suite, results, options); !c) return c;
     std::vector<PerfTarget> targets = select_targets(suite, plan, inputs, results, options);
     if (targets.empty()) return {};
-    if (options.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
+    if (options.choices.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
     auto baselines = PerfBaselines::load(*options.store, suite, options.machine_class);
     if (!baselines) return std::unexpected(baselines.error());
     PerfPhase phase(suite, backends, options, *baselines);
@@ -226,7 +233,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     phase.emit(results);
     if (!options.profiles_dir.empty()) phase.profile(results);
     const Pricing *pricing = options.cost && options.cost->pricing ? &*options.cost->pricing : nullptr;
-    if (pricing) return add_workloads(results, options.cost->workloads, *pricing, options.workload_kernel, options.strict);
+    if (pricing) return add_workloads(results, options.cost->workloads, *pricing, options.choices.workload_kernel, options.choices.strict);
     return {};
 }
 

@@ -24,9 +24,21 @@ namespace attngate {
 /// one call's instructions under callgrind (a plain threshold; check "instructions").
 enum class PerfMetric { Time, Instructions };
 
-struct PerfPhaseOptions {
+/// What the user chose for the perf phase (run --perf-metric, --no-calibration, --strict,
+/// --workload-kernel, --plugin): parsed once at the CLI's edge, it flows as it is through
+/// RunOptions into PerfPhaseOptions.
+struct PerfChoices {
     PerfMetric metric = PerfMetric::Time;
+    /// Gate time relative to the calibration workload timed with the cases (baselines
+    /// that have its samples); false: absolute time, as baselines before calibration.
+    bool calibrate = true;
+    bool strict = false;          ///< a case the perf rule cannot gate fails (see perf_check)
+    std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
     std::vector<std::string> plugins;  ///< the run's --plugin paths: the counting child loads them too
+};
+
+struct PerfPhaseOptions {
+    PerfChoices choices;  ///< the run's, with strict also set by the suite's perf.require_verdict
     bool isolation = true;
     double timeout_s = 3600.0;  ///< for the whole timing child
     std::string machine_class;
@@ -35,11 +47,6 @@ struct PerfPhaseOptions {
     /// Where a slower kernel's profiler trace goes (its host's, when it has one); the perf
     /// check links it relative to the results file. Empty: no traces.
     std::filesystem::path profiles_dir;
-    /// Gate time relative to the calibration workload timed with the cases (baselines
-    /// that have its samples); false: absolute time, as baselines before calibration.
-    bool calibrate = true;
-    bool strict = false;          ///< a case the perf rule cannot gate fails (see perf_check)
-    std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
 };
 
 /// Each case's inputs, generated once by the run and kept for the perf phase.

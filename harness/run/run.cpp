@@ -11,6 +11,7 @@
 #include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
+#include "checks/paged_reads.hpp"
 #include "checks/memory_check.hpp"
 #include "io/files.hpp"
 #include "plan/inputs.hpp"
@@ -86,6 +87,15 @@ struct RunContext {
     /// Why a planned case x kernel cannot run, decided before anything runs.
     std::map<std::pair<const CaseSpec *, const PlannedKernel *>, std::string> unsupported;
 };
+
+/// What results.json keeps of a crash, on the checks it errored.
+CrashRecord crash_record(const CrashInfo &c) {
+    CrashRecord r{c.kind, c.seconds, c.stderr_tail, std::nullopt, std::nullopt, std::nullopt};
+    if (!c.signal.empty()) r.signal = c.signal;
+    if (c.kind == "exit") r.exit_code = c.exit_code;
+    if (!c.message.empty()) r.message = c.message;
+    return r;
+}
 
 /// Every requested correctness check gets the same verdict and reason (a crash, an error, a
 /// skip); the perf phase reports perf and cost for such a kernel as not timed.
@@ -190,6 +200,8 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     if (golden) {
         r.checks.push_back(golden_check(o.output, *want, *golden,
                                         rounding_allowance(k.info->rounding, c.dtype, golden->output_max_abs, inv.inputs->v)));
+        name_paged_worst(r.checks.back(), c);
+        if (o.unreadable) attribute_unreadable(r.checks.back(), c, *o.unreadable);
         const double tolerance = r.checks.back().as<GoldenMetrics>().tolerance.value_or(0.0);
         r.checks.push_back(numerics_with_reference(ctx, r, o, c, tolerance));
         add_determinism(r.checks.back(), o, c.deterministic.value_or(ctx.suite.deterministic));
@@ -236,14 +248,14 @@ Result<void> load_references(RunContext &ctx, const Plan &plan) {
         for (const auto &pc : plan.cases)
             if (auto g = load_golden(ctx.suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
         ctx.manifest = std::move(*m);
-        auto key = baseline_key("numerics", ctx.suite.name, ctx.machine);
+        auto key = baseline_key(CheckName::Numerics, ctx.suite.name, ctx.machine);
         if (!key) return std::unexpected(key.error());
         auto nb = load_baseline_file(store, *key);
         if (!nb) return std::unexpected(nb.error());
         ctx.numerics_baselines = std::move(*nb);
     }
     if (wants(ctx.checks, CheckName::Memory)) {
-        auto key = baseline_key("memory", ctx.suite.name);
+        auto key = baseline_key(CheckName::Memory, ctx.suite.name);
         if (!key) return std::unexpected(key.error());
         auto mb = load_baseline_file(store, *key);
         if (!mb) return std::unexpected(mb.error());
@@ -267,6 +279,7 @@ Result<RunResults> new_results(const RunContext &ctx, json::object fingerprint, 
     results.suite = ctx.suite.name;
     results.suite_file = ctx.suite.file.string();
     results.started_at = utc_now();
+    results.host_name = host_name();
     results.checks = ctx.checks;
     results.fingerprint = std::move(fingerprint);
     results.machine_class = ctx.machine;
@@ -314,21 +327,18 @@ PerfPhaseOptions perf_phase_options(const RunContext &ctx, const CostInputs *cos
     po.store = options.store;
     po.cost = cost;
     po.profiles_dir = std::filesystem::absolute(options.results_path).parent_path() / "profiles";
-    po.strict = options.strict || ctx.suite.perf.require_verdict;
-    po.workload_kernel = options.workload_kernel;
-    po.calibrate = options.calibrate;
-    po.metric = options.count_instructions ? PerfMetric::Instructions : PerfMetric::Time;
-    po.plugins = options.plugins;
+    po.choices = options.perf;
+    po.choices.strict = options.perf.strict || ctx.suite.perf.require_verdict;
     return po;
 }
 
 /// --workload-kernel must name a kernel of the plan.
 Result<void> check_workload_kernel(const RunOptions &options, const Plan &plan) {
-    if (options.workload_kernel.empty() ||
-        std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) { return k->spec.label() == options.workload_kernel; }))
+    const std::string &kernel = options.perf.workload_kernel;
+    if (kernel.empty() || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) { return k->spec.label() == kernel; }))
         return {};
     return fail(ErrorKind::Usage, "--workload-kernel {}: not a kernel of this run (a suite label such as flash[bq=64,bk=32], or a loaded plugin's kernel)",
-                options.workload_kernel);
+                kernel);
 }
 
 }  // namespace

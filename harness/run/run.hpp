@@ -14,6 +14,7 @@
 #include "plan/shard.hpp"
 #include "plan/suite.hpp"
 #include "results/results.hpp"
+#include "run/perf_phase.hpp"
 #include "store/store.hpp"
 
 namespace attngate {
@@ -31,11 +32,7 @@ struct RunOptions {
     std::string machine;              ///< a user-given name for this machine class (perf baselines)
     std::string device_class = "gcp-e2-standard-2";  ///< the price list entry for this machine's time
     std::vector<std::string> lockfiles;  ///< the user's lock files, recorded in the fingerprint
-    bool strict = false;  ///< a timed case the perf rule cannot gate fails (also the suite's perf.require_verdict)
-    bool calibrate = true;  ///< gate time relative to the calibration workload (PerfPhaseOptions::calibrate)
-    bool count_instructions = false;  ///< --perf-metric instructions (PerfPhaseOptions::metric)
-    std::vector<std::string> plugins;  ///< the --plugin paths, for the instruction-counting child
-    std::string workload_kernel;  ///< the kernel label every workload projects; empty: each workload's own
+    PerfChoices perf;  ///< what the perf phase measures and how it gates (handed to it as it is)
     std::optional<ShardSpec> shard;      ///< run only this shard of the plan (see sharding.hpp)
 };
 

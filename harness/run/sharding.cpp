@@ -53,7 +53,7 @@ Result<json::object> shard_plan(Plan &plan, const Suite &suite, const ShardSpec 
                                 const std::string &machine_class, const std::vector<CheckName> &checks, double alpha) {
     std::map<std::string, double> medians;
     std::string balanced_by = "FLOP estimate";
-    auto key = baseline_key("perf", suite.name, machine_class);
+    auto key = baseline_key(CheckName::Perf, suite.name, machine_class);
     if (!key) return std::unexpected(key.error());
     auto base = load_baseline_file(store, *key);
     if (!base) return std::unexpected(base.error());

@@ -63,6 +63,14 @@ double mean(const std::vector<double> &v) {
     return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
+double stddev(const std::vector<double> &v) {
+    if (v.size() < 2) return kNaN;
+    const double m = mean(v);
+    double sum = 0.0;
+    for (double x : v) sum += (x - m) * (x - m);
+    return std::sqrt(sum / static_cast<double>(v.size() - 1));
+}
+
 double median(const std::vector<double> &v) {
     std::vector<double> copy = v;
     return median_in_place(copy);

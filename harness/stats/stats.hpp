@@ -11,6 +11,10 @@ namespace attngate {
 /// Arithmetic mean; NaN for an empty sample ("not measured" is never 0).
 double mean(const std::vector<double> &v);
 
+/// Sample standard deviation (n - 1 in the denominator, as Google Benchmark's stddev
+/// aggregate and numpy.std(ddof=1)); NaN below two values.
+double stddev(const std::vector<double> &v);
+
 /// Median (mean of the two middle values for an even count); NaN when empty.
 double median(const std::vector<double> &v);
 

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <fstream>
 #include <thread>
+#include <type_traits>
+#include <variant>
 
 #include <fnmatch.h>
 #include <pwd.h>
@@ -48,6 +50,17 @@ namespace {
 std::optional<double> headline(const BaselineValues &v) {
     return std::visit([](const auto &kept) { return kept.headline(); }, v);
 }
+
+/// Whether a row whose check passed differs from what is stored: its exact values moved.
+/// Timings differ on every run (moved_from says nullopt): then the pass says unchanged.
+bool moved(const BaselineValues &now, const BaselineValues &stored) {
+    return std::visit(
+        [](const auto &n, const auto &s) {
+            if constexpr (std::is_same_v<decltype(n), decltype(s)>) return n.moved_from(s).value_or(false);
+            else return true;
+        },
+        now, stored);
+}
 }  // namespace
 
 std::optional<double> UpdateRow::change_pct() const {
@@ -77,9 +90,10 @@ std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind
         row.verdict = check->verdict;
         row.golden_failed = golden_failed;
         row.values = std::move(values);
-        if (existing)
-            if (const BaselineEntry *e = existing->find(r.case_id, r.kernel))
-                if (const auto old = headline(e->values); old && std::isfinite(*old)) row.old_value = old;
+        const BaselineEntry *entry = existing ? existing->find(r.case_id, r.kernel) : nullptr;
+        if (entry)
+            if (const auto old = headline(entry->values); old && std::isfinite(*old)) row.old_value = old;
+        row.changed = !entry || row.verdict != Verdict::Pass || moved(*row.values, entry->values);
         rows.push_back(std::move(row));
     }
     return rows;

@@ -34,6 +34,9 @@ struct UpdateRow {
     double new_value = 0.0;
     Verdict verdict = Verdict::Pass;  ///< the check's verdict in the results
     bool golden_failed = false;       ///< refused unless forced
+    /// What a review shows: no baseline yet, a check that did not pass, or an exact value that
+    /// moved (BaselineValues' moved_from). An unchanged row is kept as it is stored.
+    bool changed = true;
     std::optional<BaselineValues> values;  ///< what would be stored
     std::string label() const { return case_id + "/" + kernel; }
     /// Percent change, or nullopt without an old value.

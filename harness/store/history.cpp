@@ -2,6 +2,8 @@
 #include "store/history.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <random>
 
 #include "io/json_io.hpp"
@@ -23,8 +25,14 @@ std::string new_run_id(const std::string &started_at) {
     std::string stamp;
     for (char c : started_at)
         if (std::isalnum(static_cast<unsigned char>(c))) stamp.push_back(c);
+    // Strictly increasing within this process, even for two ids in one microsecond.
+    static std::atomic<int64_t> last{0};
+    const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    int64_t prev = last.load(), us = 0;
+    do us = std::max(now, prev + 1);
+    while (!last.compare_exchange_weak(prev, us));
     std::random_device rd;
-    return fmt::format("{}-{:08x}", stamp.empty() ? "unknown" : stamp, rd());
+    return fmt::format("{}-{:016d}-{:08x}", stamp.empty() ? "unknown" : stamp, us, rd());
 }
 
 Result<std::string> append_history(Store &store, const RunResults &results) {

@@ -16,7 +16,9 @@
 
 namespace attngate {
 
-/// A unique run id that sorts by time: the start time compacted plus 8 random hex digits.
+/// A unique run id that sorts by time: the start time compacted, then the append's time in
+/// microseconds (runs that started in the same second sort in the order they were
+/// appended), then 8 random hex digits (two machines appending at once).
 std::string new_run_id(const std::string &started_at);
 
 /// Appends a run's record (and its fingerprint, when new), with the whole results beside it

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "io/json_describe.hpp"
+#include "results/check_metrics.hpp"
 #include "store/store.hpp"
 
 namespace attngate {
@@ -25,13 +27,13 @@ inline Result<std::string> golden_key(std::string_view suite, std::string_view f
 }
 
 /// <check>/[<machine class>/]<suite>.json
-inline Result<std::string> baseline_key(std::string_view check, std::string_view suite, std::string_view machine_class = "") {
+inline Result<std::string> baseline_key(CheckName check, std::string_view suite, std::string_view machine_class = "") {
     const std::string file = std::string(suite) + ".json";
-    if (machine_class.empty()) return make_key({check, file}, "baseline of suite " + std::string(suite));
-    return make_key({check, key_component(machine_class), file}, "baseline of suite " + std::string(suite));
+    if (machine_class.empty()) return make_key({enum_name(check), file}, "baseline of suite " + std::string(suite));
+    return make_key({enum_name(check), key_component(machine_class), file}, "baseline of suite " + std::string(suite));
 }
 
 /// <check>/ : every machine class's baselines of a check.
-inline std::string baseline_prefix(std::string_view check) { return std::string(check) + "/"; }
+inline std::string baseline_prefix(CheckName check) { return std::string(enum_name(check)) + "/"; }
 
 }  // namespace attngate

@@ -14,6 +14,9 @@ from selenium.webdriver.common.by import By
 
 from chromium import browser_args, open_page
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import results_schema  # noqa: E402
+
 ARGS = None
 
 SUITE = {
@@ -28,7 +31,8 @@ SUITE = {
 
 
 def attngate(*args):
-    return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300)
+    with results_schema.watch(args):  # its outputs checked against docs/results.schema.json
+        return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300)
 
 
 class ReportInBrowserTest(unittest.TestCase):

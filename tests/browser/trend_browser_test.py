@@ -17,6 +17,9 @@ from selenium.webdriver.common.by import By
 
 from chromium import browser_args, open_page
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import results_schema  # noqa: E402
+
 ARGS = None
 SUITE = {"name": "trend", "seed": 3, "perf": {"repetitions": 5, "min_time_s": 0.002}, "kernels": ["flash"],
          "cases": [{"id": "mha_f32", "seq_q": 64, "heads_q": 2, "head_dim": 16},
@@ -25,7 +28,8 @@ RUNS, STEP_AT = 40, 25
 
 
 def attngate(*args):
-    return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300)
+    with results_schema.watch(args):  # its outputs checked against docs/results.schema.json
+        return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300)
 
 
 class TrendReportTest(unittest.TestCase):
@@ -46,7 +50,8 @@ class TrendReportTest(unittest.TestCase):
         for i in range(RUNS):
             run = copy.deepcopy(base)
             run["started_at"] = f"2026-{1 + i // 28:02d}-{1 + i % 28:02d}T02:00:00Z"
-            run["fingerprint"]["lockfiles"] = {"requirements.txt": {"jaxlib": "0.4.31" if i >= STEP_AT else "0.4.30"}}
+            # The shape attngate itself writes (format and packages), which the schema checks.
+            run["fingerprint"]["lockfiles"] = {"requirements.txt": {"format": "pip", "packages": {"jaxlib": "0.4.31" if i >= STEP_AT else "0.4.30"}}}
             factor = (1.03 if i >= STEP_AT else 1.0) * (1 + rng.uniform(-0.004, 0.004))
             for e in run["results"]:
                 for c in e["checks"]:

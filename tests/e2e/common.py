@@ -1,13 +1,17 @@
-"""Shared plumbing of the end-to-end tests: the command line they are given by ctest and
-a way to run the real attngate binary."""
+"""Shared plumbing of the end-to-end tests: the command line they are given by ctest, a way
+to run the real attngate binary, and the workspace most tests start from."""
 import argparse
 import json
 import os
+import pty
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
+
+import results_schema
 
 
 class Args:
@@ -22,8 +26,11 @@ ARGS = Args()
 
 
 def attngate(*args, cwd=None, env=None, timeout=600, stdin=None):
-    return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL)
+    """Runs the real binary; every results file, baseline and history record it writes is
+    then validated against docs/results.schema.json (results_schema.watch)."""
+    with results_schema.watch(args, cwd):
+        return subprocess.run([ARGS.attngate, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                              env=env, stdin=stdin if stdin is not None else subprocess.DEVNULL)
 
 
 def jax_venv_python(line):
@@ -71,6 +78,58 @@ def suite_with_goldens(path, suite, baselines):
     if p.returncode != 0:
         raise AssertionError(f"golden generate --suite {path}: exit {p.returncode}\n{p.stderr}")
     return path
+
+
+def developer_env():
+    """A developer's machine: CI itself runs with CI=true, which baseline update refuses."""
+    return {k: v for k, v in os.environ.items() if k != "CI"}
+
+
+def on_a_terminal(argv, answers=(), prompt=b"? [a]ccept", timeout=300):
+    """Runs argv (on a developer's machine) with stdin, stdout and stderr on a pseudo-terminal,
+    answering each prompt in turn (Ctrl-D once the answers run out). Returns (exit code,
+    transcript, prompts answered)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(argv[0], argv, developer_env())
+    answers = list(answers)
+    transcript = b""
+    answered = 0
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        transcript += chunk
+        while transcript.count(prompt) > answered:
+            os.write(fd, answers.pop(0) if answers else b"\x04")
+            answered += 1
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), transcript.decode(errors="replace"), answered
+
+
+class GoldenWorkspace(unittest.TestCase):
+    """Each test gets a scratch directory holding SUITE (written as <SUITE["name"]>.json) and
+    its goldens: self.dir, self.suite, self.baselines (the store) and self.results (where a
+    run's results.json goes). Removed after the test."""
+
+    SUITE = None  # the suite each test starts from; a subclass sets it
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix=f"attngate-{self.SUITE['name']}-")
+        self.baselines = os.path.join(self.dir, "baselines")
+        self.results = os.path.join(self.dir, "results.json")
+        self.suite = suite_with_goldens(os.path.join(self.dir, self.SUITE["name"] + ".json"), self.SUITE, self.baselines)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
 
 
 def main():

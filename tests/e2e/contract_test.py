@@ -2,13 +2,10 @@
 each is caught by the right check, with its reason, blamed on itself, while the built-in
 kernels in the same run pass, isolated and in-process alike."""
 import os
-import shutil
 import sys
-import tempfile
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ARGS, attngate, main, read_json, write_json  # noqa: E402
+from common import ARGS, GoldenWorkspace, attngate, main, read_json, write_json  # noqa: E402
 
 CONTRACT_PLUGIN = None
 
@@ -36,17 +33,8 @@ EXPECTED = {
 }
 
 
-class ContractTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="attngate-contract-")
-        self.suite = os.path.join(self.dir, "contract.json")
-        self.baselines = os.path.join(self.dir, "baselines")
-        self.results = os.path.join(self.dir, "results.json")
-        write_json(self.suite, SUITE)
-        self.assertEqual(attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines).returncode, 0)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+class ContractTest(GoldenWorkspace):
+    SUITE = SUITE
 
     def run_suite(self, *extra):
         r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results, "--checks",

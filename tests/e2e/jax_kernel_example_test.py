@@ -13,6 +13,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json, require_jax_venvs  # noqa: E402
+import results_schema  # noqa: E402
 
 SUITE = "examples/jax-kernel/suite.json"
 
@@ -36,6 +37,8 @@ class ExampleKernelTest(TempDirTest):
 
     def test_ci_script_installs_it_into_a_clean_venv_and_gates_it_through_its_entry_point(self):
         self.assertEqual(self.ci.returncode, 0, self.ci.stdout[-4000:] + self.ci.stderr)
+        # ci.sh ran attngate itself: its results and baselines are checked against the schema here.
+        results_schema.validate_all(os.path.join(self.dir, "results.json"), os.path.join(self.dir, "baselines"))
         # pip put the package into the fresh venv, and only there.
         lib = subprocess.run([self.path("venv", "bin", "python"), "-c", "import team_attention; print(team_attention.__file__)"],
                              capture_output=True, text=True, check=True).stdout

@@ -2,16 +2,12 @@
 test plugin are caught with the right reason while everything else in the same run still
 passes, clean kernels are never flagged, and baselines are accepted deliberately."""
 import os
-import pty
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ARGS, attngate, main, read_json, write_json  # noqa: E402
+from common import ARGS, GoldenWorkspace, attngate, main, on_a_terminal, read_json, write_json  # noqa: E402
 
 FAULTY = ["leaky", "leaky-slow", "leaky-abi", "bloated", "crashy", "hangy"]
 MEM_SUITE = {
@@ -25,18 +21,8 @@ MEM_SUITE = {
 }
 
 
-class MemoryGateTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="attngate-mem-")
-        self.suite = os.path.join(self.dir, "mem.json")
-        self.baselines = os.path.join(self.dir, "baselines")
-        self.results = os.path.join(self.dir, "results.json")
-        write_json(self.suite, MEM_SUITE)
-        r = attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines)
-        self.assertEqual(r.returncode, 0, r.stderr)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+class MemoryGateTest(GoldenWorkspace):
+    SUITE = MEM_SUITE
 
     def run_suite(self, *extra, env=None, plugin=True):
         # A loaded plugin runs all its kernels unless the suite names some of them.
@@ -155,27 +141,10 @@ class MemoryGateTest(unittest.TestCase):
     def test_baseline_update_asks_per_case_on_a_terminal(self):
         write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))
         self.run_suite(plugin=False)
-        pid, fd = pty.fork()
-        if pid == 0:
-            developer = {k: v for k, v in os.environ.items() if k != "CI"}
-            os.execve(ARGS.attngate, [ARGS.attngate, "baseline", "update", "--results", self.results,
-                                      "--baselines", self.baselines, "--only", "plain/*", "--checks", "memory"], developer)
-        transcript = b""
-        answers = [b"s\n", b"a\n"]
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            transcript += chunk
-            if transcript.count(b"[q]uit:") > 2 - len(answers):
-                os.write(fd, answers.pop(0))
-        _, status = os.waitpid(pid, 0)
-        self.assertEqual(os.waitstatus_to_exitcode(status), 0, transcript.decode(errors="replace"))
-        self.assertIn(b"accept plain/flash (new)?", transcript)
+        code, transcript, _ = on_a_terminal([ARGS.attngate, "baseline", "update", "--results", self.results, "--baselines",
+                                             self.baselines, "--only", "plain/*", "--checks", "memory"], answers=[b"s\n", b"a\n"])
+        self.assertEqual(code, 0, transcript)
+        self.assertIn("accept plain/flash (new)?", transcript)
         entries = read_json(os.path.join(self.baselines, "memory", "mem.json"))["entries"]
         self.assertEqual([(e["case"], e["kernel"]) for e in entries], [("plain", "native")])
 

@@ -42,7 +42,36 @@ def load_case(directory):
     return desc, tensors
 
 
+def paged_sequences(desc, t):
+    """Each sequence of a paged case as a dense case of batch 1: (first query token, its
+    case.json shape and tensors), its keys gathered from the pages through its table."""
+    paged, shape = desc["paged"], desc["shape"]
+    page_size = paged["page_size"]
+    hkv, d, dv = shape["heads_kv"], shape["head_dim"], shape["head_dim_v"]
+    table, kv_lens, cu = t["page_table"], t["kv_lens"], t["cu_q_lens"]
+    for b in range(len(kv_lens)):
+        kv_len, q0, q1 = int(kv_lens[b]), int(cu[b]), int(cu[b + 1])
+        pages = table[b, :-(-kv_len // page_size)]
+        k = t["k_pages"][pages].reshape(-1, hkv, d)[:kv_len]
+        v = t["v_pages"][pages].reshape(-1, hkv, dv)[:kv_len]
+        sub = dict(desc, shape=dict(shape, batch=1, seq_q=q1 - q0, seq_k=kv_len), causal_alignment="bottom_right")
+        sub.pop("paged")
+        yield q0, sub, {"q": t["q"][q0:q1][None], "k": k[None], "v": v[None]}
+
+
 def attention(desc, t, drop_last_key=None, heads=None):
+    """float64 attention; a paged case is each of its sequences gathered and attended as a
+    dense case of batch 1, into [1, seq_q, heads_q, head_dim_v]."""
+    if "paged" in desc:
+        shape = desc["shape"]
+        out = np.zeros((1, shape["seq_q"], shape["heads_q"], shape["head_dim_v"]))
+        for q0, sub, tensors in paged_sequences(desc, t):
+            out[0, q0:q0 + sub["shape"]["seq_q"]] = dense_attention(sub, tensors)[0]
+        return out
+    return dense_attention(desc, t, drop_last_key, heads)
+
+
+def dense_attention(desc, t, drop_last_key=None, heads=None):
     """float64 attention with bottom-right causal/window alignment, segment ids, bias,
     soft-capping; rows with no allowed key are zero; NaN propagates from allowed keys.
     drop_last_key=(b, i, h) leaves out that row's last allowed key: the exact output of the
@@ -89,3 +118,16 @@ def attention(desc, t, drop_last_key=None, heads=None):
                 p = np.exp(row - np.max(row))  # a NaN score makes the max, and the row, NaN
                 out[b, i, h, :] = (p / p.sum()) @ v[b, idx, hk, :]
     return out
+
+
+def golden_mismatch(golden, want):
+    """Why a golden is not the oracle's output (shape, NaN pattern, or an error over 1e-9 of
+    the output's scale), or None when it is."""
+    if golden.shape != want.shape:
+        return f"shape {golden.shape} != {want.shape}"
+    if not np.array_equal(np.isnan(golden), np.isnan(want)):
+        return "NaN in different elements"
+    finite = ~np.isnan(want)
+    scale = max(1.0, float(np.max(np.abs(want[finite]))))
+    error = float(np.max(np.abs(golden[finite] - want[finite])))
+    return None if error < 1e-9 * scale else f"max abs error {error:.3g} over 1e-9 x {scale:.3g}"

@@ -10,6 +10,8 @@ unchanged kernels are ones no timing can move (no baseline, another machine, too
 repetitions)."""
 import os
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -29,6 +31,8 @@ SUITE = {
         {"id": "causal_bf16", "seq_q": 160, "heads_q": 2, "head_dim": 32, "causal": True, "dtype": "bf16"},
     ],
 }
+COMPARE_PY = "/usr/share/benchmark/compare.py"  # Debian's libbenchmark-tools
+TOOLS_PYTHON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".venv", "tools", "bin", "python")
 # Percent of extra work: 10x the kernel's time. A loaded runner (stress-ng on every core)
 # slows one side of a comparison by 2-4x at most here, so no load can hide it.
 SLOW = 900
@@ -234,13 +238,92 @@ class PerfGateTest(unittest.TestCase):
 
     def test_google_benchmark_json_of_the_samples(self):
         gbench = os.path.join(self.dir, "gbench.json")
-        r, _ = self.run_perf("first", 0, "--gbench", gbench)
+        r, out = self.run_perf("first", 0, "--gbench", gbench)
         self.assertEqual(r.returncode, 0, r.stderr)
-        doc = read_json(gbench)
-        names = {b["name"] for b in doc["benchmarks"]}
-        self.assertEqual(names, {"mha/flash-slowdown", "causal_bf16/flash-slowdown"})
-        self.assertEqual(len(doc["benchmarks"]), 30)
-        self.assertTrue(all(b["run_type"] == "iteration" and b["time_unit"] == "ns" for b in doc["benchmarks"]))
+        doc, results = read_json(gbench), read_json(out)
+        rows = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"]
+        self.assertEqual({b["name"] for b in rows}, {"mha/flash-slowdown", "causal_bf16/flash-slowdown"})
+        self.assertEqual(len(rows), 30)
+        self.assertTrue(all(b["time_unit"] == "ns" and b["repetitions"] == 15 for b in doc["benchmarks"]))
+        self.assertTrue(all("iterations" not in b for b in rows), "a repetition's call count is not known: left out")
+        for e in results["results"]:  # measured, not copied: the process's CPU time of each repetition
+            perf = [c for c in e["checks"] if c["check"] == "perf"][0]["metrics"]
+            mine = [b for b in rows if b["name"] == f"{e['case']}/{e['kernel']}"]
+            self.assertEqual([b["real_time"] for b in mine], [ns(x) for x in perf["samples_s"]])
+            self.assertEqual([b["cpu_time"] for b in mine], [ns(x) for x in perf["cpu_samples_s"]])
+            self.assertNotEqual(perf["cpu_samples_s"], perf["samples_s"])
+            self.assertTrue(all(x > 0 for x in perf["cpu_samples_s"]))
+        aggregates = {(b["run_name"], b["aggregate_name"]): b for b in doc["benchmarks"] if b["run_type"] == "aggregate"}
+        self.assertEqual(set(aggregates), {(n, a) for n in ("mha/flash-slowdown", "causal_bf16/flash-slowdown")
+                                           for a in ("mean", "median", "stddev", "cv")})
+        mha = sorted(b["real_time"] for b in rows if b["name"] == "mha/flash-slowdown")
+        self.assertAlmostEqual(aggregates[("mha/flash-slowdown", "median")]["real_time"], mha[7], delta=mha[7] * 1e-9)
+        self.assertEqual(aggregates[("mha/flash-slowdown", "cv")]["aggregate_unit"], "percentage")
+        context = doc["context"]
+        self.assertEqual(context["json_schema_version"], 1)
+        self.assertEqual(context["num_cpus"], results["fingerprint"]["cpu"]["cores"])
+        self.assertEqual(context["host_name"], results["host_name"])
+        self.assertEqual(context["host_name"], socket.gethostname())
+        for made_up in ("mhz_per_cpu", "cpu_scaling_enabled", "caches", "library_build_type"):
+            self.assertNotIn(made_up, context)
+
+    @unittest.skipUnless(os.path.exists(COMPARE_PY) and os.path.exists(TOOLS_PYTHON),
+                         f"{COMPARE_PY} (apt libbenchmark-tools) or {TOOLS_PYTHON} (its scipy; bash ci/install-deps.sh) is missing")
+    def test_google_benchmarks_compare_py_agrees_with_attngate_compare_on_a_2x_slowdown(self):
+        # One run times flash and flash-slowdown (flash plus as much again: +100%) with their
+        # repetitions interleaved, so a loaded machine slows both alike (two runs side by side
+        # or one after the other differ by up to 10x under load here). Each kernel's rows then
+        # make one results file under one label, "flash", and each is exported as Google
+        # Benchmark JSON: the same case x kernel names in both, as compare.py matches them.
+        suite = dict(SUITE, kernels=["flash", "flash-slowdown"])
+        write_json(self.suite, suite)
+        r, out = self.run_perf("both", 100)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        both = read_json(out)
+        files = {}
+        for kernel in ("flash", "flash-slowdown"):
+            part = dict(both, results=[dict(e, kernel="flash") for e in both["results"] if e["kernel"] == kernel])
+            self.assertEqual(len(part["results"]), 2)
+            files[kernel] = (os.path.join(self.dir, kernel + ".json"), os.path.join(self.dir, kernel + ".gbench.json"))
+            write_json(files[kernel][0], part)
+            p = attngate("report", files[kernel][0], "--gbench", files[kernel][1])
+            self.assertEqual(p.returncode, 0, p.stderr)
+        decided = 0
+        for a, b, slower in (("flash", "flash-slowdown", True), ("flash-slowdown", "flash", False)):
+            dump = os.path.join(self.dir, f"{a}-{b}.compare.json")
+            p = subprocess.run([TOOLS_PYTHON, COMPARE_PY, "--no-color", "--dump_to_json", dump, "benchmarks", files[a][1], files[b][1]],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("U Test, Repetitions: 15 vs 15", p.stdout)
+            rows = [d for d in read_json(dump) if d["run_type"] == "iteration"]
+            self.assertEqual({d["name"] for d in rows}, {"mha/flash", "causal_bf16/flash"})
+            ours = attngate("compare", files[a][0], files[b][0])
+            self.assertIn(ours.returncode, (0, 1), ours.stdout + ours.stderr)
+            for d in rows:
+                # The CPU time is measured apart from the wall time, and no load hides twice the work in it.
+                cpu_change = sorted(m["cpu"] for m in d["measurements"])[len(d["measurements"]) // 2]
+                self.assertLess(d["utest"]["cpu_pvalue"], 0.05, (a, b, d["name"], d["utest"]))
+                self.assertEqual(cpu_change > 0, slower, (a, b, d["name"], cpu_change))
+                # compare.py's verdict: its U test on the wall times significant at 0.05, in the
+                # direction of the median change. attngate compare's: its row's status, which it
+                # may decline to give on a machine too loaded for 15 repetitions ("too_noisy").
+                change = sorted(m["time"] for m in d["measurements"])[len(d["measurements"]) // 2]
+                theirs = "slower" if d["utest"]["time_pvalue"] < 0.05 and change > 0 else \
+                    "faster" if d["utest"]["time_pvalue"] < 0.05 else "same"
+                status = [line.split()[4] for line in ours.stdout.splitlines() if line.startswith(d["name"] + " ")][0]
+                if status == "too_noisy":
+                    continue
+                decided += 1
+                mine = {"regression": "slower", "improvement": "faster"}.get(status, "same")
+                self.assertEqual(mine, theirs, f"{a} -> {b} {d['name']}: attngate {status}, compare.py {d['utest']} median change {change}")
+                self.assertEqual(mine, "slower" if slower else "faster", ours.stdout)
+        if not decided:
+            self.skipTest("every row too noisy for attngate compare on this machine's load: no verdict to compare with compare.py's")
+
+
+def ns(seconds):
+    """Seconds as the export writes them: nanoseconds."""
+    return seconds * 1e9
 
 
 if __name__ == "__main__":

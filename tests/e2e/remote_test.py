@@ -4,16 +4,13 @@ with its message, never a hung or crashed harness, and the other cases still run
 adapter that cannot be reached is exit 3; the bearer token never leaks."""
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ARGS, attngate, main, read_json, write_json  # noqa: E402
+from common import ARGS, GoldenWorkspace, attngate, main, read_json  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAULT_ADAPTER = f"{sys.executable} {os.path.join(HERE, 'fault_adapter.py')}"
@@ -36,18 +33,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-class RemoteTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="attngate-remote-")
-        self.suite = os.path.join(self.dir, "remote.json")
-        self.baselines = os.path.join(self.dir, "baselines")
-        self.results = os.path.join(self.dir, "results.json")
-        write_json(self.suite, SUITE)
-        r = attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines)
-        self.assertEqual(r.returncode, 0, r.stderr)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+class RemoteTest(GoldenWorkspace):
+    SUITE = SUITE
 
     def run_suite(self, *extra, env=None, timeout=300):
         return attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results,

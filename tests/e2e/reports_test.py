@@ -16,6 +16,9 @@ import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_schema  # noqa: E402
+
 ARGS = None
 
 SUITE = {
@@ -31,7 +34,8 @@ XSS = "<script>alert(1)</script>"
 
 
 def attngate(*args, **kw):
-    return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300, **kw)
+    with results_schema.watch(args, kw.get("cwd")):  # its outputs checked against docs/results.schema.json
+        return subprocess.run([ARGS.attngate, *args], capture_output=True, text=True, timeout=300, **kw)
 
 
 def g3(x):
@@ -184,9 +188,10 @@ class SameStoryTest(Workspace):
             chunks.append(data)
         proc.wait(timeout=300)
         text = b"".join(chunks).decode()
-        self.assertIn("\rcase" if "\rcase" in text else "\r\x1b[Kcase", text)
-        self.assertIn("case 4 of 4", text)
+        self.assertIn("\r\x1b[Krun reports: 1 of 4 case x kernels", text)
+        self.assertIn("4 of 4 case x kernels (100%)", text)
         self.assertRegex(text, r"elapsed [0-9.]+s · about [0-9.]+s left")
+        self.assertNotIn("progress:", text)  # the plain lines are for logs, not terminals
         self.assertIn("FAIL causal_f32 / causal_off_by_one", text)
 
     def test_one_plain_line_per_case_when_not_a_terminal(self):
@@ -329,6 +334,42 @@ class FingerprintTest(Workspace):
         r = attngate("env", "--lockfile", os.path.join(self.dir, "missing.lock"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("missing.lock", r.stderr)
+
+
+JUNIT_XSD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support", "junit-10.xsd")
+
+
+class JUnitSchemaTest(Workspace):
+    """The JUnit XML against the XSD Jenkins validates with (tests/support/junit-10.xsd, from
+    its xUnit plugin), and times that add up: each case x kernel's observed call once."""
+
+    def test_junit_validates_against_the_jenkins_xsd(self):
+        import xmlschema  # python3-xmlschema
+        schema = xmlschema.XMLSchema(JUNIT_XSD)
+        xml = self.read(self.out["xml"])
+        errors = list(schema.iter_errors(xml))
+        self.assertEqual(errors, [], "\n".join(str(e) for e in errors[:3]))
+        # ... and the XSD has teeth: the attributes the reporter used to put on <testsuites>, or a time that is not a number, fail.
+        self.assertFalse(schema.is_valid(xml.replace("<testsuites ", '<testsuites skipped="0" ', 1)))
+        self.assertFalse(schema.is_valid(re.sub(r'(<testsuite [^>]*time=")[^"]*', r"\g<1>1.5 s", xml, count=1)))
+
+    def test_junit_times_add_up_to_the_runs_time_once(self):
+        results = json.loads(self.read(self.results))
+        root = ET.fromstring(self.read(self.out["xml"]))
+        cases = list(root.iter("testcase"))
+        self.assertEqual(len(cases), sum(len(e["checks"]) for e in results["results"]))
+        observed = sum(e["seconds"] for e in results["results"])
+        self.assertGreater(observed, 0)
+        self.assertAlmostEqual(sum(float(tc.get("time")) for tc in cases), observed, delta=1e-5 * len(cases))
+        self.assertAlmostEqual(float(root.get("time")), observed, delta=1e-5 * len(cases))
+        for suite in root.iter("testsuite"):
+            self.assertAlmostEqual(float(suite.get("time")), sum(float(tc.get("time")) for tc in suite.iter("testcase")),
+                                   delta=1e-5 * len(cases))
+            self.assertEqual(suite.get("timestamp"), results["started_at"])
+        for e in results["results"]:  # its time on one of its testcases, not on each check's
+            times = [float(tc.get("time")) for tc in cases if tc.get("name") == f"{e['case']} / {e['kernel']}"]
+            self.assertEqual(len(times), len(e["checks"]))
+            self.assertEqual(sum(1 for t in times if t > 0), 1 if e["seconds"] >= 5e-7 else 0, (e["case"], e["kernel"], times))
 
 
 if __name__ == "__main__":

@@ -154,7 +154,7 @@ class HttpStoreTest(unittest.TestCase):
         r = self.attngate_env("run", "--suite", self.suite, "--store", self.server.url, "--checks", "golden,memory", "--out", results)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         update = [ARGS.attngate, "baseline", "update", "--results", results, "--store", self.server.url, "--checks", "memory",
-                  "--allow-in-ci"]
+                  "--allow-in-ci", "--all"]  # every row is unchanged here: --all reviews them
         # Writer A reviews interactively and stops at its first question...
         master, slave = pty.openpty()
         a = subprocess.Popen(update + ["--reason", "writer A"], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -168,7 +168,7 @@ class HttpStoreTest(unittest.TestCase):
         self.assertIn(b"accept causal_f32", seen)
         # ... while writer B accepts the causal rows and writes first.
         r = self.attngate_env("baseline", "update", "--results", results, "--store", self.server.url, "--checks", "memory",
-                              "--only", "causal*", "--yes", "--allow-in-ci", "--reason", "writer B")
+                              "--only", "causal*", "--all", "--yes", "--allow-in-ci", "--reason", "writer B")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         after_b = self.server.files()["memory/remote.json"]
         os.write(master, b"A\n")  # A accepts all: its write must be refused, naming B's change
@@ -183,7 +183,7 @@ class HttpStoreTest(unittest.TestCase):
         self.assertEqual(self.server.files()["memory/remote.json"], after_b)  # B's update intact
         # A re-runs against the new baselines and now writes.
         r = self.attngate_env("baseline", "update", "--results", results, "--store", self.server.url, "--checks", "memory",
-                              "--yes", "--allow-in-ci", "--reason", "writer A again")
+                              "--all", "--yes", "--allow-in-ci", "--reason", "writer A again")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn(b"writer A again", self.server.files()["memory/remote.json"])
 

@@ -16,7 +16,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
-from common import ARGS, attngate, main, read_json, write_json  # noqa: E402
+from common import ARGS, GoldenWorkspace, attngate, main, read_json, write_json  # noqa: E402
 
 BUILTIN = ["native", "flash"]
 NUMERIC_FAULTS = ["bf16_accumulate", "one_wrong_row", "output_shift", "softcap_after_bias"]
@@ -49,7 +49,15 @@ class SmokeFaultsTest(unittest.TestCase):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def cases(self, dtype=None):
-        return [c for c in self.suite["cases"] if dtype is None or c.get("dtype", "f32") == dtype]
+        """The dense cases: the numeric-fault plugins are dense kernels, a skip on a paged case."""
+        return [c for c in self.suite["cases"] if "paged" not in c and (dtype is None or c.get("dtype", "f32") == dtype)]
+
+    def test_dense_fault_kernels_skip_the_paged_cases(self):
+        paged = [c["id"] for c in self.suite["cases"] if "paged" in c]
+        self.assertTrue(paged)
+        for case in paged:
+            for kernel in NUMERIC_FAULTS:
+                self.assertEqual(self.v[(case, kernel)]["verdict"], "skip", (case, kernel))
 
     def test_the_run_fails_and_blames_only_the_faulty_kernels(self):
         self.assertEqual(self.proc.returncode, 1, self.proc.stdout[-3000:] + self.proc.stderr)
@@ -185,23 +193,17 @@ ERROR_SUITE = {
 }
 
 
-class ErrorIsNotDriftTest(unittest.TestCase):
+class ErrorIsNotDriftTest(GoldenWorkspace):
     """A crash, a hang and drift in one run: exit 1, and every report keeps them apart."""
 
+    SUITE = ERROR_SUITE
+
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="attngate-errors-")
-        self.suite = os.path.join(self.dir, "errors.json")
-        self.baselines = os.path.join(self.dir, "baselines")
-        write_json(self.suite, ERROR_SUITE)
-        r = attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.out = {k: os.path.join(self.dir, "report." + k) for k in ("json", "html", "md", "xml")}
+        super().setUp()
+        self.out = {k: self.path("report." + k) for k in ("json", "html", "md", "xml")}
         self.r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--plugin", ARGS.faulty_plugin,
                           "--checks", "golden,memory", "--out", self.out["json"], "--html", self.out["html"],
                           "--markdown", self.out["md"], "--junit", self.out["xml"])
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def test_results_console_and_reports_keep_errors_apart_from_failures(self):
         self.assertEqual(self.r.returncode, 1, self.r.stdout + self.r.stderr)
@@ -277,27 +279,20 @@ PERF_SUITE = {
 MACHINE = "synthetic"
 
 
-class StrictAndWorkloadsTest(unittest.TestCase):
+class StrictAndWorkloadsTest(GoldenWorkspace):
     """Perf verdicts against synthetic baselines: 1 ns per call (no machine is that fast: a
     certain regression) or 1000 s (a certain improvement), so no test depends on speed."""
 
+    SUITE = PERF_SUITE
+
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="attngate-strict-")
-        self.suite = os.path.join(self.dir, "strict.json")
-        self.baselines = os.path.join(self.dir, "baselines")
-        self.results = os.path.join(self.dir, "results.json")
-        write_json(self.suite, PERF_SUITE)
-        r = attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines)
-        self.assertEqual(r.returncode, 0, r.stderr)
+        super().setUp()
         shutil.copy(os.path.join(ARGS.source_dir, "baselines", "pricing.json"), self.baselines)
         os.makedirs(os.path.join(self.baselines, "workloads"))
         write_json(os.path.join(self.baselines, "workloads", "serve.json"), {
             "name": "serve", "device_class": "gcp-e2-standard-2", "kernel": "flash",
             "shapes": [{"case": "a", "requests_per_second": 10}, {"case": "b", "requests_per_second": 10}],
             "memory_headroom_bytes": 1e9, "restart_interval_hours": 24})
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def write_perf_baseline(self, seconds_by_kernel, cases=("a", "b"), extra=()):
         """A perf baseline for this machine class, in the format baseline update writes."""

@@ -14,6 +14,7 @@
 #include "attention_common.hpp"
 #include "builtin_lookup.hpp"
 #include "numeric_faults.hpp"
+#include "paged_faults.hpp"
 
 namespace {
 
@@ -200,6 +201,8 @@ extern "C" const attngate_kernel *attngate_plugin_kernels(size_t *count) {
         std::vector<attngate_kernel> v(std::begin(kFaulty), std::end(kFaulty));
         const auto numeric = numeric_fault_kernels();
         v.insert(v.end(), numeric.begin(), numeric.end());
+        const auto paged = paged_fault_kernels();
+        v.insert(v.end(), paged.begin(), paged.end());
         return v;
     }();
     *count = all.size();

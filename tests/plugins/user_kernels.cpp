@@ -1,7 +1,8 @@
 // A user's plugin, as docs/kernels.md tells users to write one: a kernel with an instance
-// (init/free) that delegates the maths to the built-in native kernel. Built twice: as
-// "mine" (every feature) and, with ATTNGATE_TEST_PICKY, as "picky" (bf16 only), which
-// runs nothing of an f32 suite.
+// (init/free) that delegates the maths to the built-in native kernel. Built three times: as
+// "mine" (every dense feature), with ATTNGATE_TEST_PICKY as "picky" (bf16 only), which runs
+// nothing of an f32 suite, and with ATTNGATE_TEST_ABI_V2 as "old-abi", a table of ABI
+// version 2 (before paged KV) that still loads and is skipped on paged cases.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -42,16 +43,25 @@ int mine_run(const attngate_kernel *, const attngate_problem *p, char *err, size
     return native.run(&native, &q, err, n);
 }
 
-#ifdef ATTNGATE_TEST_PICKY
+#if defined(ATTNGATE_TEST_PICKY)
 constexpr const char *kName = "picky";
 constexpr uint32_t kFeatures = ATTNGATE_FEATURE_ALL & ~ATTNGATE_FEATURE_F32;
+#elif defined(ATTNGATE_TEST_ABI_V2)
+constexpr const char *kName = "old-abi";
+constexpr uint32_t kFeatures = 0xffffffffu;  // every bit set: version 2 defined only the dense ones
 #else
 constexpr const char *kName = "mine";
 constexpr uint32_t kFeatures = ATTNGATE_FEATURE_ALL;
 #endif
 
+#ifdef ATTNGATE_TEST_ABI_V2
+constexpr uint32_t kApiVersion = 2;
+#else
+constexpr uint32_t kApiVersion = ATTNGATE_API_VERSION;
+#endif
+
 const attngate_kernel kKernels[] = {{
-    /* .api_version = */ ATTNGATE_API_VERSION,
+    /* .api_version = */ kApiVersion,
     /* .name        = */ kName,
     /* .version     = */ "0.1.0",
     /* .description = */ "a user's kernel with an instance, delegating to native",

@@ -95,8 +95,12 @@ TEST_CASE("sequential A/B rounds: more pairs only for the rows that need them", 
 
     SECTION("each row gets what its verdict needs") {
         SyntheticSide a(false), b(true);
-        int last_round = 0;
-        auto r = run_ab(*suite, a, b, o, [&](int round, int) { last_round = round; });
+        AbProgress last;
+        bool steps_in_order = true;
+        auto r = run_ab(*suite, a, b, o, [&](const AbProgress &p) {
+            steps_in_order = steps_in_order && p.done >= last.done && p.done <= p.total;
+            last = p;
+        });
         REQUIRE(r);
         const auto perf = perf_of(*r);
         REQUIRE(perf.size() == 3);
@@ -112,7 +116,13 @@ TEST_CASE("sequential A/B rounds: more pairs only for the rows that need them", 
             CHECK(a.calls(id) == got.first);
             CHECK(b.calls(id) == got.first);
         }
-        CHECK(last_round == 61);
+        CHECK(last.round == 61);
+        // A step is one row timed on both sides: every pair judged, and none was left planned.
+        size_t pairs = 0;
+        for (const auto &[id, got] : perf) pairs += static_cast<size_t>(got.first);
+        CHECK(last.done == pairs);
+        CHECK(last.total == pairs);
+        CHECK(steps_in_order);
     }
 
     SECTION("a side that times whole rounds gets whole rounds while any row is undecided") {

@@ -45,10 +45,54 @@ TEST_CASE("update rows show old and new with the change and mark failed goldens"
     CHECK(plan_update(results_with_memory(), *find_baseline_kind("memory"), &existing, "*/nat*").size() == 1);
 }
 
+TEST_CASE("a row is changed when it is new, did not pass, or an exact value moved", "[baseline]") {
+    RunResults results = results_with_memory();
+    // Stored as the run measured both rows: only the RSS delta, which is not exact, differs.
+    BaselineFile existing{CheckName::Memory, "s", "", {BaselineEntry{"a", "flash", MemoryBaseline{1100, 8192, 0.0}, {}, {}},
+                                                       BaselineEntry{"a", "native", MemoryBaseline{5000, 4096, 0.0}, {}, {}}}, ""};
+    auto rows = plan_update(results, *find_baseline_kind("memory"), &existing, "");
+    REQUIRE(rows.size() == 2);
+    CHECK_FALSE(rows[0].changed);
+    CHECK_FALSE(rows[1].changed);
+    SECTION("an exact value that moved") {
+        std::get<MemoryBaseline>(existing.entries[1].values).abi_peak_bytes = 4096;
+        rows = plan_update(results, *find_baseline_kind("memory"), &existing, "");
+        CHECK_FALSE(rows[0].changed);
+        CHECK(rows[1].changed);
+    }
+    SECTION("a check that did not pass") {
+        results.results[0].checks[1].verdict = Verdict::Fail;
+        rows = plan_update(results, *find_baseline_kind("memory"), &existing, "");
+        CHECK(rows[0].changed);
+        CHECK_FALSE(rows[1].changed);
+    }
+    SECTION("no baseline yet") {
+        existing.entries.pop_back();
+        rows = plan_update(results, *find_baseline_kind("memory"), &existing, "");
+        CHECK_FALSE(rows[0].changed);
+        CHECK(rows[1].changed);
+        CHECK(plan_update(results, *find_baseline_kind("memory"), nullptr, "")[0].changed);
+    }
+    SECTION("timings differ on every run: a perf row that passed is unchanged") {
+        for (auto &r : results.results) {
+            PerfMetrics m;
+            m.median_s = 0.0012;
+            r.checks[1] = CheckResult(m, r.kernel == "flash" ? Verdict::Pass : Verdict::Fail, "");
+        }
+        PerfBaseline stored;
+        stored.median_s = 0.0010;
+        BaselineFile perf{CheckName::Perf, "s", "m", {BaselineEntry{"a", "flash", stored, {}, {}}, BaselineEntry{"a", "native", stored, {}, {}}}, ""};
+        rows = plan_update(results, *find_baseline_kind("perf"), &perf, "");
+        REQUIRE(rows.size() == 2);
+        CHECK_FALSE(rows[0].changed);
+        CHECK(rows[1].changed);
+    }
+}
+
 TEST_CASE("accepted rows are written with provenance and read back", "[baseline]") {
     test::TempDir dir;
     DirectoryStore store(dir.path());
-    const std::string key = *baseline_key("memory", "s");
+    const std::string key = *baseline_key(CheckName::Memory, "s");
     const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), nullptr, "a/flash");
     REQUIRE(apply_update(store, key, BaselineFile{CheckName::Memory, "s", "", {}, ""}, rows, make_provenance("because", machine_class("ci-box"), {})));
     auto back = load_baseline_file(store, key);

@@ -5,6 +5,7 @@
 
 #include "io/files.hpp"
 #include "results/fingerprint.hpp"
+#include "results/loaded_libraries.hpp"
 #include "results/lockfile.hpp"
 #include "test_support.hpp"
 
@@ -128,9 +129,69 @@ TEST_CASE("the collected fingerprint names the toolchain libraries machine and k
     const auto has = [&](std::string_view key) {
         return std::any_of(flat.begin(), flat.end(), [&](const auto &kv) { return kv.first == key && !kv.second.empty(); });
     };
-    for (const char *key : {"toolchain.compiler", "toolchain.cxx_stdlib", "toolchain.glibc", "libraries.boost", "libraries.libcurl",
-                            "libraries.catch2", "libraries.google_benchmark", "libraries.blas", "cpu.model", "cpu.cores", "os.kernel",
-                            "kernels.reference", "kernels.flash"})
+    for (const char *key : {"toolchain.compiler", "toolchain.cxx_stdlib", "toolchain.glibc", "toolchain.build_type", "toolchain.cxx_flags",
+                            "libraries.boost", "libraries.libcurl", "libraries.openssl", "libraries.sleef", "libraries.openblas.path",
+                            "libraries.google_benchmark", "cpu.model", "cpu.cores", "os.kernel", "kernels.reference", "kernels.flash"})
         CHECK(has(key));
-    CHECK(fp->at("libraries").at("catch2").as_string() == fmt::format("{}.{}.{}", CATCH_VERSION_MAJOR, CATCH_VERSION_MINOR, CATCH_VERSION_PATCH));
+    // Catch2 links the tests only: not a dependency of what the gate runs.
+    CHECK_FALSE(fp->at("libraries").as_object().contains("catch2"));
+    CHECK_THAT(std::string(fp->at("toolchain").at("cxx_flags").as_string()), Catch::Contains("-ffp-contract=off"));
+}
+
+TEST_CASE("the fingerprint names the compiler that built it, not always g++", "[fingerprint]") {
+    auto fp = collect_fingerprint({}, {}, {});
+    REQUIRE(fp);
+    const std::string compiler(fp->at("toolchain").at("compiler").as_string());
+#if defined(__clang__)
+    CHECK(compiler.starts_with(fmt::format("clang {}.", __clang_major__)));
+#else
+    CHECK(compiler.starts_with(fmt::format("g++ {}.", __GNUC__)));
+#endif
+}
+
+TEST_CASE("the fingerprint lists the shared objects loaded with their packages", "[fingerprint]") {
+    auto fp = collect_fingerprint({}, {}, {});
+    REQUIRE(fp);
+    const json::object &loaded = fp->at("loaded").as_object();
+    // Linked by the harness, so loaded in every attngate process, under their sonames.
+    for (const char *soname : {"libc.so.6", "libcurl.so.4", "libsleef.so.3"}) {
+        INFO(soname);
+        REQUIRE(loaded.contains(soname));
+        const json::object &lib = loaded.at(soname).as_object();
+        CHECK(std::filesystem::path(std::string(lib.at("path").as_string())).is_absolute());
+        if (std::filesystem::exists("/var/lib/dpkg/status") && !std::getenv("DPKG_ADMINDIR")) {
+            CHECK(lib.contains("package"));
+            CHECK_FALSE(std::string(lib.at("version").as_string()).empty());
+        }
+    }
+    if (std::filesystem::exists("/var/lib/dpkg/status") && !std::getenv("DPKG_ADMINDIR"))
+        CHECK(loaded.at("libc.so.6").at("package").as_string() == "libc6");
+    CHECK_FALSE(loaded.contains(""));  // neither the program nor the vDSO
+}
+
+TEST_CASE("file origins come from dpkg's file lists and status, else from the file's bytes", "[fingerprint]") {
+    test::TempDir dir;
+    const auto lib = write(dir, "libfake.so.1.2", "ELF, say");
+    const auto other = write(dir, "libother.so.7", "other bytes");
+    std::filesystem::create_symlink(lib, dir / "libfake.so.1");
+    std::filesystem::create_directories(dir / "admin" / "info");
+    write(dir, "admin/info/libfake1:amd64.list", "/.\n" + std::filesystem::canonical(lib).string() + "\n");
+    write(dir, "admin/info/unrelated.list", "/usr/bin/unrelated\n");
+    write(dir, "admin/status",
+          "Package: unrelated\nStatus: install ok installed\nArchitecture: all\nVersion: 9\n\n"
+          "Package: libfake1\nStatus: deinstall ok config-files\nArchitecture: i386\nVersion: 0.1\n\n"
+          "Package: libfake1\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1.2-3+deb12u1\n");
+    const char *was = std::getenv("DPKG_ADMINDIR");
+    const std::string saved = was ? was : "";
+    ::setenv("DPKG_ADMINDIR", (dir / "admin").c_str(), 1);
+    const auto origins = file_origins({dir / "libfake.so.1", other, dir / "gone.so"});
+    if (was) ::setenv("DPKG_ADMINDIR", saved.c_str(), 1);
+    else ::unsetenv("DPKG_ADMINDIR");
+    REQUIRE(origins.size() == 3);
+    CHECK(origins[0].at("path").as_string() == std::filesystem::canonical(lib).string());  // through the symlink
+    CHECK(origins[0].at("package").as_string() == "libfake1");
+    CHECK(origins[0].at("version").as_string() == "1.2-3+deb12u1");
+    CHECK_FALSE(origins[1].contains("package"));
+    CHECK(origins[1].at("sha256").as_string() == sha256_hex("other bytes"));
+    CHECK(origins[2].at("missing").as_bool());
 }

@@ -1,7 +1,9 @@
 // Sharding, merging and history: the balanced partition, merge's refusals and its
 // run-wide Benjamini-Hochberg pass, history records and trend attribution.
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -99,6 +101,33 @@ TEST_CASE("merge puts shards back in plan order and names what is missing", "[me
     CHECK_THAT(merge_shards({{"p.json", plain}}, {}).error().message, Catch::Contains("not the results of a shard"));
 }
 
+TEST_CASE("A/B shards of other CPUs merge; their libraries still must match", "[merge]") {
+    // Each A/B shard decides its pairs on one machine, so runners of different CPUs (GitHub's
+    // matrix) are fine; another library version is not. Run shards still need one machine.
+    const std::vector<std::string> plan = {"a/k", "b/k"};
+    const auto ab_shard = [&](int i, std::vector<std::string> mine, const char *cpu, const char *lib, const char *host) {
+        RunResults r = shard(i, 2, std::move(mine), plan);
+        r.fingerprint["cpu"] = json::object{{"model", cpu}};
+        r.fingerprint["lib"] = lib;
+        r.ab = json::object{{"a", "base/attngate"}, {"b", "head/attngate"}};
+        r.host_name = host;
+        return r;
+    };
+    auto merged = merge_shards({{"s1.json", ab_shard(1, {"a/k"}, "EPYC", "1.0", "runner-1")},
+                                {"s2.json", ab_shard(2, {"b/k"}, "Xeon", "1.0", "runner-2")}}, {});
+    REQUIRE(merged);
+    CHECK(merged->ab.at("b").as_string() == "head/attngate");
+    CHECK(merged->host_name.empty());  // two machines: no one host
+    auto bumped = merge_shards({{"s1.json", ab_shard(1, {"a/k"}, "EPYC", "1.0", "r")}, {"s2.json", ab_shard(2, {"b/k"}, "Xeon", "2.0", "r")}}, {});
+    REQUIRE_FALSE(bumped);
+    CHECK_THAT(bumped.error().message, Catch::Contains("lib: 1.0 → 2.0") && !Catch::Contains("cpu.model"));
+    RunResults run1 = ab_shard(1, {"a/k"}, "EPYC", "1.0", "r"), run2 = ab_shard(2, {"b/k"}, "Xeon", "1.0", "r");
+    run1.ab = run2.ab = {};
+    auto runs = merge_shards({{"s1.json", run1}, {"s2.json", run2}}, {});
+    REQUIRE_FALSE(runs);
+    CHECK_THAT(runs.error().message, Catch::Contains("cpu.model: EPYC → Xeon"));
+}
+
 TEST_CASE("merge applies Benjamini-Hochberg over every shard's comparisons together", "[merge]") {
     // One clear 20% regression among many unchanged cases: alone in its shard it is one
     // comparison; merged it is one of many, and BH raises its adjusted p accordingly.
@@ -185,6 +214,17 @@ TEST_CASE("history records are compact and read back", "[history]") {
     CHECK(back->machine_class == "box (cpu x2)");
 }
 
+TEST_CASE("run ids of runs started in the same second sort in the order they were appended", "[history]") {
+    // The start time has whole seconds: two quick runs (a retry) used to sort by their
+    // random suffix, so the history's order and its fingerprint markers were a coin toss.
+    std::vector<std::string> ids;
+    for (int i = 0; i < 50; ++i) ids.push_back(new_run_id("2026-03-01T02:00:00Z"));
+    CHECK(std::is_sorted(ids.begin(), ids.end()));
+    CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == ids.size());
+    CHECK(ids.front().starts_with("20260301T020000Z-"));
+    CHECK(new_run_id("2026-03-01T01:59:59Z") < ids.front());  // the start time still sorts first
+}
+
 TEST_CASE("a step in the history is found and attributed to the fingerprint change", "[history]") {
     test::TempDir dir;
     DirectoryStore store(dir.path());
@@ -203,11 +243,11 @@ TEST_CASE("a step in the history is found and attributed to the fingerprint chan
     REQUIRE(t.shifts.size() == 1);
     CHECK(t.shifts[0].run == 25);
     CHECK(t.shifts[0].changes == std::vector<std::string>{"lib: 1.0 → 2.0"});
-    const SeriesTrend *s = t.find("a", "flash", "median_s");
+    const SeriesTrend *s = t.find("a", "flash", HistoryFigure::MedianS);
     REQUIRE(s);
     REQUIRE(s->changes.size() == 1);
     CHECK(s->changes[0].run == 25);
     CHECK(s->changes[0].shift == std::optional<size_t>(0));
     CHECK_THAT(describe_change(t, *s, s->changes[0]), Catch::Contains("+3.0%") && Catch::Contains("lib: 1.0 → 2.0"));
-    CHECK(t.find("a", "flash", "peak_bytes")->changes.empty());
+    CHECK(t.find("a", "flash", HistoryFigure::PeakBytes)->changes.empty());
 }

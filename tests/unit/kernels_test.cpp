@@ -71,17 +71,19 @@ int64_t out_at(const CaseSpec &c, int64_t b, int64_t i, int64_t h, int64_t d) {
 
 }  // namespace
 
-TEST_CASE("the built-in registry holds reference, native and flash at the ABI version", "[kernels]") {
+TEST_CASE("the built-in registry holds reference, native, flash and flash-decode at the ABI version", "[kernels]") {
     size_t n = 0;
     const attngate_kernel *t = attngate_builtin_kernels(&n);
-    REQUIRE(n == 3);
+    REQUIRE(n == 4);
     CHECK(std::string(t[0].name) == "reference");
     CHECK(std::string(t[1].name) == "native");
     CHECK(std::string(t[2].name) == "flash");
-    for (size_t i = 0; i < n; ++i) {
-        CHECK(t[i].api_version == ATTNGATE_API_VERSION);
-        CHECK(t[i].features == ATTNGATE_FEATURE_ALL);
-    }
+    CHECK(std::string(t[3].name) == "flash-decode");
+    for (size_t i = 0; i < n; ++i) CHECK(t[i].api_version == ATTNGATE_API_VERSION);
+    for (size_t i = 0; i < 3; ++i) CHECK(t[i].features == ATTNGATE_FEATURE_ALL_PAGED);
+    // A decode kernel: no bias, no segment ids; constant workspace like flash.
+    CHECK(t[3].features == (ATTNGATE_FEATURE_ALL_PAGED & ~(ATTNGATE_FEATURE_BIAS | ATTNGATE_FEATURE_SEGMENT_IDS)));
+    CHECK(t[3].workspace_growth == ATTNGATE_WORKSPACE_CONSTANT);
 }
 
 TEST_CASE("each feature matches the reference on every kernel, f32 and bf16", "[kernels]") {

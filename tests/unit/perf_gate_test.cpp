@@ -11,6 +11,7 @@
 #include "results/compare.hpp"
 #include "run/merge.hpp"
 #include "report/gbench.hpp"
+#include "stats/stats.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -43,7 +44,7 @@ Workload workload() {
 TEST_CASE("a clear slowdown fails the perf check with its numbers", "[perf]") {
     const auto base = around(1e-3, 15), now = around(1.2e-3, 15);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
-    const CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, attention_flops(kShape), 5, "m");
+    const CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, attention_flops(kShape), 5, "m"});
     CHECK(r.verdict == Verdict::Fail);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::Regression);
     CHECK(*r.as<PerfMetrics>().ratio == Approx(1.2).epsilon(0.01));
@@ -58,7 +59,7 @@ namespace {
 CheckResult calibrated_check(const std::vector<double> &now, const std::vector<double> &base, const std::vector<double> &cal_now,
                              const std::vector<double> &cal_base) {
     const PerfDecision d = decide(relative_to_calibration(now, cal_now), relative_to_calibration(base, cal_base), DecisionPolicy{});
-    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m"});
     PerfCalibration c;
     c.samples_s = c.parallel_samples_s = cal_now;  // the parallel sensor moved alike
     c.baseline_samples_s = c.baseline_parallel_samples_s = cal_base;
@@ -152,7 +153,7 @@ TEST_CASE("merge judges a calibrated regression's second timing against the mach
 TEST_CASE("a baseline without calibration is gated on absolute time with a note", "[perf]") {
     const auto base = around(1e-3, 15), now = around(1.2e-3, 15);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
-    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m"});
     PerfCalibration c;
     c.samples_s = around(2e-4, 15);
     c.workload = "w-v1";
@@ -171,7 +172,7 @@ TEST_CASE("a baseline without calibration is gated on absolute time with a note"
 TEST_CASE("too few repetitions are reported as too noisy with what is needed, never passed", "[perf]") {
     const auto base = around(1e-3, 5), now = around(1.3e-3, 5);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
-    const CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m");
+    const CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m"});
     CHECK(r.verdict == Verdict::Skip);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::TooNoisy);
     CHECK(*r.as<PerfMetrics>().required_repetitions >= 9);
@@ -182,21 +183,21 @@ TEST_CASE("strict mode fails a case the rule cannot gate and leaves verdicts alo
     const auto base = around(1e-3, 5), now = around(1.3e-3, 5);
     const PerfDecision d = decide(now, base, DecisionPolicy{});
     REQUIRE(d.status == PerfStatus::Insufficient);
-    CheckResult r = perf_check(now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true);
+    CheckResult r = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true});
     CHECK(r.verdict == Verdict::Fail);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::TooNoisy);
     CHECK_THAT(r.reason, Catch::StartsWith("ungated in strict mode: too few repetitions"));
-    r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::Missing, "no perf baseline", kShape, 1e6, 5, "m", true);
+    r = perf_check({around(1e-3, 15), {}, nullptr, PerfBaselineState::Missing, "no perf baseline", kShape, 1e6, 5, "m", true});
     CHECK(r.verdict == Verdict::Fail);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::NoBaseline);
     const auto quiet = around(1e-3, 15);
     const PerfDecision ok = decide(quiet, quiet, DecisionPolicy{});
-    CHECK(perf_check(quiet, quiet, &ok, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true).verdict == Verdict::Pass);
+    CHECK(perf_check({quiet, quiet, &ok, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true}).verdict == Verdict::Pass);
 }
 
 TEST_CASE("a baseline from another machine class is named and not compared", "[perf]") {
-    const CheckResult r = perf_check(around(1e-3, 15), {}, nullptr, PerfBaselineState::OtherMachine,
-                                     "perf baseline was recorded on machine class \"big\", this is \"small\"", kShape, 1e6, 5, "small");
+    const CheckResult r = perf_check({around(1e-3, 15), {}, nullptr, PerfBaselineState::OtherMachine,
+                                     "perf baseline was recorded on machine class \"big\", this is \"small\"", kShape, 1e6, 5, "small"});
     CHECK(r.verdict == Verdict::Skip);
     CHECK(r.as<PerfMetrics>().status == PerfCheckStatus::OtherMachine);
     CHECK_THAT(r.reason, Catch::Contains("\"big\""));
@@ -215,40 +216,40 @@ TEST_CASE("cost per million tokens carries the price and its source", "[cost]") 
 TEST_CASE("a workload fails only on a cost rise its confidence bound supports", "[cost]") {
     const std::map<std::string, double> base = {{"a", 1e-3}, {"b", 1e-3}}, now = {{"a", 1.2e-3}, {"b", 1.2e-3}};
     // Confident 20% slowdown (CI low 1.15): beyond the 5% budget.
-    json::object r = workload_result(workload(), now, base, {{"a", 1.15}, {"b", 1.15}}, nullptr, price());
-    CHECK(r.at("verdict").as_string() == "fail");
-    CHECK(r.at("change_pct").as_double() == Approx(20.0));
-    CHECK(r.at("change_pct_ci_low").as_double() == Approx(15.0));
-    CHECK(r.at("price_source").as_string() == "a price list");
+    WorkloadResult r = workload_result(workload(), now, base, {{"a", 1.15}, {"b", 1.15}}, nullptr, price());
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK(*r.change_pct == Approx(20.0));
+    CHECK(*r.change_pct_ci_low == Approx(15.0));
+    CHECK(r.price_source == "a price list");
     // Same medians, but the CI reaches down to 1.02: the rise is not established.
     r = workload_result(workload(), now, base, {{"a", 1.02}, {"b", 1.02}}, nullptr, price());
-    CHECK(r.at("verdict").as_string() == "pass");
+    CHECK(r.verdict == Verdict::Pass);
     // No confident ratio for one shape: too noisy to gate, never a pass or a fail.
     r = workload_result(workload(), now, base, {{"a", 1.15}}, nullptr, price());
-    CHECK(r.at("verdict").as_string() == "skip");
-    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::Contains("too noisy") && Catch::Contains("b"));
+    CHECK(r.verdict == Verdict::Skip);
+    CHECK_THAT(*r.reason, Catch::Contains("too noisy") && Catch::Contains("b"));
     // ... unless the runner is strict: then an ungated workload fails.
     r = workload_result(workload(), now, base, {{"a", 1.15}}, nullptr, price(), true);
-    CHECK(r.at("verdict").as_string() == "fail");
-    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::StartsWith("ungated in strict mode"));
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK_THAT(*r.reason, Catch::StartsWith("ungated in strict mode"));
     // A kernel that was not timed in the run says so, naming the kernel.
     Workload other = workload();
     other.kernel = "mine";
     r = workload_result(other, {}, base, {}, nullptr, price());
-    CHECK(r.at("verdict").as_string() == "skip");
-    CHECK_THAT(std::string(r.at("reason").as_string()), Catch::Contains("kernel \"mine\" was not timed"));
+    CHECK(r.verdict == Verdict::Skip);
+    CHECK_THAT(*r.reason, Catch::Contains("kernel \"mine\" was not timed"));
 }
 
 TEST_CASE("a leak that outlives the headroom before the restart fails the workload", "[cost]") {
     const std::map<std::string, double> t = {{"a", 1e-3}, {"b", 1e-3}};
     // 20 calls/s x 1000 B = 72 MB/h: 1 GB lasts 13.9 h, under the 24 h restart interval.
     const std::map<std::string, double> leaks = {{"a", 1000.0}, {"b", 1000.0}};
-    json::object r = workload_result(workload(), t, t, {{"a", 1.0}, {"b", 1.0}}, &leaks, price());
-    CHECK(r.at("verdict").as_string() == "fail");
-    CHECK(r.at("leak_survival_hours").as_double() == Approx(1e9 / 72e6));
+    WorkloadResult r = workload_result(workload(), t, t, {{"a", 1.0}, {"b", 1.0}}, &leaks, price());
+    CHECK(r.verdict == Verdict::Fail);
+    CHECK(*r.leak_survival_hours == Approx(1e9 / 72e6));
     const std::map<std::string, double> none = {{"a", 0.0}, {"b", 0.0}};
     r = workload_result(workload(), t, t, {{"a", 1.0}, {"b", 1.0}}, &none, price());
-    CHECK(r.at("verdict").as_string() == "pass");
+    CHECK(r.verdict == Verdict::Pass);
 }
 
 namespace {
@@ -280,16 +281,47 @@ TEST_CASE("compare applies the perf rule to two results files", "[perf]") {
     CHECK_THAT(other.error().message, Catch::Contains("do not compare"));
 }
 
-TEST_CASE("Google Benchmark JSON has one iteration entry per repetition", "[perf]") {
-    const auto doc = json::parse(gbench_serialize(timed("m", 2e-3)));
+TEST_CASE("Google Benchmark JSON has one iteration entry per repetition and the aggregates", "[perf]") {
+    RunResults r = timed("m", 2e-3);
+    r.host_name = "runner-7";
+    r.fingerprint = json::object{{"cpu", json::object{{"cores", 16}}}, {"libraries", json::object{{"google_benchmark", "1.7.1"}}}};
+    const auto s = around(2e-3, 15);
+    std::vector<double> cpu = s;
+    for (double &x : cpu) x *= 1.9;  // two threads' worth
+    r.results[0].checks[0].as<PerfMetrics>().cpu_samples_s = cpu;
+    const auto doc = json::parse(gbench_serialize(r));
     const auto &b = doc.at("benchmarks").as_array();
-    REQUIRE(b.size() == 15);
+    REQUIRE(b.size() == 15 + 4);
     CHECK(b[0].at("name").as_string() == "a/flash");
     CHECK(b[0].at("run_type").as_string() == "iteration");
     CHECK(b[0].at("time_unit").as_string() == "ns");
-    CHECK(b[0].at("real_time").to_number<double>() == Approx(around(2e-3, 15)[0] * 1e9));
+    CHECK(b[0].at("real_time").to_number<double>() == Approx(s[0] * 1e9));
+    CHECK(b[0].at("cpu_time").to_number<double>() == Approx(cpu[0] * 1e9));  // measured, not real_time again
+    CHECK_FALSE(b[0].as_object().contains("iterations"));                   // not known: left out
     CHECK(b[14].at("repetition_index").as_int64() == 14);
-    CHECK(doc.at("context").as_object().contains("num_cpus"));
+    std::vector<double> ns;
+    for (double x : s) ns.push_back(x * 1e9);
+    const char *names[] = {"mean", "median", "stddev", "cv"};
+    const double want[] = {mean(ns), median(ns), stddev(ns), stddev(ns) / mean(ns)};
+    for (int i = 0; i < 4; ++i) {
+        const auto &a = b[15 + i].as_object();
+        CHECK(a.at("run_type").as_string() == "aggregate");
+        CHECK(a.at("name").as_string() == std::string("a/flash_") + names[i]);
+        CHECK(a.at("run_name").as_string() == "a/flash");
+        CHECK(a.at("aggregate_name").as_string() == names[i]);
+        CHECK(a.at("real_time").to_number<double>() == Approx(want[i]));
+    }
+    CHECK(b[18].at("aggregate_unit").as_string() == "percentage");
+    const auto &context = doc.at("context").as_object();
+    CHECK(context.at("num_cpus").as_int64() == 16);  // the measuring machine's, from its fingerprint
+    CHECK(context.at("host_name").as_string() == "runner-7");
+    CHECK(context.at("json_schema_version").as_int64() == 1);
+    CHECK(context.at("library_version").as_string() == "1.7.1");
+    for (const char *made_up : {"mhz_per_cpu", "cpu_scaling_enabled", "caches"}) CHECK_FALSE(context.contains(made_up));
+    // An adapter's samples carry no CPU time: the rows then have none either.
+    const auto remote = json::parse(gbench_serialize(timed("m", 2e-3)));
+    CHECK_FALSE(remote.at("benchmarks").as_array()[0].as_object().contains("cpu_time"));
+    CHECK_FALSE(remote.at("context").as_object().contains("num_cpus"));
 }
 
 TEST_CASE("the parallel calibration runs on every thread count and stops cleanly", "[perf]") {

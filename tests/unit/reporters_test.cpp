@@ -109,6 +109,29 @@ TEST_CASE("JUnit has one test case per case kernel and check with counts per sui
     CHECK(xml.find("<skipped message=\"not measured\"/>") != std::string::npos);
 }
 
+TEST_CASE("JUnit times each case x kernel once however many checks judge it", "[report]") {
+    // A case's call is observed once and judged by several checks: the time used to be
+    // repeated on each, so the totals were multiplied by the number of checks.
+    RunResults r = results_with({golden_result("a", "flash", 0.1, 1.0), golden_result("b", "flash", 0.1, 1.0)});
+    r.started_at = "2026-12-02T06:00:00Z";
+    r.results[0].seconds = 1.5;
+    r.results[1].seconds = 0.25;
+    for (auto &c : r.results) {
+        c.checks.emplace_back(CheckName::Memory, Verdict::Pass, "");
+        c.checks.emplace_back(CheckName::Perf, Verdict::Pass, "");
+    }
+    const std::string xml = junit_serialize(r);
+    CHECK(count(xml, "<testcase ") == 6);
+    CHECK(count(xml, "time=\"1.500000\"") == 1);  // a's golden testcase only
+    CHECK(count(xml, "time=\"1.750000\"") == 2);  // the golden suite and the whole run: 1.5 + 0.25
+    CHECK(xml.find("<testsuites name=\"attngate unit\" tests=\"6\" failures=\"0\" errors=\"0\" time=\"1.750000\">") != std::string::npos);
+    CHECK(xml.find("name=\"attngate.unit.golden\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"1.750000\" "
+                   "timestamp=\"2026-12-02T06:00:00Z\">") != std::string::npos);
+    CHECK(xml.find("name=\"attngate.unit.memory\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"0.000000\"") != std::string::npos);
+    CHECK(xml.find("<testcase name=\"b / flash\" classname=\"attngate.unit.golden\" time=\"0.250000\">") != std::string::npos);
+    CHECK(xml.find("<testcase name=\"b / flash\" classname=\"attngate.unit.perf\" time=\"0.000000\">") != std::string::npos);
+}
+
 TEST_CASE("a crash is a JUnit error and drift a failure, counted apart in every format", "[report]") {
     RunResults r = results_with({golden_result("drift", "flash", 3.0, 1.0)});
     CaseResult crashed;
@@ -120,7 +143,7 @@ TEST_CASE("a crash is a JUnit error and drift a failure, counted apart in every 
     CHECK(r.verdict() == Verdict::Fail);  // both fail the gate
     CHECK(r.results[1].verdict() == Verdict::Error);
     const std::string xml = junit_serialize(r);
-    CHECK(xml.find("<testsuite name=\"attngate.unit.golden\" tests=\"2\" failures=\"1\" errors=\"1\" skipped=\"0\">") != std::string::npos);
+    CHECK(xml.find("<testsuite name=\"attngate.unit.golden\" tests=\"2\" failures=\"1\" errors=\"1\" skipped=\"0\" ") != std::string::npos);
     CHECK(xml.find("<error message=\"crashy · golden: crash SIGSEGV on 1/1 cases\" type=\"crash\">crashed with SIGSEGV after 0.1 s<") != std::string::npos);
     CHECK(xml.find("<failure message=\"flash · golden: max abs error on 1/1 cases\" type=\"drift\">") != std::string::npos);
     const std::string md = markdown_serialize(r, {});

@@ -141,7 +141,7 @@ TEST_CASE("the perf-baseline state comes from the store, not from a message", "[
     REQUIRE(none);
     CHECK(none->state("a", "flash") == PerfBaselineState::Missing);
     BaselineFile other{CheckName::Perf, "s", "big", {BaselineEntry{"a", "flash", PerfBaseline{}, {}, {}}}, ""};
-    REQUIRE(save_baseline_file(store, *baseline_key("perf", "s", "big"), other));
+    REQUIRE(save_baseline_file(store, *baseline_key(CheckName::Perf, "s", "big"), other));
     auto elsewhere = PerfBaselines::load(store, suite, "small");
     REQUIRE(elsewhere);
     CHECK(elsewhere->state("a", "flash") == PerfBaselineState::OtherMachine);
@@ -149,7 +149,7 @@ TEST_CASE("the perf-baseline state comes from the store, not from a message", "[
     PerfBaseline timed;
     timed.samples_s = Seconds{1e-3, 1e-3};
     BaselineFile here{CheckName::Perf, "s", "small", {BaselineEntry{"a", "flash", timed, {}, {}}}, ""};
-    REQUIRE(save_baseline_file(store, *baseline_key("perf", "s", "small"), here));
+    REQUIRE(save_baseline_file(store, *baseline_key(CheckName::Perf, "s", "small"), here));
     auto mine = PerfBaselines::load(store, suite, "small");
     REQUIRE(mine);
     CHECK(mine->state("a", "flash") == PerfBaselineState::Present);
@@ -166,4 +166,19 @@ TEST_CASE("a baseline value of the wrong type is bad input naming its path", "[r
     auto golden = parse_baseline_file(R"({"schema_version": 1, "check": "golden", "suite": "s", "entries": []})", "g.json");
     REQUIRE_FALSE(golden);
     CHECK_THAT(golden.error().message, Catch::Contains("g.json: $.check: expected a check that keeps baselines"));
+}
+
+TEST_CASE("a workload's projection is typed too: written in order, a wrong type is bad input", "[results][cost]") {
+    RunResults r = one_check(CheckResult(CheckName::Cost, Verdict::Pass));
+    WorkloadResult w;
+    w.workload = "chat", w.monthly_cost = 10.5, w.change_pct = INFINITY, w.verdict = Verdict::Fail, w.reason = "over budget";
+    r.workloads.push_back(w);
+    CHECK(r.verdict() == Verdict::Fail);  // the cost gate fails per workload
+    json::value doc = to_json(r);
+    CHECK(json::serialize(doc.at("workloads")) == R"([{"workload":"chat","monthly_cost":1.05E1,"change_pct":null,"verdict":"fail","reason":"over budget"}])");
+    auto back = results_from_json(doc, "r.json");
+    REQUIRE(back);
+    CHECK(back->workloads.at(0).failed());
+    doc.at("workloads").at(0).as_object()["monthly_cost"] = "ten";
+    CHECK_THAT(read_error(doc), Catch::Contains("r.json: $.workloads[0].monthly_cost: expected a number or null, got a string"));
 }

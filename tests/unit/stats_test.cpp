@@ -36,6 +36,13 @@ TEST_CASE("mean median and quantiles match numpy", "[stats]") {
     CHECK(quantile(even, 1.0 / 3.0) == Approx(2.0));
 }
 
+TEST_CASE("stddev matches numpy std with ddof 1", "[stats]") {
+    // numpy.std([2, 4, 4, 4, 5, 5, 7, 9], ddof=1)
+    CHECK(stddev({2, 4, 4, 4, 5, 5, 7, 9}) == Approx(2.138089935299395));
+    CHECK(stddev({3.0, 3.0}) == 0.0);
+    CHECK(std::isnan(stddev({1.0})));
+}
+
 TEST_CASE("mad scaled and unscaled match scipy median_abs_deviation", "[stats]") {
     // scipy.stats.median_abs_deviation(v, scale=1) and (v, scale='normal').
     CHECK(mad(kSample) == Approx(0.02));

@@ -24,8 +24,8 @@ TEST_CASE("keys stay inside the store", "[store]") {
     CHECK_FALSE(golden_key("..", "manifest.json"));
     CHECK_THAT(golden_key("..", "x").error().message, Catch::Contains("cannot name a stored object"));
     CHECK_FALSE(golden_key("smoke", "a/b.npy"));
-    CHECK(*baseline_key("perf", "smoke", "Intel(R) Xeon(R) x2") == "perf/Intel_R__Xeon_R__x2/smoke.json");
-    CHECK(*baseline_key("memory", "smoke") == "memory/smoke.json");
+    CHECK(*baseline_key(CheckName::Perf, "smoke", "Intel(R) Xeon(R) x2") == "perf/Intel_R__Xeon_R__x2/smoke.json");
+    CHECK(*baseline_key(CheckName::Memory, "smoke") == "memory/smoke.json");
     CHECK(key_component("..") == "_..");
     CHECK(key_component("") == "_");
 }

@@ -42,7 +42,7 @@ TEST_CASE("the smoke suite covers every feature, both dtypes and all built-in ke
     auto s = load_suite(std::filesystem::path(ATTNGATE_SOURCE_DIR) / "suites" / "smoke.json");
     REQUIRE(s);
     bool f32 = false, bf16 = false, causal = false, window = false, segments = false, bias = false, softcap = false,
-         gqa = false, dv = false, cross = false, decode = false, nan = false;
+         gqa = false, dv = false, cross = false, decode = false, nan = false, paged = false, ragged = false;
     for (const auto &c : s->cases) {
         f32 |= c.dtype == ATTNGATE_DTYPE_F32;
         bf16 |= c.dtype == ATTNGATE_DTYPE_BF16;
@@ -56,11 +56,13 @@ TEST_CASE("the smoke suite covers every feature, both dtypes and all built-in ke
         cross |= c.seq_q != c.seq_k;
         decode |= c.seq_q == 1;
         nan |= c.nan.has_value();
+        paged |= c.paged.has_value();
+        ragged |= c.paged && c.paged->ragged();
     }
-    CHECK((f32 && bf16 && causal && window && segments && bias && softcap && gqa && dv && cross && decode && nan));
+    CHECK((f32 && bf16 && causal && window && segments && bias && softcap && gqa && dv && cross && decode && nan && paged && ragged));
     std::set<std::string> kernels;
     for (const auto &k : s->kernels) kernels.insert(k.kernel);
-    CHECK(kernels == std::set<std::string>{"reference", "native", "flash"});
+    CHECK(kernels == std::set<std::string>{"reference", "native", "flash", "flash-decode"});
 }
 
 TEST_CASE("suite defaults fill in seq_k, heads_kv and head_dim_v", "[suite]") {

@@ -20,6 +20,16 @@
  *   out(b,i,h,:)   = sum_j softmax_j(score over allowed j) * v[b,j,h/(Hq/Hkv),:]
  * A row with no allowed key (or whose allowed scores are all -inf) outputs zeros.
  * NaN propagates: a NaN in an allowed score or value makes the outputs it feeds NaN.
+ *
+ * A paged problem (problem.paged non-NULL, version 3) is a batch of `batch` sequences of
+ * their own lengths. Sequence b has q_len_b = cu_q_lens[b+1] - cu_q_lens[b] queries, the
+ * tokens [cu_q_lens[b], cu_q_lens[b+1]) of q [seq_q, Hq, D] and out [seq_q, Hq, Dv]
+ * (seq_q = cu_q_lens[batch], the batch's query tokens), and kv_len_b = kv_lens[b] keys: key
+ * j of sequence b is slot j % page_size of page page_table[b * pages_per_seq + j / page_size]
+ * of the pools. Within a sequence the dense semantics hold with Sq = q_len_b, Sk = kv_len_b,
+ * always bottom-right: query i sits at key position kv_len_b - q_len_b + i. Slots past
+ * kv_len_b, pages outside the sequence's table and the table's entries past its pages are
+ * not the kernel's to read (the harness fills them with NaN and says who read them).
  */
 #ifndef ATTNGATE_KERNEL_ABI_H
 #define ATTNGATE_KERNEL_ABI_H
@@ -32,8 +42,12 @@ extern "C" {
 #endif
 
 /* Version 2 added causal_alignment and instance to the problem and the optional
- * init/free slots to the kernel. A table of another version is refused by name. */
-#define ATTNGATE_API_VERSION 2
+ * init/free slots to the kernel. Version 3 appended the paged KV description (paged) to the
+ * problem and the PAGED_KV and RAGGED feature bits; the kernel table is unchanged, so a
+ * version-2 table still loads: its features are read as version 2 defined them, and a
+ * paged case is a skip for it. A table of any other version is refused by name. */
+#define ATTNGATE_API_VERSION 3
+#define ATTNGATE_API_VERSION_OLDEST 2 /* the oldest table the harness still loads */
 
 /* Operand dtype of Q, K and V. The output is always float32. */
 typedef enum attngate_dtype {
@@ -54,7 +68,13 @@ enum {
     ATTNGATE_FEATURE_HEAD_DIM_V = 1u << 6,   /* value head_dim != query/key head_dim */
     ATTNGATE_FEATURE_F32 = 1u << 7,
     ATTNGATE_FEATURE_BF16 = 1u << 8,
+    /* Every feature of a dense problem: all that version 2 defined. A kernel opts in to the
+     * paged bits explicitly, so a plugin that declared ALL before version 3 is skipped on a
+     * paged case instead of reading its NULL k and v. */
     ATTNGATE_FEATURE_ALL = (1u << 9) - 1u,
+    ATTNGATE_FEATURE_PAGED_KV = 1u << 9, /* problem.paged: K and V in pages of a pool */
+    ATTNGATE_FEATURE_RAGGED = 1u << 10,  /* paged, with q_len other than 1 (prefill chunks) */
+    ATTNGATE_FEATURE_ALL_PAGED = ATTNGATE_FEATURE_ALL | ATTNGATE_FEATURE_PAGED_KV | ATTNGATE_FEATURE_RAGGED,
 };
 
 /* How a kernel promises its workspace (the bytes it asks the harness allocator for)
@@ -79,6 +99,19 @@ typedef struct attngate_allocator {
     void *(*alloc)(void *ctx, size_t bytes); /* 64-byte aligned; NULL on failure */
     void (*free)(void *ctx, void *ptr);      /* ptr may be NULL */
 } attngate_allocator;
+
+/* A paged KV cache: K and V in fixed-size pages of two pools, reached per sequence through
+ * a page table (vLLM's block tables; JAX's page_indices). */
+typedef struct attngate_paged_kv {
+    const void *k_pages;       /* [num_pages, page_size, Hkv, D]  dtype */
+    const void *v_pages;       /* [num_pages, page_size, Hkv, Dv] dtype */
+    const int32_t *page_table; /* [batch, pages_per_seq]; entries past a sequence's pages are padding */
+    const int32_t *kv_lens;    /* [batch], each >= 1 */
+    const int32_t *cu_q_lens;  /* [batch + 1], cu_q_lens[0] = 0: cumulative query counts, each q_len >= 1 */
+    int64_t num_pages;         /* pages in each pool */
+    int64_t page_size;         /* slots per page */
+    int64_t pages_per_seq;     /* the page table's row length */
+} attngate_paged_kv;
 
 typedef struct attngate_problem {
     int64_t batch;      /* B */
@@ -111,6 +144,11 @@ typedef struct attngate_problem {
 
     const attngate_allocator *allocator; /* never NULL when the harness calls run */
     void *instance; /* what the kernel's init returned; NULL when it has no init */
+
+    /* Version 3. NULL: a dense problem. Otherwise a paged one (see the top of this file):
+     * q and out are [seq_q, Hq, *] over the batch's query tokens, seq_k is the longest
+     * kv_len, k, v, bias and segment ids are NULL, causal_alignment is bottom-right. */
+    const attngate_paged_kv *paged;
 } attngate_problem;
 
 /* What the harness asks of a kernel instance when it calls init. */
@@ -120,7 +158,7 @@ typedef struct attngate_kernel_params {
 } attngate_kernel_params;
 
 typedef struct attngate_kernel {
-    uint32_t api_version;    /* ATTNGATE_API_VERSION */
+    uint32_t api_version;    /* ATTNGATE_API_VERSION (or 2, see above) */
     const char *name;        /* unique, [a-z0-9_-] */
     const char *version;     /* the kernel's own version, recorded in results */
     const char *description; /* one line */
@@ -148,7 +186,7 @@ typedef struct attngate_kernel {
 typedef const attngate_kernel *(*attngate_plugin_entry_fn)(size_t *count);
 #define ATTNGATE_PLUGIN_ENTRY "attngate_plugin_kernels"
 
-/* The built-in kernels (reference, native, flash). */
+/* The built-in kernels (reference, native, flash, flash-decode). */
 const attngate_kernel *attngate_builtin_kernels(size_t *count);
 
 #ifdef __cplusplus

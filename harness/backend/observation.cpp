@@ -1,5 +1,5 @@
 // Observation helpers.
-#include "results/observation.hpp"
+#include "backend/observation.hpp"
 
 #include <algorithm>
 

@@ -52,6 +52,14 @@ struct Nondeterminism {
     bool reads_output = false;  ///< the output follows the output buffer's initial contents
 };
 
+/// Which kind of unreadable slot of a paged case a kernel's NaN outputs came from: outputs
+/// that are NaN on the case's inputs and finite when that kind of slot holds finite values.
+struct UnreadableReads {
+    int64_t past_kv_len = 0;    ///< NaN outputs the slots past kv_len caused ("read past kv_len")
+    int64_t outside_table = 0;  ///< ... the pages no table holds caused ("read a page outside its table")
+    int64_t first_past_kv_len = -1, first_outside_table = -1;  ///< their first output element
+};
+
 struct Observation {
     std::vector<float> output;  ///< [B, Sq, Hq, Dv]
     int kernel_rc = 0;          ///< non-zero: the kernel reported an error
@@ -69,6 +77,8 @@ struct Observation {
     std::vector<std::string> contract_violations;
     bool contract_watched = false;  ///< the host watched inputs, guards and poison (in-process)
     std::optional<Nondeterminism> nondeterminism;
+    /// Paged cases in process, when the output held a NaN: which unreadable slots it came from.
+    std::optional<UnreadableReads> unreadable;
 };
 
 }  // namespace attngate

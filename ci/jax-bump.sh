@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A JAX bump, gated: the adapter's venv made from the lock file at BASE (side A) and from
+# the one in the working tree (side B), then a paired A/B of the suite's adapter kernels
+# across the two (numerics bit for bit, goldens, compile time, paired timings). What both
+# CI templates' JAX-bump job runs.
+#
+#   bash ci/jax-bump.sh BASE_REV [more `attngate ab` options: --store, --out, --markdown ...]
+#
+# ATTNGATE_JAX_LOCK   the lock file (default kernels/jax/requirements-new.lock)
+# ATTNGATE_JAX_SUITE  the suite (default jax-smoke)
+# ATTNGATE_INTERPRET  how Pallas kernels run (default auto: the TPU interpreter on a CPU
+#                     runner; none on a self-hosted TPU runner: compiled for the TPU)
+# ATTNGATE_BUILD_DIR  where the built attngate is (default build)
+# A venv is named by its lock's hash and kept (cache .venv/ between runs); one already made
+# from the same lock, under any name, is used as it is. The same lock at BASE and in the
+# tree: nothing to gate, exit 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 1 ] || { echo "usage: bash ci/jax-bump.sh BASE_REV [attngate ab options]" >&2; exit 2; }
+base=$1
+shift
+lock=${ATTNGATE_JAX_LOCK:-kernels/jax/requirements-new.lock}
+mkdir -p .venv/locks
+if ! git show "$base:$lock" > .venv/locks/base.lock; then
+  echo "jax-bump: $lock is not in $base: nothing to compare the head's lock with" >&2
+  exit 2
+fi
+if cmp -s .venv/locks/base.lock "$lock"; then
+  echo "jax-bump: $lock is the same at $base and in the tree: no JAX bump to gate"
+  exit 0
+fi
+
+# The venv made from this lock: one that holds its hash already, else .venv/lock-<hash>.
+venv_for() {
+  local sha marker
+  sha=$(sha256sum "$1" | cut -d' ' -f1)
+  for marker in .venv/*/.attngate-lock-sha256; do
+    if [ "$(cat "$marker" 2>/dev/null)" = "$sha" ]; then
+      basename "$(dirname "$marker")"
+      return
+    fi
+  done
+  echo "lock-${sha:0:16}"
+}
+cp "$lock" .venv/locks/head.lock
+a=$(venv_for .venv/locks/base.lock)
+b=$(venv_for .venv/locks/head.lock)
+ATTNGATE_DEPS=venvs ATTNGATE_VENVS="$a=.venv/locks/base.lock $b=.venv/locks/head.lock" bash ci/install-deps.sh
+
+adapter="kernels/jax/adapter.py --interpret ${ATTNGATE_INTERPRET:-auto}"
+exec "${ATTNGATE_BUILD_DIR:-build}/attngate" ab --suite "${ATTNGATE_JAX_SUITE:-jax-smoke}" \
+  --a-adapter ".venv/$a/bin/python $adapter" --b-adapter ".venv/$b/bin/python $adapter" "$@"

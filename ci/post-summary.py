@@ -1,0 +1,105 @@
+"""Posts attngate's Markdown summaries as one pull-request (GitHub) or merge-request
+(GitLab) comment, and updates that same comment on every later run instead of adding one.
+
+    python3 ci/post-summary.py github|gitlab SUMMARY.md [MORE.md ...]
+
+Missing files are left out (a job that did not run wrote none); none at all: nothing is
+posted. The comment is found again by a marker line in its body.
+
+GitHub: GITHUB_TOKEN (a secret: the workflow's token with pull-requests: write),
+GITHUB_REPOSITORY, PR_NUMBER, GITHUB_API_URL (default https://api.github.com).
+GitLab: ATTNGATE_GITLAB_TOKEN (a masked CI/CD variable: a project access token with the
+api scope), CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID.
+Exit 0 posted or nothing to post, 2 bad usage, 3 the API refused or was unreachable."""
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+MARKER = "<!-- attngate summary: updated in place by ci/post-summary.py -->"
+LIMIT = 60000  # GitHub refuses comments over 65536 characters; GitLab notes over 1,000,000
+
+
+class Forge:
+    """A place comments live: list, create, update, each a JSON HTTP call."""
+
+    def __init__(self, kind, env):
+        if kind == "github":
+            self.base = f"{env.get('GITHUB_API_URL', 'https://api.github.com')}/repos/{env['GITHUB_REPOSITORY']}"
+            self.list_url = f"{self.base}/issues/{env['PR_NUMBER']}/comments"
+            self.item_url = f"{self.base}/issues/comments/{{id}}"
+            self.update_method = "PATCH"
+            self.headers = {"Authorization": f"Bearer {env['GITHUB_TOKEN']}", "Accept": "application/vnd.github+json"}
+        else:
+            self.base = f"{env['CI_API_V4_URL']}/projects/{env['CI_PROJECT_ID']}"
+            self.list_url = f"{self.base}/merge_requests/{env['CI_MERGE_REQUEST_IID']}/notes"
+            self.item_url = f"{self.list_url}/{{id}}"
+            self.update_method = "PUT"
+            self.headers = {"PRIVATE-TOKEN": env["ATTNGATE_GITLAB_TOKEN"]}
+
+    def call(self, method, url, body=None):
+        data = None if body is None else json.dumps({"body": body}).encode()
+        headers = dict(self.headers, **({"Content-Type": "application/json"} if data else {}))
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, method=method, headers=headers), timeout=60) as r:
+            return json.load(r)
+
+    def find(self):
+        """The id of the comment that holds the marker, or None (every page is read)."""
+        page = 1
+        while True:
+            comments = self.call("GET", f"{self.list_url}?per_page=100&page={page}")
+            for c in comments:
+                if MARKER in (c.get("body") or ""):
+                    return c["id"]
+            if len(comments) < 100:
+                return None
+            page += 1
+
+    def post(self, body):
+        found = self.find()
+        if found is None:
+            self.call("POST", self.list_url, body)
+            return "posted"
+        self.call(self.update_method, self.item_url.format(id=found), body)
+        return f"updated comment {found}"
+
+
+def body_of(paths):
+    parts = []
+    for p in paths:
+        if os.path.exists(p):
+            with open(p) as f:
+                parts.append(f.read().strip())
+    if not parts:
+        return None
+    body = "\n\n".join(parts)
+    if len(body) > LIMIT:
+        body = body[:LIMIT] + "\n\n… (cut here: the whole summary is in the job's artifacts)"
+    return f"{MARKER}\n{body}\n"
+
+
+def main(argv, env):
+    if len(argv) < 3 or argv[1] not in ("github", "gitlab"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    body = body_of(argv[2:])
+    if body is None:
+        print(f"post-summary: none of {', '.join(argv[2:])} exists: nothing to post")
+        return 0
+    try:
+        forge = Forge(argv[1], env)
+    except KeyError as e:
+        print(f"post-summary: {argv[1]}: the environment variable {e.args[0]} is not set", file=sys.stderr)
+        return 2
+    try:
+        print(f"post-summary: {forge.post(body)} on {forge.list_url}")
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        detail = e.read().decode(errors="replace")[:300] if isinstance(e, urllib.error.HTTPError) else ""
+        print(f"post-summary: {forge.list_url}: {e} {detail}".rstrip(), file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv, os.environ))

@@ -1,0 +1,85 @@
+// The baseline review: table, questions, decisions.
+#include "baseline_review.hpp"
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+namespace attngate::cli {
+
+namespace {
+
+std::string format_change(const UpdateRow &row) {
+    if (!row.old_value) return "new";
+    const auto pct = row.change_pct();
+    return pct ? fmt::format("{:+.1f}%", *pct) : "n/a";
+}
+
+enum class Answer { Accept, Skip, AcceptRest, Quit, Closed };
+
+/// What `q` does now, said in the prompt.
+std::string quit_said(size_t accepted) {
+    if (accepted == 0) return "[q]uit (nothing accepted yet: writes nothing)";
+    return fmt::format("[q]uit (writes the {} accepted so far, skips the rest)", accepted);
+}
+
+Answer ask(const UpdateRow &row, size_t accepted) {
+    for (;;) {
+        fmt::print("accept {} ({})? [a]ccept, [s]kip, [A]ccept it and the rest, {}: ", row.label(), format_change(row), quit_said(accepted));
+        std::fflush(stdout);
+        std::string line;
+        if (!std::getline(std::cin, line)) return Answer::Closed;
+        if (line == "a" || line == "y") return Answer::Accept;
+        if (line == "s" || line == "n") return Answer::Skip;
+        if (line == "A") return Answer::AcceptRest;
+        if (line == "q") return Answer::Quit;
+    }
+}
+
+}  // namespace
+
+void print_review_table(const std::string &check, const std::vector<UpdateRow> &rows, bool all, const Console &console) {
+    const size_t changed = std::count_if(rows.begin(), rows.end(), [](const UpdateRow &r) { return r.changed; });
+    const size_t unchanged = rows.size() - changed;
+    console.say("{} baselines: {} of {} row(s) changed", check, changed, rows.size());
+    if (unchanged == 0) console.say("\n");
+    else if (all) console.say("; --all: reviewing the {} unchanged too\n", unchanged);
+    else console.say(" ({} unchanged kept as stored; --all reviews them too)\n", unchanged);
+    if (changed == 0 && !all) return;
+    console.say("  {:<48} {:>14} {:>14} {:>9}  {}\n", "case/kernel", "old", "new", "change", "verdict");
+    for (const auto &row : rows)
+        if (all || row.changed)
+            console.say("  {:<48} {:>14} {:>14.6g} {:>9}  {}{}{}\n", row.label(), row.old_value ? fmt::format("{:.6g}", *row.old_value) : "-",
+                        row.new_value, format_change(row), verdict_name(row.verdict), row.changed ? "" : "  (unchanged)",
+                        row.golden_failed ? "  (golden check failed)" : "");
+}
+
+Review review(const std::vector<UpdateRow> &rows, bool all, bool yes, bool force, const Console &console) {
+    Review out;
+    bool rest = yes;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const UpdateRow &row = rows[i];
+        if (!all && !row.changed) continue;
+        if (row.golden_failed && !force) {
+            console.say("  refused {}: its golden check failed (use --force to accept anyway)\n", row.label());
+            continue;
+        }
+        if (!rest) {
+            const Answer a = ask(row, out.accepted.size());
+            if (a == Answer::Quit || a == Answer::Closed) {
+                out.quit = a == Answer::Quit;
+                out.closed = a == Answer::Closed;
+                out.unanswered = static_cast<size_t>(std::count_if(rows.begin() + static_cast<long>(i), rows.end(),
+                                                                   [&](const UpdateRow &r) { return all || r.changed; }));
+                if (out.closed) out.accepted.clear();
+                return out;
+            }
+            if (a == Answer::Skip) continue;
+            rest = a == Answer::AcceptRest;
+        }
+        out.accepted.push_back(row);
+    }
+    return out;
+}
+
+}  // namespace attngate::cli

@@ -1,0 +1,83 @@
+// The console: --quiet, --progress-every, and progress lines.
+#include "console.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include "options.hpp"
+#include "report/escape.hpp"
+
+namespace attngate::cli {
+
+void Console::data(std::string_view text) const {
+    fmt::print("{}", text);
+    std::fflush(stdout);
+}
+
+void add_quiet_option(CLI::App *cmd, Console &console) {
+    cmd->add_flag("-q,--quiet", console.options.quiet,
+                  "print nothing on stdout but what --json asks for, and no progress (errors still go to stderr; the exit code "
+                  "is the answer)");
+}
+
+void add_progress_option(CLI::App *cmd, Console &console) {
+    cmd->add_option("--progress-every", console.options.progress_every_s,
+                    "when stderr is not a terminal (a CI log): a progress line at most every this many seconds (0: after every "
+                    "step); on a terminal the progress is one live line")
+        ->check(finite_number(0, 86400, true))
+        ->capture_default_str();
+}
+
+std::string duration_said(double s) {
+    if (!std::isfinite(s) || s < 0) return "?";
+    if (s < 60) return fmt::format("{:.1f}s", s);
+    const auto whole = static_cast<long long>(std::llround(s));
+    if (whole < 3600) return fmt::format("{}m {:02}s", whole / 60, whole % 60);
+    return fmt::format("{}h {:02}m", whole / 3600, whole / 60 % 60);
+}
+
+Progress::Progress(const Console &console, std::string what, std::string unit)
+    : console_(console), what_(std::move(what)), unit_(std::move(unit)), live_(::isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()), last_line_(start_) {}
+
+std::string Progress::line(size_t done, size_t total, std::string_view detail) const {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double pct = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
+    const std::string left = done == 0 ? "time left unknown"
+                                       : fmt::format("about {} left", duration_said(elapsed * static_cast<double>(total - std::min(done, total)) /
+                                                                                    static_cast<double>(done)));
+    return fmt::format("{}: {} of {} {} ({:.0f}%) · elapsed {} · {}{}{}", what_, done, total, unit_, pct, duration_said(elapsed), left,
+                       detail.empty() ? "" : " · ", terminal_text(std::string(detail)));
+}
+
+void Progress::update(size_t done, size_t total, std::string_view detail) {
+    if (console_.options.quiet) return;
+    if (live_) {
+        fmt::print(stderr, "\r\x1b[K{}", line(done, total, detail));
+        drawn_ = true;
+    } else {
+        const auto now = std::chrono::steady_clock::now();
+        const bool due = std::chrono::duration<double>(now - last_line_).count() >= console_.options.progress_every_s;
+        if (!due && done < total) return;
+        fmt::print(stderr, "progress: {}\n", line(done, total, detail));
+        last_line_ = now;
+    }
+    std::fflush(stderr);
+}
+
+void Progress::clear() {
+    if (!drawn_) return;
+    fmt::print(stderr, "\r\x1b[K");
+    std::fflush(stderr);
+    drawn_ = false;
+}
+
+void Progress::finish() {
+    if (!drawn_) return;
+    fmt::print(stderr, "\n");
+    std::fflush(stderr);
+    drawn_ = false;
+}
+
+}  // namespace attngate::cli

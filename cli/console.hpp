@@ -1,0 +1,72 @@
+// What the CLI prints besides errors: text for people (silenced by --quiet), data that
+// --json asks for (printed even then), and the progress of long commands on stderr.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+namespace attngate::cli {
+
+struct ConsoleOptions {
+    bool quiet = false;              ///< --quiet: nothing on stdout but --json data, no progress
+    double progress_every_s = 10.0;  ///< --progress-every: plain progress lines at most this often (0: every step)
+};
+
+class Console {
+public:
+    ConsoleOptions options;
+
+    /// Text for people on stdout; nothing with --quiet.
+    template <typename... Args>
+    void say(fmt::format_string<Args...> format, Args &&...args) const {
+        if (options.quiet) return;
+        fmt::print(format, std::forward<Args>(args)...);
+        std::fflush(stdout);
+    }
+    /// What the user asked for by name (--json): on stdout even with --quiet.
+    void data(std::string_view text) const;
+};
+
+/// Adds -q/--quiet; main adds it to every subcommand.
+void add_quiet_option(CLI::App *cmd, Console &console);
+
+/// Adds --progress-every to a long-running subcommand (run, ab).
+void add_progress_option(CLI::App *cmd, Console &console);
+
+/// "4.2s", "3m 05s", "1h 02m": a duration for a progress line.
+std::string duration_said(double seconds);
+
+/// The progress of a long command on stderr. On a terminal, one live line redrawn at each
+/// step; otherwise (a CI log) a plain line at most every progress_every_s, and the last
+/// step's: done of total, elapsed, an estimate of the time left. Nothing with --quiet.
+class Progress {
+public:
+    /// `what` names the command ("run smoke"), `unit` what is counted ("case x kernels").
+    Progress(const Console &console, std::string what, std::string unit);
+    ~Progress() { finish(); }
+    Progress(const Progress &) = delete;
+    Progress &operator=(const Progress &) = delete;
+
+    /// `done` of `total` units; `detail` (the row just done, the round) is shown after them.
+    void update(size_t done, size_t total, std::string_view detail = "");
+    /// Erases the live line, so that a line printed on stdout does not land inside it.
+    void clear();
+    /// Ends the live line, once (its last state stays on screen).
+    void finish();
+    /// Whether the progress is a live line on a terminal.
+    bool live() const { return live_; }
+
+private:
+    std::string line(size_t done, size_t total, std::string_view detail) const;
+    const Console &console_;
+    std::string what_, unit_;
+    bool live_ = false, drawn_ = false;
+    std::chrono::steady_clock::time_point start_, last_line_;
+};
+
+}  // namespace attngate::cli

@@ -1,0 +1,104 @@
+// The shared option groups.
+#include "options.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace attngate::cli {
+
+void add_suite_option(CLI::App *cmd, std::string &suite) {
+    cmd->add_option("--suite", suite, "suite file or name in suites/")->required();
+}
+
+CLI::Option *add_out_option(CLI::App *cmd, std::string &path, const std::string &what) {
+    return cmd->add_option("-o,--out", path, what);
+}
+
+void add_kernel_source_options(CLI::App *cmd, KernelSources &sources) {
+    cmd->add_option("--plugin", sources.plugins, "kernel plugin .so to load (repeatable); its kernels run every case they support");
+    cmd->add_option("--adapter", sources.adapters,
+                    "start a kernel adapter: a command line that serves docs/protocol.md when given --http HOST:PORT "
+                    "(repeatable), e.g. \".venv/jax-new/bin/python kernels/jax/adapter.py\"");
+    cmd->add_option("--remote", sources.remotes,
+                    "an adapter already serving at this URL (repeatable); its bearer token is read from $ATTNGATE_ADAPTER_TOKEN");
+}
+
+void add_filter_options(CLI::App *cmd, PlanFilter &filter) {
+    cmd->add_option("--kernel", filter.kernels, "only these kernels (label or name, repeatable; any loaded kernel)");
+    cmd->add_option("--case", filter.cases, "only these cases (repeatable)");
+}
+
+void add_store_options(CLI::App *cmd, StoreArgs &args) {
+    cmd->add_option("--store", args.store,
+                    "where goldens, baselines, pricing, workloads and history live: an http(s):// URL of a WebDAV server "
+                    "(token from $ATTNGATE_STORE_TOKEN) or a directory; default $ATTNGATE_STORE, else --baselines");
+    args.baselines_option = cmd->add_option("--baselines", args.baselines, "baselines directory (a directory store)")->capture_default_str();
+}
+
+Result<std::unique_ptr<Store>> open_store(const StoreArgs &args) {
+    if (!args.store.empty()) return attngate::open_store(args.store);
+    if (args.baselines_option && args.baselines_option->count() > 0) return attngate::open_store(args.baselines);
+    if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return attngate::open_store(env);
+    return attngate::open_store(args.baselines);
+}
+
+void add_policy_options(CLI::App *cmd, DecisionPolicy &policy) {
+    // The percent becomes the policy's fraction here, once.
+    cmd->add_option_function<double>("--threshold-pct", [&policy](double pct) { policy.threshold = pct / 100.0; },
+                                     "practical threshold on the time ratio, in percent")
+        ->check(finite_number(0, 100))
+        ->default_str(fmt::format("{:g}", 100.0 * policy.threshold));
+    cmd->add_option("--alpha", policy.alpha, "significance after Benjamini-Hochberg")->check(finite_number(0, 0.5))->capture_default_str();
+}
+
+void add_perf_metric_option(CLI::App *cmd, const std::string &flag, PerfMetric &metric, const std::string &what) {
+    // The name becomes the enum's number, which CLI11 stores into `metric` itself; any other
+    // text (a number included) is a usage error naming the two metrics.
+    const CLI::Validator to_enum(
+        [](std::string &text) -> std::string {
+            static const std::map<std::string, PerfMetric> names{{"time", PerfMetric::Time}, {"instructions", PerfMetric::Instructions}};
+            const auto it = names.find(text);
+            if (it == names.end()) return fmt::format("expected time or instructions, got \"{}\"", text);
+            text = std::to_string(static_cast<int>(it->second));
+            return {};
+        },
+        "{time,instructions}");
+    cmd->add_option(flag, metric, what)->transform(to_enum)->type_name("METRIC")->default_str("time");
+}
+
+void add_shard_option(CLI::App *cmd, std::optional<ShardSpec> &shard, const std::string &what) {
+    cmd->add_option_function<std::string>(
+           "--shard",
+           [&shard](const std::string &text) {
+               auto spec = parse_shard(text);
+               if (!spec) throw CLI::ValidationError(spec.error().message);  // it names --shard and the text
+               shard = *spec;
+           },
+           what)
+        ->type_name("I/N");
+}
+
+CLI::Validator finite_number(double low, double high, bool low_closed) {
+    const std::string range = fmt::format("{}{}, {}]", low_closed ? "[" : "(", low, high);
+    return CLI::Validator(
+        [=](std::string &text) -> std::string {
+            double x = 0;
+            try {
+                size_t used = 0;
+                x = std::stod(text, &used);
+                if (used != text.size()) return fmt::format("expected a number in {}, got \"{}\"", range, text);
+            } catch (const std::exception &) {
+                return fmt::format("expected a number in {}, got \"{}\"", range, text);
+            }
+            if (!std::isfinite(x) || x > high || x < low || (x == low && !low_closed))
+                return fmt::format("expected a finite number in {}, got {}", range, text);
+            return {};
+        },
+        "NUMBER in " + range);
+}
+
+}  // namespace attngate::cli

@@ -1,0 +1,64 @@
+// The products of the flash-decode kernel, one table per instruction-set path: Q K^T of a
+// few query rows against keys and acc += P V, over K and V rows wherever they lie (a pointer
+// per key: pages of a pool, or a dense tensor). Each K and V row is loaded and widened once
+// per call for all the query rows it serves (the GQA group), so a decode step reads each KV
+// byte once.
+#pragma once
+
+#include <cstdint>
+
+#include "attngate/kernel_abi.h"
+#include "cpu_dispatch.hpp"
+
+namespace attngate::kernels {
+
+/// The rows of a key block to come, which the products ask the memory for a few cache lines
+/// at a time as they compute (pump), so that the fetch overlaps the arithmetic instead of a
+/// burst of prefetches stalling it: K rows, then V rows, each run of bytes contiguous.
+struct PrefetchQueue {
+    const unsigned char *const *k = nullptr, *const *v = nullptr;
+    int64_t rows = 0;  ///< of each
+    size_t k_bytes = 0, v_bytes = 0;
+    int64_t at = 0;     ///< rows done: [0, rows) are K's, [rows, 2 rows) V's
+    size_t offset = 0;  ///< into the current row
+
+    /// Asks for the next `lines` lines (64 bytes) of the queue, fewer when it runs out.
+    void pump(int lines) {
+        for (; lines > 0 && at < 2 * rows; --lines) {
+            const bool value = at >= rows;
+            __builtin_prefetch((value ? v[at - rows] : k[at]) + offset, 0, 3);
+            offset += 64;
+            if (offset >= (value ? v_bytes : k_bytes)) offset = 0, ++at;
+        }
+    }
+    void drain() { pump(1 << 30); }
+};
+
+/// Query rows and accumulators are "prepared": floats in a path-specific order within chunks
+/// of `chunk` elements (bf16 rows are widened even and odd elements apart, which costs two
+/// instructions per vector), zero-padded to padded(d). prepare and emit convert.
+struct DecodeOps {
+    int64_t chunk;
+    /// dst[0 .. padded(d)) = the q row (d elements of dtype) in prepared order.
+    void (*prepare)(const void *q, attngate_dtype dtype, int64_t d, float *dst);
+    /// out[0 .. dv) = acc (prepared order) / l.
+    void (*emit)(const float *acc, attngate_dtype dtype, int64_t dv, float l, float *out);
+    /// s[r * lds + j] = q_r . K_j for r < m, j < n: q rows prepared, ldq floats apart; K row j
+    /// (d elements of dtype) at k[j] + off bytes.
+    void (*qk)(int64_t m, int64_t n, int64_t d, const float *q, int64_t ldq, const unsigned char *const *k, size_t off,
+               attngate_dtype dtype, float *s, int64_t lds, PrefetchQueue *pf);
+    /// acc_r += sum_j p[r * ldp + j] V_j for r < m, j < n: V row j (dv elements) at v[j] + off
+    /// bytes; acc rows prepared, lda floats apart.
+    void (*pv)(int64_t m, int64_t n, int64_t dv, const float *p, int64_t ldp, const unsigned char *const *v, size_t off,
+               attngate_dtype dtype, float *acc, int64_t lda, PrefetchQueue *pf);
+
+    int64_t padded(int64_t d) const { return (d + chunk - 1) / chunk * chunk; }
+};
+
+/// The table of a path; a path the build lacks falls back to the next lower one.
+const DecodeOps &decode_ops(Isa isa);
+const DecodeOps &decode_ops_portable();
+const DecodeOps &decode_ops_avx2();
+const DecodeOps &decode_ops_avx512();
+
+}  // namespace attngate::kernels

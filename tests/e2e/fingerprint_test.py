@@ -1,0 +1,124 @@
+"""End-to-end tests of the fingerprint: it records what actually runs (the shared objects
+loaded, with their packages), so a library swapped under an unchanged binary shows in
+"What changed", for a run against its baseline and for the two builds of an A/B run."""
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ARGS, attngate, main, read_json, suite_with_goldens  # noqa: E402
+
+SUITE = {
+    "name": "fp",
+    "seed": 5,
+    "kernels": ["reference", "flash"],
+    "cases": [{"id": "mha_f32", "seq_q": 64, "heads_q": 2, "head_dim": 16, "causal": True}],
+}
+SWAPPED = "libsleef.so.3"  # the kernels' exp and tanh: a swap changes their numerics
+
+
+class FingerprintTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="attngate-fp-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+        self.baselines = os.path.join(self.dir, "baselines")
+        self.suite = suite_with_goldens(os.path.join(self.dir, "fp.json"), SUITE, self.baselines)
+        env = attngate("env", "--json")
+        self.assertEqual(env.returncode, 0, env.stderr)
+        self.system = json.loads(env.stdout)["loaded"][SWAPPED]
+        # A copy of the library in a directory of its own, found first through LD_LIBRARY_PATH.
+        self.libdir = os.path.join(self.dir, "lib")
+        os.makedirs(self.libdir)
+        shutil.copy(self.system["path"], os.path.join(self.libdir, SWAPPED))
+        self.swapped_env = dict(os.environ, LD_LIBRARY_PATH=self.libdir)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def assert_swap_listed(self, markdown, since):
+        with open(markdown) as f:
+            text = f.read().replace("\\", "")
+        self.assertIn(f"### What changed (since the {since})", text)
+        self.assertIn(f"loaded.{SWAPPED}.path: {self.system['path']} → {os.path.join(self.libdir, SWAPPED)}", text)
+        return text
+
+    def test_a_library_swapped_at_run_time_shows_in_what_changed(self):
+        out, md = self.path("swapped.json"), self.path("swapped.md")
+        p = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--checks", "golden", "--out", out, "--markdown", md,
+                     env=self.swapped_env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        lib = read_json(out)["fingerprint"]["loaded"][SWAPPED]
+        self.assertEqual(lib["path"], os.path.join(self.libdir, SWAPPED))
+        self.assertNotIn("package", lib, "no package owns the copy")
+        with open(self.system["path"], "rb") as f:
+            self.assertEqual(lib["sha256"], hashlib.sha256(f.read()).hexdigest())
+        self.assert_swap_listed(md, "baseline")
+        if "package" in self.system:  # dpkg knows the system's copy: its package is what went away
+            with open(md) as f:
+                self.assertIn(f"loaded.{SWAPPED}.package: removed (was {self.system['package']})", f.read().replace("\\", ""))
+
+    def test_a_library_swapped_at_run_time_marks_a_fingerprint_change_in_the_history(self):
+        # Two runs appended to a directory store's history, the second with the library
+        # swapped: the history's bump marker names it.
+        store = self.path("store")
+        shutil.copytree(self.baselines, store)
+        for name, env in (("before", None), ("after", self.swapped_env)):
+            p = attngate("run", "--suite", self.suite, "--store", store, "--checks", "golden", "--append-history",
+                         "--out", self.path(name + ".json"), env=env)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        p = attngate("history", "--suite", "fp", "--store", store)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        marker = [line for line in p.stdout.splitlines() if line.startswith("fingerprint changed at run 2")]
+        self.assertEqual(len(marker), 1, p.stdout)
+        self.assertIn(f"loaded.{SWAPPED}.path: {self.system['path']} → {os.path.join(self.libdir, SWAPPED)}", marker[0])
+
+    def test_the_same_libraries_show_no_change(self):
+        md = self.path("same.md")
+        p = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--checks", "golden", "--out", self.path("same.json"),
+                     "--markdown", md)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(md) as f:
+            self.assertIn("Nothing: the fingerprint is identical.", f.read())
+
+    def test_ab_of_two_builds_diffs_each_sides_own_fingerprint(self):
+        # Side B is the same binary with the library swapped: each side's `env --json` is
+        # collected, A's is what B is compared with, and the command lines are no change.
+        out, md = self.path("ab.json"), self.path("ab.md")
+        b = f"env LD_LIBRARY_PATH={self.libdir} {ARGS.attngate}"
+        p = attngate("ab", "--suite", self.suite, "--baselines", self.baselines, "--a", ARGS.attngate, "--b", b, "--rounds", "2",
+                     "--max-rounds", "0", "--min-time", "0.001", "--out", out, "--markdown", md)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        r = read_json(out)
+        self.assertEqual(r["ab"], {"a": ARGS.attngate, "b": b})
+        self.assertNotIn("ab", r["fingerprint"])
+        self.assertEqual(r["baseline_fingerprint"]["loaded"][SWAPPED]["path"], self.system["path"])
+        self.assertEqual(r["fingerprint"]["loaded"][SWAPPED]["path"], os.path.join(self.libdir, SWAPPED))
+        for side in ("fingerprint", "baseline_fingerprint"):
+            self.assertTrue(r[side]["toolchain"]["compiler"], side)
+        text = self.assert_swap_listed(md, "A side")
+        self.assertNotIn("ab.a", text)
+        self.assertNotIn("ab.b", text)
+
+    def test_an_ab_side_that_cannot_give_its_fingerprint_is_noted_not_fatal(self):
+        # A build whose `env` fails (older, or broken): the A/B still decides, and says why
+        # there is nothing to compare.
+        script = self.path("no-env.sh")
+        with open(script, "w") as f:
+            f.write('if [ "$1" = env ]; then echo "no env here" >&2; exit 2; fi\n'
+                    f'exec {ARGS.attngate} "$@"\n')
+        out = self.path("ab-noenv.json")
+        p = attngate("ab", "--suite", self.suite, "--baselines", self.baselines, "--a", f"/bin/sh {script}", "--b", ARGS.attngate,
+                     "--rounds", "2", "--max-rounds", "0", "--min-time", "0.001", "--out", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        r = read_json(out)
+        self.assertIn("no env here", r["ab"]["a_fingerprint_error"])
+        self.assertEqual(r["baseline_fingerprint"], {})
+        self.assertIn("loaded", r["fingerprint"])
+
+
+if __name__ == "__main__":
+    main()
