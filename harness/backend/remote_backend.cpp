@@ -230,16 +230,10 @@ std::optional<CrashInfo> RemoteBackend::upload_inputs(const Invocation &inv, dou
     const CaseSpec &c = *inv.spec;
     const CaseInputs &in = *inv.inputs;
     const std::string prefix = fmt::format("c{}.", ++upload_serial_);
-    std::vector<std::pair<std::string, NpyArray>> tensors = {
-        {"q", make_npy(std::span<const float>(in.q), {c.batch, c.seq_q, c.heads_q, c.head_dim})},
-        {"k", make_npy(std::span<const float>(in.k), {c.batch, c.seq_k, c.heads_kv, c.head_dim})},
-        {"v", make_npy(std::span<const float>(in.v), {c.batch, c.seq_k, c.heads_kv, c.head_dim_v})}};
-    if (!in.bias.empty()) tensors.emplace_back("bias", make_npy(std::span<const float>(in.bias), c.bias_shape));
-    if (!in.segment_ids_q.empty()) {
-        tensors.emplace_back("segment_ids_q", make_npy(std::span<const int32_t>(in.segment_ids_q), {c.batch, c.seq_q}));
-        tensors.emplace_back("segment_ids_kv", make_npy(std::span<const int32_t>(in.segment_ids_kv), {c.batch, c.seq_k}));
-    }
+    const std::vector<std::pair<std::string, NpyArray>> tensors = input_tensors(c, in);  // a paged case: its pools and tables
+    uploaded_names_ = json::object{};
     for (const auto &[name, array] : tensors) {
+        uploaded_names_[name] = prefix + name;
         const Answer a = call.put_tensor(prefix + name, array, timeout_s);
         if (a.transport) return lost(*a.transport, since(t0));
         if (!a.protocol_error.empty()) {
@@ -269,7 +263,7 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     const std::string out_name = fmt::format("c{}.out{}", upload_serial_, ++output_serial_);
     json::value body = json::object{{"kernel", inv.kernel->kernel},
                                           {"case", protocol_case(*inv.spec, *inv.kernel)},
-                                          {"inputs", input_names(*inv.inputs, upload_serial_)},
+                                          {"inputs", uploaded_names_},
                                           {"output", out_name}};
     if (req.conformance) body.as_object()["conformance"] = true;  // checks declarations: see ObserveRequest
     Call call{*this};
@@ -296,7 +290,7 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     }
     auto npy = parse_npy(*bytes, "GET /v1/tensors/" + out_name);
     if (!npy) return protocol_failure(npy.error().message);
-    const std::vector<int64_t> want = output_shape(*inv.spec);
+    const std::vector<int64_t> want = protocol_output_shape(*inv.spec);
     if (npy->descr != "<f4" || npy->shape != want)
         return protocol_failure(fmt::format("output is {} of shape [{}], expected <f4 of shape [{}]", npy->descr,
                                             fmt::join(npy->shape, ", "), fmt::join(want, ", ")));
@@ -306,7 +300,7 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     if (req.memory) {
         const json::value mem_body = json::object{{"kernel", inv.kernel->kernel},
                                                   {"case", protocol_case(*inv.spec, *inv.kernel)},
-                                                  {"inputs", input_names(*inv.inputs, upload_serial_)},
+                                                  {"inputs", uploaded_names_},
                                                   {"warmup_calls", req.warmup_calls},
                                                   {"calls", req.memory_calls}};
         const Answer mem = call.json("POST", "/v1/memory", &mem_body, req.timeout_s);
@@ -337,7 +331,7 @@ std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &in
         }
         const json::value body = json::object{{"kernel", inv.kernel->kernel},
                                               {"case", protocol_case(*inv.spec, *inv.kernel)},
-                                              {"inputs", input_names(*inv.inputs, upload_serial_)},
+                                              {"inputs", uploaded_names_},
                                               {"warmup", 1},
                                               {"repetitions", req.repetitions},
                                               {"min_time_s", req.min_time_s}};
@@ -371,7 +365,7 @@ Result<std::filesystem::path> RemoteBackend::profile(const Invocation &inv, cons
     if (auto crash = upload_inputs(inv, timeout)) return fail(ErrorKind::Infra, "profile: {}", crash->describe());
     const json::value body = json::object{{"kernel", inv.kernel->kernel},
                                           {"case", protocol_case(*inv.spec, *inv.kernel)},
-                                          {"inputs", input_names(*inv.inputs, upload_serial_)},
+                                          {"inputs", uploaded_names_},
                                           {"calls", 3}};
     Call call{*this};
     const Answer a = call.json("POST", "/v1/profile", &body, timeout);

@@ -27,6 +27,20 @@ std::string string_at(const json::object &o, std::string_view key) {
     return {};
 }
 
+namespace {
+
+/// A paged case's "paged" object (docs/protocol.md): the batch's lengths and the pool.
+json::object protocol_paged(const PagedSpec &p) {
+    return json::object{{"q_lens", json::array(p.q_lens.begin(), p.q_lens.end())},
+                        {"kv_lens", json::array(p.kv_lens.begin(), p.kv_lens.end())},
+                        {"page_size", p.page_size},
+                        {"pages", p.pages},
+                        {"pages_per_seq", p.pages_per_seq()},
+                        {"layout", p.scattered ? "scattered" : "contiguous"}};
+}
+
+}  // namespace
+
 json::object protocol_case(const CaseSpec &c, const KernelSpec &k) {
     json::object o{{"batch", c.batch},       {"seq_q", c.seq_q},       {"seq_k", c.seq_k},
                    {"heads_q", c.heads_q},   {"heads_kv", c.heads_kv}, {"head_dim", c.head_dim},
@@ -37,18 +51,13 @@ json::object protocol_case(const CaseSpec &c, const KernelSpec &k) {
                    {"segment_ids", c.segments > 0 || c.segments_per_token},
                    {"block_q", k.block_q},   {"block_k", k.block_k}};
     o["bias_shape"] = c.bias_shape.empty() ? json::value(nullptr) : json::value(json::array(c.bias_shape.begin(), c.bias_shape.end()));
+    if (c.paged) o["paged"] = protocol_paged(*c.paged);
     return o;
 }
 
-json::object input_names(const CaseInputs &in, int64_t serial) {
-    const std::string p = fmt::format("c{}.", serial);
-    json::object o{{"q", p + "q"}, {"k", p + "k"}, {"v", p + "v"}};
-    if (!in.bias.empty()) o["bias"] = p + "bias";
-    if (!in.segment_ids_q.empty()) {
-        o["segment_ids_q"] = p + "segment_ids_q";
-        o["segment_ids_kv"] = p + "segment_ids_kv";
-    }
-    return o;
+std::vector<int64_t> protocol_output_shape(const CaseSpec &c) {
+    if (c.paged) return {c.seq_q, c.heads_q, c.head_dim_v};  // [total_q, Hq, Dv]: the batch's query tokens
+    return output_shape(c);
 }
 
 /// Fills o from a kernel call's answer that said ok: false; true when it did.

@@ -25,8 +25,9 @@ std::string string_at(const boost::json::object &o, std::string_view key);
 
 /// The protocol's case object for a suite case (docs/protocol.md, "The case object").
 boost::json::object protocol_case(const CaseSpec &c, const KernelSpec &k);
-/// The tensor names of a case's inputs as uploaded under `serial`.
-boost::json::object input_names(const CaseInputs &in, int64_t serial);
+/// The output shape an adapter answers with: a dense case's [B, Sq, Hq, Dv]; a paged
+/// case's [total_q, Hq, Dv] (the harness stores it as [1, total_q, Hq, Dv], the same data).
+std::vector<int64_t> protocol_output_shape(const CaseSpec &c);
 /// Fills o from a kernel call's answer that said ok: false; true when it did.
 bool kernel_declined(const boost::json::object &body, Observation &o);
 
