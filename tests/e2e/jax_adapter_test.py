@@ -129,7 +129,7 @@ class HloAdapterTest(unittest.TestCase):
         status, reply = self.adapter.request("GET", "/v1/kernels")
         self.assertEqual(status, 200)
         kernels = {k["name"]: k for k in reply["kernels"]}
-        self.assertEqual(set(kernels), set(KERNELS))
+        self.assertEqual(set(kernels), set(KERNELS) | {"pallas-paged", "pallas-ragged-paged", "xla-paged"})
         self.assertIn("generic Pallas interpreter", kernels["pallas-flash"]["description"])
         self.assertIn("hlo", kernels["jax-xla"]["description"])
         self.assertEqual(set(kernels["pallas-flash"]["features"]), {"causal", "segment_ids", "bias", "f32", "bf16"})
@@ -381,7 +381,7 @@ class TpuInterpretModeTest(unittest.TestCase):
         self.assertEqual(hello["fingerprint"]["interpret_mode"], "tpu")
         _, kernels = self.adapter.request("GET", "/v1/kernels")
         for k in kernels["kernels"]:
-            if k["name"] != "jax-xla":
+            if k["name"] not in ("jax-xla", "xla-paged"):  # XLA, no Pallas
                 self.assertIn("TPU interpret mode", k["description"])
 
     def test_small_cases(self):
