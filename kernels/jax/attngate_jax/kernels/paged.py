@@ -98,10 +98,10 @@ class XlaPaged(KernelAdapter):
     def build(self, case: Case, mode: Mode) -> Callable[..., Any]:
         assert case.paged is not None
         # The lengths are the case's (checked against the uploaded tables): static, so the
-        # reference's per-sequence slices are static under jit.
-        kv_lens = np.asarray(case.paged.kv_lens, np.int32)
-        cu_q_lens = np.asarray(case.paged.cu_q_lens, np.int32)
-        num_seqs = np.asarray([case.batch], np.int32)
+        # reference's per-sequence slices are static under jit (numpy, not jax.Array: Any).
+        kv_lens: Any = np.asarray(case.paged.kv_lens, np.int32)
+        cu_q_lens: Any = np.asarray(case.paged.cu_q_lens, np.int32)
+        num_seqs: Any = np.asarray([case.batch], np.int32)
 
         def run(q: jax.Array, kv_pages: jax.Array, page_table: jax.Array) -> jax.Array:
             with jax.default_matmul_precision("float32"):
