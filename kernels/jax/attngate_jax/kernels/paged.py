@@ -12,8 +12,8 @@ pallas-paged (jax.experimental.pallas.ops.tpu.paged_attention, paged_attention_k
 - pages as [Hkv, pages, page_size, D]: the pools are transposed once, outside timing;
 - GQA: query heads h*g .. h*g+g-1 form kv head h's block: h // g, as attngate;
 - it loads each page as float32 and then casts it to bfloat16 (MultiPageAsyncCopyDescriptor
-  ._maybe_dequantize's default dtype), so an f32 case's K and V would be rounded: f32 is not
-  among its features. On a bf16 case the cast is exact; q stays float32, the dots
+  ._maybe_dequantize's default dtype), so an f32 case's K and V would be rounded: f32 cases
+  are declined, saying so. On a bf16 case the cast is exact; q stays float32, the dots
   accumulate in float32 and the output is float32 (nothing rounded);
 - it loads whole pages and masks slots past kv_len by adding mask_value to the score, so
   it reads the slots past kv_len (reads_unreadable_slots) and a NaN there, in K or V,
@@ -117,7 +117,7 @@ class XlaPaged(KernelAdapter):
 class PallasPaged(KernelAdapter):
     api_version = 1
     name = "pallas-paged"
-    features = ("paged_kv", "causal", "softcap", "gqa", "bf16")  # f32: it rounds K and V to bf16
+    features = ("paged_kv", "causal", "softcap", "gqa", "f32", "bf16")  # f32 declined below, saying why
     masked_nan_leaks = ("k", "v")
     reads_unreadable_slots = ("past_kv_len",)
     workspace_growth = "constant"  # one page of K and V per step, m, l, acc per head group
@@ -129,8 +129,13 @@ class PallasPaged(KernelAdapter):
         return f"jax.experimental.pallas.ops.tpu.paged_attention ({mode.description})"
 
     def unsupported(self, case: Case, mode: Mode) -> str | None:
-        # ragged, window, head_dim_v and f32 are not among its features: declined before this.
-        return DENSE.format(self.name) if case.paged is None else None
+        # ragged, window and head_dim_v are not among its features: declined before this.
+        if case.paged is None:
+            return DENSE.format(self.name)
+        if case.dtype == "f32":
+            return ("f32: paged_attention loads each page as float32 and casts it to bfloat16 "
+                    "(MultiPageAsyncCopyDescriptor._maybe_dequantize), so K and V would be rounded")
+        return None
 
     def prepare(self, case: Case, t: Tensors, mode: Mode) -> tuple[Any, ...]:
         q = (t["q"] * np.float32(case.scale)).astype(np.float32)
