@@ -104,7 +104,7 @@ class JaxPagedTest(TempDirTest):
 
     def test_nightly_paged_cases_parse_and_validate(self):
         # Never executed in CI (kv_len 32k x 64 sequences); coverage parses and validates every case.
-        r = attngate("suite", "coverage", "nightly", "--per-case", cwd=ARGS.source_dir, timeout=300)
+        r = attngate("suite", "coverage", "nightly", "--cases", cwd=ARGS.source_dir, timeout=300)
         self.assertIn(r.returncode, (0, 1), r.stdout[-3000:] + r.stderr)
         self.assertIn("paged_decode_32k_x64_bf16", r.stdout)
         self.assertIn("paged_mixed_32k_x64_bf16", r.stdout)
