@@ -5,7 +5,9 @@ goldens to catch: `adapter.py --kernels wrong_paged:make`.
   the real paged_attention, given the query heads in the order that makes its h // g
   grouping read kv head h % Hkv;
 - wrong-paged-unscaled: q handed to paged_attention without the scale (it has no scale
-  argument, so forgetting to pre-scale is the mistake its API invites)."""
+  argument, so forgetting to pre-scale is the mistake its API invites);
+- wrong-paged-undeclared-reads: the right mapping without the reads_unreadable_slots
+  declaration, so attngate's NaN in the slots past kv_len reach it (it loads whole pages)."""
 from __future__ import annotations
 
 from typing import Any
@@ -45,5 +47,10 @@ class Unscaled(PallasPaged):
         return tuple(jax.device_put((t["q"].astype(np.float32), k, v, t["kv_lens"], t["page_table"])))
 
 
+class UndeclaredReads(PallasPaged):
+    name = "wrong-paged-undeclared-reads"
+    reads_unreadable_slots = ()
+
+
 def make() -> list[PallasPaged]:
-    return [GqaModulo(), Unscaled()]
+    return [GqaModulo(), Unscaled(), UndeclaredReads()]
