@@ -2,7 +2,9 @@
 // reporting errors.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -26,5 +28,10 @@ int with_load_errors(const Backends &backends, int rc);
 
 /// Prints "error: ..." to stderr and returns the exit code for the error's kind.
 int report_error(const Error &e);
+
+/// body(), in a supervised child when `no_isolation` (kernels share attngate's process): a
+/// kernel that ends that process (exit(0), abort(), a fault) makes it exit 1 saying so, never 0,
+/// and `what_stays` (what was already written) is said.
+int run_kernels_supervised(bool no_isolation, std::string_view what_stays, const std::function<int()> &body);
 
 }  // namespace attngate::cli

@@ -21,7 +21,8 @@ struct ConformArgs {
     std::string json;
 };
 
-int conform(const ConformArgs &a, const Console &console) {
+int conform(ConformArgs a, const Console &console) {
+    a.json = absolute_path(a.json);  // before a kernel in this process could chdir()
     auto backends = open_backends(a.sources);
     if (!backends) return report_error(backends.error());
     std::string current;
@@ -50,7 +51,9 @@ Command add_conform_command(CLI::App &app, Console &console) {
     cmd->add_option("--json", a->json, "also write the verdicts and every candidate's distance as JSON here");
     cmd->add_flag_callback("--no-isolation", [&o] { o.isolation = false; }, "run in-process kernels in this process (for debugging)");
     cmd->add_option("--timeout", o.timeout_s, "seconds per probe case and kernel")->check(finite_number(0, 86400));
-    return {cmd, [a, &console] { return conform(*a, console); }};
+    return {cmd, [a, &console] {
+                return run_kernels_supervised(!a->options.isolation, "--json was not written", [&] { return conform(*a, console); });
+            }};
 }
 
 }  // namespace attngate::cli

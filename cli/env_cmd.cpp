@@ -3,6 +3,7 @@
 
 #include "command.hpp"
 #include "common.hpp"
+#include "report/escape.hpp"
 #include "io/json_io.hpp"
 #include "report/console.hpp"
 #include "results/fingerprint.hpp"
@@ -23,7 +24,7 @@ int env(const EnvArgs &a, const Console &console) {
         if (!before) return report_error(before.error());
         auto after = load_fingerprint(a.diff[1]);
         if (!after) return report_error(after.error());
-        console.say("{} -> {}\n{}", a.diff[0], a.diff[1], console_fingerprint_diff(diff_fingerprints(*before, *after)));
+        console.say("{} -> {}\n{}", terminal_text(a.diff[0]), terminal_text(a.diff[1]), console_fingerprint_diff(diff_fingerprints(*before, *after)));
         return kExitPass;
     }
     auto backends = open_backends(a.sources);

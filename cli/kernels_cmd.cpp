@@ -3,6 +3,7 @@
 
 #include "command.hpp"
 #include "common.hpp"
+#include "report/escape.hpp"
 #include "io/json_io.hpp"
 
 namespace attngate::cli {
@@ -28,7 +29,8 @@ int list(const KernelsArgs &a, const Console &console) {
     for (const auto *k : backends->kernels()) {
         if (a.json) all.push_back(kernel_json(*k));
         else
-            console.say("{:<14} {:<10} {}\n{:<14} from {}; supports: {}\n", k->name, k->version, k->description, "", k->origin,
+            console.say("{:<14} {:<10} {}\n{:<14} from {}; supports: {}\n", terminal_text(k->name), terminal_text(k->version),
+                        terminal_text(k->description), "", terminal_text(k->origin),
                         feature_names(k->features));
     }
     if (a.json) console.data(pretty_json(json::object{{"kernels", std::move(all)}}));

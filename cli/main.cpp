@@ -11,6 +11,7 @@
 #include "backend/memory.hpp"
 #include "command.hpp"
 #include "common.hpp"
+#include "io/process.hpp"
 #include "run/run.hpp"
 
 using namespace attngate;
@@ -34,6 +35,7 @@ int dispatch(const std::vector<cli::Command> &commands) {
 
 int main(int argc, char **argv) {
     exec_with_exact_heap_accounting(argv);
+    start_directory();  // read now, before any kernel could chdir(): children start there
     CLI::App app{"attngate: the regression gate for attention kernels (golden outputs, memory, throughput, cost)"};
     app.require_subcommand(1);
     app.set_version_flag("--version", tool_version());

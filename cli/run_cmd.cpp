@@ -5,6 +5,7 @@
 
 #include "command.hpp"
 #include "common.hpp"
+#include "io/files.hpp"
 #include "report/console.hpp"
 #include "report_options.hpp"
 #include "run/perf_phase.hpp"
@@ -38,6 +39,10 @@ ProgressFn case_printer(const Console &console, Progress &progress) {
 }
 
 int run(RunArgs a, const Console &console) {
+    const std::string shown_out = a.out;
+    // Every output path is fixed before the first kernel: one in this process may chdir().
+    a.out = absolute_path(a.out);
+    for (auto &[format, path] : a.reports.formats.paths) path = absolute_path(path);
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
     RunOptions &opt = a.options;
@@ -56,7 +61,7 @@ int run(RunArgs a, const Console &console) {
     if (!results) return report_error(results.error());
     // The results are written before the history is touched: a store failure loses nothing.
     const auto reported = finish_reports(*results, **store, a.reports, *ctx, console);
-    console.say("{}", console_summary(*results, a.out));
+    console.say("{}", console_summary(*results, shown_out));
     if (!reported) return report_error(reported.error());
     return with_load_errors(*backends, results->verdict() == Verdict::Fail ? kExitDrift : kExitPass);
 }
@@ -88,7 +93,7 @@ Command add_run_command(CLI::App &app, Console &console) {
     add_store_options(cmd, a->store);
     add_out_option(cmd, a->out, "where results.json goes")->capture_default_str();
     cmd->add_option("--checks", o.checks, "checks to run: golden, memory, perf, cost (comma-separated)")->delimiter(',')->capture_default_str();
-    cmd->add_flag_callback("--no-isolation", [&o] { o.isolation = false; }, "run kernels in this process (for debugging; a crash ends the run)");
+    cmd->add_flag_callback("--no-isolation", [&o] { o.isolation = false; }, "run kernels in this process (for debugging; a crash ends the run with exit 1)");
     cmd->add_option("--timeout", o.timeout_s, "seconds per case x kernel before an isolated kernel counts as hung")
         ->check(finite_number(0, 86400));
     add_kernel_source_options(cmd, a->sources);
@@ -100,7 +105,10 @@ Command add_run_command(CLI::App &app, Console &console) {
                      "run only shard I of N (1-based, e.g. 2/4) of the planned case x kernels, balanced by expected time; merge the "
                      "shards with `attngate merge`");
     add_progress_option(cmd, console);
-    return {cmd, [a, &console] { return run(*a, console); }};
+    return {cmd, [a, &console] {
+                return run_kernels_supervised(!a->options.isolation, "what it wrote before stays, results.json with \"complete\": false",
+                                              [&] { return run(*a, console); });
+            }};
 }
 
 }  // namespace attngate::cli

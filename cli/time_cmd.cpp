@@ -36,7 +36,8 @@ int serve(const Suite &suite, const Plan &plan, Backends &backends, const TimeAr
     return served ? kExitPass : report_error(served.error());
 }
 
-int time_rows(const TimeArgs &a) {
+int time_rows(TimeArgs a) {
+    for (std::string *p : {&a.out, &a.outputs}) *p = absolute_path(*p);  // before a kernel in this process could chdir()
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
     std::vector<std::string> origins;
@@ -84,7 +85,9 @@ Command add_time_command(CLI::App &app, Console &) {
     cmd->add_flag("--serve", a->serve,
                   "answer timing requests on stdin until it ends, one JSON line each (what ab keeps running per side; "
                   "see harness/run/time_server.hpp)");
-    return {cmd, [a] { return time_rows(*a); }};
+    return {cmd, [a] {
+                return run_kernels_supervised(a->no_isolation && !a->serve, "--out was not written", [&] { return time_rows(*a); });
+            }};
 }
 
 }  // namespace attngate::cli

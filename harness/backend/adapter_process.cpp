@@ -1,18 +1,21 @@
-// Starting, watching and stopping an adapter child.
+// Starting, watching and stopping an adapter child (below a guard, io/guard.hpp).
 #include "backend/adapter_process.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
 
 #include <fcntl.h>
-#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "io/files.hpp"
+#include "io/guard.hpp"
+#include "io/process.hpp"
 
 namespace attngate {
 
@@ -50,22 +53,29 @@ Result<std::unique_ptr<AdapterProcess>> AdapterProcess::start(const std::string 
     char log_name[] = "/tmp/attngate-adapter-XXXXXX";
     const int log_fd = ::mkstemp(log_name);
     if (log_fd < 0) return fail(ErrorKind::Infra, "--adapter: cannot create a log file in /tmp: {}", std::strerror(errno));
+    ::fchmod(log_fd, 0600);  // readable whatever umask a kernel in this process set
     p->log_path_ = log_name;
     const std::string script = "exec " + command + " --http 127.0.0.1:0";
     const pid_t parent = ::getpid();
+    const char *dir = start_directory().c_str();  // a restart after a kernel's chdir() too
     const pid_t pid = ::fork();
     if (pid < 0) {
         ::close(log_fd);
         return fail(ErrorKind::Infra, "--adapter: cannot fork: {}", std::strerror(errno));
     }
     if (pid == 0) {
-        ::setpgid(0, 0);                      // its own group: stop() kills whatever it started
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);   // and it never outlives the harness
-        if (::getppid() != parent) ::_exit(127);
+        // Below a guard: whatever the adapter starts, in any process group, ends with it, and
+        // it never outlives the harness, even a SIGKILLed one.
+        become_guard(parent);
+        for (int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, SIG_DFL);
         const int devnull = ::open("/dev/null", O_RDONLY);
         ::dup2(devnull, STDIN_FILENO);
         ::dup2(log_fd, STDOUT_FILENO);
         ::dup2(log_fd, STDERR_FILENO);
+        if (*dir && ::chdir(dir) != 0) {
+            std::fprintf(stderr, "cannot enter %s, where attngate started: %s\n", dir, std::strerror(errno));
+            ::_exit(127);
+        }
         if (!token_env.empty()) ::setenv(token_env.c_str(), token.c_str(), 1);
         ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char *>(nullptr));
         ::_exit(127);
@@ -127,13 +137,7 @@ void AdapterProcess::stop(double grace_s) {
     const auto t0 = std::chrono::steady_clock::now();
     while (alive() && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < grace_s)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (alive()) {
-        ::kill(-pid_, SIGTERM);
-        const auto t1 = std::chrono::steady_clock::now();
-        while (alive() && std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() < 2.0)
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ::kill(-pid_, SIGKILL);  // the group: anything the adapter itself started
+    if (!reaped_) end_guarded(pid_);  // SIGTERM, a moment, then everything it started
     if (!reaped_) {
         while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
         }

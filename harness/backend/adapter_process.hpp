@@ -1,5 +1,6 @@
-// An adapter started as a child of the harness: `CMD --http 127.0.0.1:0` in its own
-// process group, killed with the harness (PR_SET_PDEATHSIG), its output kept in a log
+// An adapter started as a child of the harness: `CMD --http 127.0.0.1:0` below a guard
+// (io/guard.hpp) that kills whatever it started when it ends and when the harness dies,
+// even by SIGKILL; its output kept in a log
 // whose first "ATTNGATE-ADAPTER LISTENING <url>" line says where it serves.
 #pragma once
 
@@ -33,7 +34,7 @@ public:
     std::string signal_name();
     /// The last lines the adapter wrote to stdout and stderr.
     std::string log_tail(size_t max_bytes = 2000) const;
-    /// Waits up to grace_s for the child to exit on its own, then kills its process group.
+    /// Waits up to grace_s for the child to exit on its own, then ends it and all it started.
     void stop(double grace_s);
 
 private:

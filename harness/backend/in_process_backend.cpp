@@ -8,6 +8,7 @@
 #include "backend/calibration.hpp"
 #include "backend/instruction_count.hpp"
 #include "backend/isolation.hpp"
+#include "io/supervisor.hpp"
 #include "backend/memory.hpp"
 #include "backend/observe.hpp"
 #include "backend/timing.hpp"
@@ -68,7 +69,10 @@ Observation InProcessBackend::observe(const Invocation &inv, const ObserveReques
         if (!declined.unsupported.empty()) return declined;
     }
     const auto work = [&] { return observe_kernel(k, inv, req); };
-    if (!req.isolation) return work();
+    if (!req.isolation) {
+        note_activity(fmt::format("{} on case {}", inv.kernel->label(), inv.spec->id));
+        return work();
+    }
     Observation o = observe_isolated(work, req.timeout_s);
     if (o.crash || o.kernel_rc != 0 || !o.host_error.empty() || o.nondeterminism) return o;
     // A second process, fresh: thread schedules, allocator addresses and lazy state differ.
@@ -185,6 +189,8 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
     const int threads = invs.front().suite->threads;  // one suite per timing set
     std::vector<std::vector<double>> samples;
     if (!req.isolation) {
+        note_activity(fmt::format("the timing of {} on case {}{}", invs.front().kernel->label(), invs.front().spec->id,
+                                  invs.size() > 1 ? fmt::format(" and {} more", invs.size() - 1) : ""));
         samples = time_targets(targets, threads, timing, req.calibrate, req.iterations);
     } else {
         auto bytes = run_isolated([&] {

@@ -8,12 +8,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend/observe.hpp"
 #include "io/error.hpp"
+#include "io/guard.hpp"
 #include "io/process.hpp"
 
 namespace attngate {
@@ -59,11 +59,9 @@ std::string signal_name(int sig) {
 }
 
 [[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<std::string()> &work, pid_t parent) {
-    // Its own process group, so that the harness can kill whatever the kernel forks, and
-    // killed with the harness even when the harness gets SIGKILL.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);  // the harness died before prctl
+    // Below a guard, so that whatever the kernel starts (in any session or group) is killed
+    // when it ends, and with the harness even when the harness gets SIGKILL.
+    become_guard(parent);
     // A crash must end the child with its signal, whatever handlers the parent installed.
     for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP}) std::signal(sig, SIG_DFL);
     ::dup2(err.fd[1], STDERR_FILENO);
@@ -121,7 +119,7 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
         if (!exited && ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
             exited = true;
     }
-    ::kill(-pid, SIGKILL);  // the child on a timeout, and whatever it started in every case
+    end_guarded(pid);  // the child on a timeout, and whatever it started in every case
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

@@ -3,13 +3,13 @@
 
 #include <dlfcn.h>
 
-#include <cctype>
 #include <cstring>
 #include <utility>
 
 #include <fmt/ranges.h>
 
 #include "backend/isolation.hpp"
+#include "plan/kernel_info.hpp"
 
 namespace attngate {
 
@@ -35,9 +35,8 @@ constexpr size_t kMaxKernelString = 1024;
 std::string bad_string(const char *text, const char *field) {
     const size_t len = ::strnlen(text, kMaxKernelString);
     if (len == kMaxKernelString) return fmt::format("its {} is not a terminated string of under {} bytes", field, kMaxKernelString);
-    for (size_t i = 0; i < len; ++i)
-        if (static_cast<unsigned char>(text[i]) < 0x20 || text[i] == 0x7f) return fmt::format("its {} holds control characters", field);
-    return {};
+    const std::string_view s(text, len);
+    return std::string_view(field) == "name" ? kernel_name_problem(s) : kernel_text_problem(s, field);
 }
 
 /// Why a plugin's table cannot be used, or empty. Reads every field the harness reads, so
@@ -84,10 +83,7 @@ Result<void> KernelRegistry::add(const attngate_kernel *k, const std::string &or
                     ATTNGATE_API_VERSION, ATTNGATE_API_VERSION_OLDEST);
     if (!k->name || !*k->name || !k->run)
         return fail(ErrorKind::BadInput, "{}: a kernel without a name or run function", origin);
-    for (const char *c = k->name; *c; ++c)
-        if (!std::isalnum(static_cast<unsigned char>(*c)) && *c != '_' && *c != '-' && *c != '.')
-            return fail(ErrorKind::BadInput, "{}: kernel name {:?}: expected letters, digits, '_', '-' or '.'", origin,
-                        std::string_view(k->name));
+    if (auto why = kernel_name_problem(k->name); !why.empty()) return fail(ErrorKind::BadInput, "{}: {}", origin, why);
     if (find(k->name))
         return fail(ErrorKind::BadInput, "{}: kernel \"{}\" is already registered", origin, k->name);
     kernels_.push_back(k);

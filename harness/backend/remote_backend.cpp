@@ -1,22 +1,20 @@
-// Remote backend: the protocol of docs/protocol.md over libcurl.
+// Remote backend: the adapter's process, the HTTP calls, restarts, and one time limit per
+// case. What the messages hold and what an answer may say is remote_protocol.cpp.
 #include "backend/remote_backend.hpp"
 
-#include "backend/remote_protocol.hpp"
-
 #include <chrono>
-#include <cmath>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
+#include "backend/remote_protocol.hpp"
+#include "plan/inputs.hpp"
 #include "io/files.hpp"
 #include "io/json_io.hpp"
-#include "io/npy.hpp"
 
 namespace attngate {
 
 namespace {
-
-constexpr int kProtocol = 1;
 
 double since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -27,8 +25,7 @@ std::string random_token() {
     return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
 }
 
-/// A JSON answer, or why there is none: a transport failure, or an answer that is not
-/// the protocol (an HTTP error status, a body that is not a JSON object).
+/// An answer, or why there is none: a transport failure, or an answer outside the protocol.
 struct Answer {
     std::optional<HttpFailure> transport;
     std::string protocol_error;
@@ -37,16 +34,55 @@ struct Answer {
     std::string message() const { return transport ? transport->message : protocol_error; }
 };
 
+CrashInfo protocol_crash(const std::string &message, double seconds) {
+    CrashInfo c;
+    c.kind = "lost";
+    c.message = message;
+    c.seconds = seconds;
+    return c;
+}
+
+/// A bearer token from the environment goes into a header line: a line break would add headers.
+Result<std::string> token_from_env(const std::string &name) {
+    const char *t = std::getenv(name.c_str());
+    if (!t) return std::string();
+    if (!http_header_safe(t))
+        return fail(ErrorKind::Usage, "${}: holds a line break (CR or LF); a bearer token is one line, refused rather than sent", name);
+    return std::string(t);
+}
+
 }  // namespace
+
+/// The one time limit of a case: every request made for it (uploads, the call, its output,
+/// the memory calls, retries included) ends by then.
+struct RemoteBackend::Deadline {
+    std::chrono::steady_clock::time_point at;
+    double limit_s;
+    static Deadline in(double seconds) {
+        return {std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                       std::chrono::duration<double>(seconds)),
+                seconds};
+    }
+};
 
 struct RemoteBackend::Call {
     RemoteBackend &self;
+    std::optional<Deadline> deadline;  ///< none: each request has the backend's request timeout
 
-    Answer json(const std::string &method, const std::string &path, const json::value *body, double timeout_s) {
+    HttpRequest request(const std::string &method, const std::string &path) const {
         HttpRequest req;
         req.method = method;
         req.url = self.url_ + path;
-        req.timeout_s = timeout_s;
+        req.timeout_s = deadline ? deadline->limit_s : self.options_.request_timeout_s;
+        if (deadline) {
+            req.deadline = deadline->at;
+            req.deadline_what = fmt::format("the case's time limit of {:g} s", deadline->limit_s);
+        }
+        return req;
+    }
+
+    Answer json(const std::string &method, const std::string &path, const json::value *body) {
+        HttpRequest req = request(method, path);
         if (body) {
             req.body = json::serialize(*body);
             req.content_type = "application/json";
@@ -57,26 +93,14 @@ struct RemoteBackend::Call {
             a.transport = r.error();
             return a;
         }
-        boost::system::error_code ec;
-        const json::value v = r->body.empty() ? json::value(json::object{}) : json::parse(r->body, ec);
-        std::string detail;
-        if (!ec && v.is_object()) detail = string_at(v.get_object(), "error");
-        if (r->status < 200 || r->status >= 300) {
-            a.protocol_error = fmt::format("{} {}: HTTP {}{}", method, req.url, r->status, detail.empty() ? "" : ": " + detail);
-            return a;
-        }
-        if (ec || !v.is_object()) {
-            a.protocol_error = fmt::format("{} {}: the answer is not a JSON object (not the attngate protocol)", method, req.url);
-            return a;
-        }
-        a.body = v.get_object();
+        auto decoded = decode_answer(r->status, r->body, method + " " + req.url);
+        if (decoded) a.body = std::move(*decoded);
+        else a.protocol_error = std::move(decoded.error());
         return a;
     }
 
-    std::expected<std::string, Answer> bytes(const std::string &path, double timeout_s) {
-        HttpRequest req;
-        req.url = self.url_ + path;
-        req.timeout_s = timeout_s;
+    std::expected<std::string, Answer> bytes(const std::string &path) {
+        const HttpRequest req = request("GET", path);
         auto r = self.http_.send(req);
         Answer a;
         if (!r) a.transport = r.error();
@@ -85,13 +109,10 @@ struct RemoteBackend::Call {
         return std::unexpected(a);
     }
 
-    Answer put_tensor(const std::string &name, const NpyArray &a, double timeout_s) {
-        HttpRequest req;
-        req.method = "PUT";
-        req.url = self.url_ + "/v1/tensors/" + name;
-        req.body = serialize_npy(a);
+    Answer put_tensor(const std::string &name, const NpyArray &array) {
+        HttpRequest req = request("PUT", "/v1/tensors/" + name);
+        req.body = serialize_npy(array);
         req.content_type = "application/octet-stream";
-        req.timeout_s = timeout_s;
         Answer out;
         auto r = self.http_.send(req);
         if (!r) out.transport = r.error();
@@ -106,7 +127,7 @@ RemoteBackend::RemoteBackend(std::string origin, RemoteOptions options)
 RemoteBackend::~RemoteBackend() {
     if (!process_) return;
     // A polite shutdown first; the process group is killed after a grace period anyway.
-    Call{*this}.json("POST", "/v1/shutdown", nullptr, 2.0);
+    Call{*this, Deadline::in(2.0)}.json("POST", "/v1/shutdown", nullptr);
     process_->stop(3.0);
 }
 
@@ -124,7 +145,9 @@ Result<std::unique_ptr<RemoteBackend>> RemoteBackend::connect(const std::string 
     std::unique_ptr<RemoteBackend> b(new RemoteBackend(url, options));
     b->url_ = url;
     while (!b->url_.empty() && b->url_.back() == '/') b->url_.pop_back();
-    if (const char *t = std::getenv(options.token_env.c_str())) b->token_ = t;
+    auto token = token_from_env(options.token_env);
+    if (!token) return std::unexpected(token.error());
+    b->token_ = std::move(*token);
     HttpOptions http;
     http.timeout_s = options.request_timeout_s;
     http.max_response_bytes = options.max_response_bytes;
@@ -152,23 +175,17 @@ Result<void> RemoteBackend::restart() {
 }
 
 Result<void> RemoteBackend::handshake() {
-    Call call{*this};
-    const Answer hello = call.json("GET", "/v1/hello", nullptr, options_.request_timeout_s);
+    Call call{*this, std::nullopt};
+    const Answer hello = call.json("GET", "/v1/hello", nullptr);
     if (!hello.ok()) return fail(ErrorKind::Infra, "adapter {}: {}", origin_, hello.message());
-    const auto protocol = number_at(hello.body, "protocol");
-    if (!protocol || *protocol != kProtocol)
-        return fail(ErrorKind::Infra, "adapter {}: speaks protocol {}, this attngate speaks {} (docs/protocol.md)", origin_,
-                    protocol ? fmt::format("{:g}", *protocol) : "(none)", kProtocol);
-    adapter_ = string_at(hello.body, "adapter");
-    if (adapter_.empty()) adapter_ = "adapter";
-    hello_fingerprint_ = json::object{{"adapter_version", string_at(hello.body, "adapter_version")}};
-    if (const auto *fp = hello.body.if_contains("fingerprint"); fp && fp->is_object())
-        for (const auto &[k, v] : fp->get_object()) hello_fingerprint_[k] = v;
-
-    const Answer list = call.json("GET", "/v1/kernels", nullptr, options_.request_timeout_s);
+    auto h = decode_hello(hello.body);
+    if (!h) return fail(ErrorKind::Infra, "adapter {}: GET /v1/hello: {}", origin_, h.error());
+    adapter_ = std::move(h->adapter);
+    hello_fingerprint_ = std::move(h->fingerprint);
+    const Answer list = call.json("GET", "/v1/kernels", nullptr);
     if (!list.ok()) return fail(ErrorKind::Infra, "adapter {}: {}", origin_, list.message());
     auto kernels = decode_kernels(list.body, origin_);
-    if (!kernels) return std::unexpected(kernels.error());
+    if (!kernels) return fail(ErrorKind::Infra, "adapter {}: GET /v1/kernels: {}", origin_, kernels.error());
     if (kernels_.empty()) kernels_ = std::move(*kernels);  // after a restart the list is the one planned with
     load_errors_ = decode_load_errors(list.body);
     return {};
@@ -184,25 +201,20 @@ std::string RemoteBackend::unsupported(const Invocation &inv) {
     const std::string key = inv.kernel->kernel + "\n" + inv.spec->id + "\n" + inv.kernel->label();
     if (const auto it = support_cache_.find(key); it != support_cache_.end()) return it->second;
     const json::value body = json::object{{"kernel", inv.kernel->kernel}, {"case", protocol_case(*inv.spec, *inv.kernel)}};
-    const Answer a = Call{*this}.json("POST", "/v1/supports", &body, options_.request_timeout_s);
+    const Answer a = Call{*this, std::nullopt}.json("POST", "/v1/supports", &body);
     std::string why;
     if (!a.ok()) why = "cannot ask the adapter: " + a.message();
-    else if (const auto *s = a.body.if_contains("supported"); !s || !s->is_bool())
-        why = "the adapter's /v1/supports answer has no \"supported\"";
-    else if (!s->get_bool()) {
-        why = string_at(a.body, "reason");
-        if (why.empty()) why = "the adapter declined the case";
-        why = "unsupported: " + why;
-    }
+    else if (auto s = decode_supports(a.body)) why = std::move(*s);
+    else why = std::move(s.error());
     support_cache_[key] = why;
     return why;
 }
 
-CrashInfo RemoteBackend::lost(const HttpFailure &f, double seconds) {
+CrashInfo RemoteBackend::lost(const HttpFailure &f, double seconds, const std::optional<Deadline> &deadline) {
     CrashInfo c;
     c.seconds = seconds;
-    if (f.kind == HttpFailure::Kind::Timeout) c.kind = "timeout";
-    else c.kind = "lost";
+    c.kind = f.kind == HttpFailure::Kind::Timeout ? "timeout" : "lost";
+    if (f.kind == HttpFailure::Kind::Timeout && deadline) c.seconds = deadline->limit_s;  // the limit it ran into, once
     c.message = f.message;
     if (process_) {
         // A connection that broke mid-answer usually means the adapter is exiting: give it
@@ -222,101 +234,93 @@ CrashInfo RemoteBackend::lost(const HttpFailure &f, double seconds) {
     return c;
 }
 
-std::optional<CrashInfo> RemoteBackend::upload_inputs(const Invocation &inv, double timeout_s) {
+std::optional<CrashInfo> RemoteBackend::upload_inputs(const Invocation &inv, Call &call) {
     if (uploaded_case_ == inv.spec->id) return std::nullopt;
     const auto t0 = std::chrono::steady_clock::now();
-    Call call{*this};
-    call.json("DELETE", "/v1/tensors", nullptr, timeout_s);
-    const CaseSpec &c = *inv.spec;
-    const CaseInputs &in = *inv.inputs;
+    call.json("DELETE", "/v1/tensors", nullptr);
     const std::string prefix = fmt::format("c{}.", ++upload_serial_);
-    const std::vector<std::pair<std::string, NpyArray>> tensors = input_tensors(c, in);  // a paged case: its pools and tables
     uploaded_names_ = json::object{};
-    for (const auto &[name, array] : tensors) {
+    for (const auto &[name, array] : input_tensors(*inv.spec, *inv.inputs)) {  // a paged case: its pools and tables
         uploaded_names_[name] = prefix + name;
-        const Answer a = call.put_tensor(prefix + name, array, timeout_s);
-        if (a.transport) return lost(*a.transport, since(t0));
-        if (!a.protocol_error.empty()) {
-            CrashInfo cr;
-            cr.kind = "lost";
-            cr.message = a.protocol_error;
-            cr.seconds = since(t0);
-            return cr;
-        }
+        const Answer a = call.put_tensor(prefix + name, array);
+        if (a.transport) return lost(*a.transport, since(t0), call.deadline);
+        if (!a.protocol_error.empty()) return protocol_crash(a.protocol_error, since(t0));
     }
-    uploaded_case_ = c.id;
+    uploaded_case_ = inv.spec->id;
     return std::nullopt;
+}
+
+/// The memory calls of an observation into o (their series, or why there are none).
+void RemoteBackend::observe_memory(const Invocation &inv, const ObserveRequest &req, Call &call, Observation &o,
+                                   std::chrono::steady_clock::time_point t0) {
+    const json::value body = call_request(inv, uploaded_names_, {{"warmup_calls", req.warmup_calls}, {"calls", req.memory_calls}});
+    const Answer mem = call.json("POST", "/v1/memory", &body);
+    if (mem.transport) {
+        o.crash = lost(*mem.transport, since(t0), call.deadline);
+        return;
+    }
+    if (!mem.protocol_error.empty()) {
+        o.host_error = "adapter answered outside the protocol: " + mem.protocol_error;
+        return;
+    }
+    if (const auto declined = decode_declined(mem.body)) {
+        o.kernel_rc = 1;
+        o.kernel_error = "memory calls: " + (declined->error.empty() ? declined->unsupported : declined->error);
+        return;
+    }
+    auto m = decode_memory(mem.body, req.memory_calls);
+    if (!m) {
+        o.host_error = "adapter answered outside the protocol: POST /v1/memory: " + m.error();
+        return;
+    }
+    m->calls = req.warmup_calls + req.memory_calls;
+    o.memory = std::move(*m);
 }
 
 Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &req) {
     Observation o;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto protocol_failure = [&](const std::string &what) {
+    Call call{*this, Deadline::in(req.timeout_s)};
+    const auto outside = [&](const std::string &what) {
         o.host_error = "adapter answered outside the protocol: " + what;
         return o;
     };
-    if (auto crash = upload_inputs(inv, req.timeout_s)) {
+    if (auto crash = upload_inputs(inv, call)) {
         o.crash = std::move(crash);
         return o;
     }
     // A fresh name per call: an output left from another kernel can never be read as this one's.
     const std::string out_name = fmt::format("c{}.out{}", upload_serial_, ++output_serial_);
-    json::value body = json::object{{"kernel", inv.kernel->kernel},
-                                          {"case", protocol_case(*inv.spec, *inv.kernel)},
-                                          {"inputs", uploaded_names_},
-                                          {"output", out_name}};
-    if (req.conformance) body.as_object()["conformance"] = true;  // checks declarations: see ObserveRequest
-    Call call{*this};
-    const Answer run = call.json("POST", "/v1/run", &body, req.timeout_s);
+    json::object extra{{"output", out_name}};
+    if (req.conformance) extra["conformance"] = true;  // checks declarations: see ObserveRequest
+    const json::value body = call_request(inv, uploaded_names_, std::move(extra));
+    const Answer run = call.json("POST", "/v1/run", &body);
     o.seconds = since(t0);
     if (run.transport) {
-        o.crash = lost(*run.transport, o.seconds);
+        o.crash = lost(*run.transport, o.seconds, call.deadline);
         return o;
     }
-    if (!run.protocol_error.empty()) return protocol_failure(run.protocol_error);
-    if (kernel_declined(run.body, o)) return o;
-    // CPU time, when the adapter measures it, does not grow with the machine's load.
-    o.compile_s = number_at(run.body, "compile_cpu_s");
-    if (!o.compile_s) o.compile_s = number_at(run.body, "compile_s");
-    if (const auto r = number_at(run.body, "run_s")) o.seconds = *r;
+    if (!run.protocol_error.empty()) return outside(run.protocol_error);
+    if (const auto declined = decode_declined(run.body)) {
+        if (!declined->unsupported.empty()) o.unsupported = declined->unsupported;
+        else o.kernel_rc = 1, o.kernel_error = declined->error;
+        return o;
+    }
+    auto times = decode_run(run.body);
+    if (!times) return outside("POST /v1/run: " + times.error());
+    o.compile_s = times->compile_s;
+    if (times->run_s) o.seconds = *times->run_s;
 
-    auto bytes = call.bytes("/v1/tensors/" + out_name, req.timeout_s);
+    auto bytes = call.bytes("/v1/tensors/" + out_name);
     if (!bytes) {
-        if (bytes.error().transport) {
-            o.crash = lost(*bytes.error().transport, since(t0));
-            return o;
-        }
-        return protocol_failure(bytes.error().protocol_error);
+        if (!bytes.error().transport) return outside(bytes.error().protocol_error);
+        o.crash = lost(*bytes.error().transport, since(t0), call.deadline);
+        return o;
     }
-    auto npy = parse_npy(*bytes, "GET /v1/tensors/" + out_name);
-    if (!npy) return protocol_failure(npy.error().message);
-    const std::vector<int64_t> want = protocol_output_shape(*inv.spec);
-    if (npy->descr != "<f4" || npy->shape != want)
-        return protocol_failure(fmt::format("output is {} of shape [{}], expected <f4 of shape [{}]", npy->descr,
-                                            fmt::join(npy->shape, ", "), fmt::join(want, ", ")));
-    const auto values = npy->as<float>();
-    o.output.assign(values.begin(), values.end());
-
-    if (req.memory) {
-        const json::value mem_body = json::object{{"kernel", inv.kernel->kernel},
-                                                  {"case", protocol_case(*inv.spec, *inv.kernel)},
-                                                  {"inputs", uploaded_names_},
-                                                  {"warmup_calls", req.warmup_calls},
-                                                  {"calls", req.memory_calls}};
-        const Answer mem = call.json("POST", "/v1/memory", &mem_body, req.timeout_s);
-        if (mem.transport) {
-            o.crash = lost(*mem.transport, since(t0));
-            return o;
-        }
-        if (!mem.protocol_error.empty()) return protocol_failure(mem.protocol_error);
-        Observation declined;
-        if (kernel_declined(mem.body, declined)) {
-            o.kernel_rc = declined.kernel_rc ? declined.kernel_rc : 1;
-            o.kernel_error = "memory calls: " + (declined.kernel_error.empty() ? declined.unsupported : declined.kernel_error);
-            return o;
-        }
-        o.memory = decode_memory(mem.body, req.warmup_calls + req.memory_calls);
-    }
+    auto output = decode_output(*bytes, "GET /v1/tensors/" + out_name, protocol_output_shape(*inv.spec));
+    if (!output) return outside(output.error());
+    o.output = std::move(*output);
+    if (req.memory) observe_memory(inv, req, call, o, t0);
     return o;
 }
 
@@ -324,56 +328,47 @@ std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &in
     std::vector<TimingOutcome> out(invs.size());
     for (size_t i = 0; i < invs.size(); ++i) {
         const Invocation &inv = invs[i];
-        const double timeout = std::min(req.timeout_s, 600.0);
-        if (auto crash = upload_inputs(inv, timeout)) {
+        Call call{*this, Deadline::in(std::min(req.timeout_s, 600.0))};
+        if (auto crash = upload_inputs(inv, call)) {
             out[i].error = crash->describe();
             continue;
         }
-        const json::value body = json::object{{"kernel", inv.kernel->kernel},
-                                              {"case", protocol_case(*inv.spec, *inv.kernel)},
-                                              {"inputs", uploaded_names_},
-                                              {"warmup", 1},
-                                              {"repetitions", req.repetitions},
-                                              {"min_time_s", req.min_time_s}};
+        const json::value body =
+            call_request(inv, uploaded_names_, {{"warmup", 1}, {"repetitions", req.repetitions}, {"min_time_s", req.min_time_s}});
         const auto t0 = std::chrono::steady_clock::now();
-        const Answer a = Call{*this}.json("POST", "/v1/time", &body, timeout);
+        const Answer a = call.json("POST", "/v1/time", &body);
         if (a.transport) {
-            out[i].error = lost(*a.transport, since(t0)).describe();
+            out[i].error = lost(*a.transport, since(t0), call.deadline).describe();
             continue;
         }
         if (!a.protocol_error.empty()) {
             out[i].error = "adapter answered outside the protocol: " + a.protocol_error;
             continue;
         }
-        Observation declined;
-        if (kernel_declined(a.body, declined)) {
-            out[i].error = declined.kernel_error.empty() ? "unsupported: " + declined.unsupported : declined.kernel_error;
+        if (const auto declined = decode_declined(a.body)) {
+            out[i].error = declined->error.empty() ? "unsupported: " + declined->unsupported : declined->error;
             continue;
         }
-        if (const auto *s = a.body.if_contains("samples_s"); s && s->is_array())
-            for (const auto &x : s->get_array())
-                if (x.is_number() && std::isfinite(x.to_number<double>()) && x.to_number<double>() > 0)
-                    out[i].samples_s.push_back(x.to_number<double>());
-        if (out[i].samples_s.empty()) out[i].error = "adapter answered /v1/time without usable samples_s";
-        out[i].compile_s = number_at(a.body, "compile_s");
+        auto t = decode_time(a.body);
+        if (!t) {
+            out[i].error = "adapter answered outside the protocol: POST /v1/time: " + t.error();
+            continue;
+        }
+        out[i].samples_s = std::move(t->samples_s);
+        out[i].compile_s = t->compile_s;
     }
     return out;
 }
 
 Result<std::filesystem::path> RemoteBackend::profile(const Invocation &inv, const std::filesystem::path &dir) {
-    const double timeout = 600.0;
-    if (auto crash = upload_inputs(inv, timeout)) return fail(ErrorKind::Infra, "profile: {}", crash->describe());
-    const json::value body = json::object{{"kernel", inv.kernel->kernel},
-                                          {"case", protocol_case(*inv.spec, *inv.kernel)},
-                                          {"inputs", uploaded_names_},
-                                          {"calls", 3}};
-    Call call{*this};
-    const Answer a = call.json("POST", "/v1/profile", &body, timeout);
+    Call call{*this, Deadline::in(600.0)};
+    if (auto crash = upload_inputs(inv, call)) return fail(ErrorKind::Infra, "profile: {}", crash->describe());
+    const json::value body = call_request(inv, uploaded_names_, {{"calls", 3}});
+    const Answer a = call.json("POST", "/v1/profile", &body);
     if (!a.ok()) return fail(ErrorKind::Infra, "profile: {}", a.message());
-    const std::string archive = string_at(a.body, "archive");
-    if (archive.empty() || archive.find('/') != std::string::npos)
-        return fail(ErrorKind::Infra, "profile: the adapter named no archive{}", a.body.contains("error") ? ": " + string_at(a.body, "error") : "");
-    auto bytes = call.bytes("/v1/files/" + archive, timeout);
+    auto archive = decode_profile(a.body);
+    if (!archive) return fail(ErrorKind::Infra, "profile: {}", archive.error());
+    auto bytes = call.bytes("/v1/files/" + *archive);
     if (!bytes) return fail(ErrorKind::Infra, "profile: {}", bytes.error().message());
     const auto path = dir / fmt::format("{}__{}__{}.tar.gz", inv.spec->id, inv.kernel->label(), adapter_);
     if (auto w = write_file_atomic(path, *bytes); !w) return std::unexpected(w.error());
@@ -382,7 +377,7 @@ Result<std::filesystem::path> RemoteBackend::profile(const Invocation &inv, cons
 
 void RemoteBackend::release_case(const CaseSpec &c) {
     if (uploaded_case_ != c.id) return;
-    Call{*this}.json("DELETE", "/v1/tensors", nullptr, options_.request_timeout_s);
+    Call{*this, std::nullopt}.json("DELETE", "/v1/tensors", nullptr);
     uploaded_case_.clear();
 }
 

@@ -2,9 +2,11 @@
 // (libcurl). Either an adapter this backend starts as a child on a free loopback port
 // (--adapter CMD; restarted if it dies or hangs, so the other cases still run) or one
 // already running (--remote URL, e.g. on a TPU VM). Each case's inputs are uploaded
-// once as .npy and named by every call of that case.
+// once as .npy and named by every call of that case. Every request of a case shares the
+// case's one time limit. The messages themselves are remote_protocol.hpp.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,9 +56,13 @@ private:
     Result<void> handshake();
     /// Restarts a started adapter after it died or hung; re-uploads nothing (lazily done).
     Result<void> restart();
+    struct Deadline;
     struct Call;
-    std::optional<CrashInfo> upload_inputs(const Invocation &inv, double timeout_s);
-    CrashInfo lost(const HttpFailure &f, double seconds);
+    std::optional<CrashInfo> upload_inputs(const Invocation &inv, Call &call);
+    void observe_memory(const Invocation &inv, const ObserveRequest &req, Call &call, Observation &o,
+                        std::chrono::steady_clock::time_point t0);
+    /// A request that got no answer as the case's CrashInfo; a started adapter is restarted.
+    CrashInfo lost(const HttpFailure &f, double seconds, const std::optional<Deadline> &deadline);
 
     std::string origin_;
     RemoteOptions options_;

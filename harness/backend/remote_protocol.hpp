@@ -1,41 +1,81 @@
-// The protocol's messages (docs/protocol.md), built and decoded without a process or a
-// socket: what remote_backend.cpp sends and how it reads what an adapter answers.
+// The remote protocol's messages (docs/protocol.md) as pure functions: requests built from
+// a case, answers decoded and range-checked. No process and no network here: the remote
+// backend sends what these build, and fuzz/remote_fuzz.cpp drives the decoders directly.
 #pragma once
 
-#include <cstdint>
+#include <expected>
+#include <optional>
 #include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/json.hpp>
 
 #include "backend/backend.hpp"
-#include "backend/observation.hpp"
-#include "io/error.hpp"
-#include "plan/kernel_info.hpp"
+#include "io/npy.hpp"
 
 namespace attngate {
 
-/// A kernel's declared workspace growth from its protocol name ("constant", ...).
-uint32_t workspace_from_name(std::string_view s);
-/// The integers of an array member (non-numbers skipped); empty when absent.
-std::vector<int64_t> int_series(const boost::json::object &o, std::string_view key);
-/// A string member, or empty.
-std::string string_at(const boost::json::object &o, std::string_view key);
+constexpr int kRemoteProtocol = 1;
+/// The largest count an answer may carry: every integer up to 2^53 is exact in a JSON number.
+constexpr double kMaxRemoteCount = 9007199254740992.0;
+/// The longest time an answer may report, in seconds: a day, the largest --timeout.
+constexpr double kMaxRemoteSeconds = 86400.0;
 
-/// The protocol's case object for a suite case (docs/protocol.md, "The case object").
+/// An answer, or why it is outside the protocol, naming the place ("$.rss_bytes[2]: ...").
+template <typename T>
+using Decoded = std::expected<T, std::string>;
+
+/// The protocol's case object for a suite case ("The case object").
 boost::json::object protocol_case(const CaseSpec &c, const KernelSpec &k);
 /// The output shape an adapter answers with: a dense case's [B, Sq, Hq, Dv]; a paged
 /// case's [total_q, Hq, Dv] (the harness stores it as [1, total_q, Hq, Dv], the same data).
 std::vector<int64_t> protocol_output_shape(const CaseSpec &c);
-/// Fills o from a kernel call's answer that said ok: false; true when it did.
-bool kernel_declined(const boost::json::object &body, Observation &o);
+/// The body of a kernel-calling request: kernel, case, `inputs` (role -> uploaded tensor name), plus `extra` fields.
+boost::json::value call_request(const Invocation &inv, const boost::json::object &inputs, boost::json::object extra);
 
-/// GET /v1/kernels: the kernels an adapter serves, or why the list is not the protocol.
-Result<std::vector<KernelInfo>> decode_kernels(const boost::json::object &body, const std::string &origin);
-/// GET /v1/kernels "errors": "source: error" per kernel source that failed to load.
+/// A JSON answer's object from its HTTP status and body; `what` ("POST http://.../v1/run")
+/// starts the message. A non-2xx status, a body that is not one JSON object (a key twice
+/// included) is outside the protocol.
+Decoded<boost::json::object> decode_answer(long status, std::string_view body, const std::string &what);
+
+struct Hello {
+    std::string adapter;              ///< its name, held to the kernel-name rule
+    boost::json::object fingerprint;  ///< adapter_version plus its "fingerprint" object
+};
+/// GET /v1/hello: protocol 1, a name, a fingerprint object.
+Decoded<Hello> decode_hello(const boost::json::object &body);
+/// GET /v1/kernels: every kernel held to the plugin rules (name, version, description).
+Decoded<std::vector<KernelInfo>> decode_kernels(const boost::json::object &body, const std::string &origin);
+/// GET /v1/kernels "errors": "<source>: <error>" for each kernel source the adapter could not load.
 std::vector<std::string> decode_load_errors(const boost::json::object &body);
-/// POST /v1/memory's series, for `calls` calls (warm-up included).
-MemoryObservation decode_memory(const boost::json::object &body, int64_t calls);
+/// POST /v1/supports: empty when supported, else "unsupported: <reason>".
+Decoded<std::string> decode_supports(const boost::json::object &body);
+
+/// What a kernel-calling answer with "ok" not true says: declined the case, or failed.
+struct Declined {
+    std::string unsupported;  ///< non-empty: a skip with this reason
+    std::string error;        ///< otherwise: the kernel's error
+};
+std::optional<Declined> decode_declined(const boost::json::object &body);
+
+struct RunTimes {
+    std::optional<double> compile_s;  ///< compile_cpu_s when given, else compile_s
+    std::optional<double> run_s;
+};
+/// POST /v1/run (ok: true): its times, each finite in [0, kMaxRemoteSeconds] or absent.
+Decoded<RunTimes> decode_run(const boost::json::object &body);
+/// POST /v1/memory (ok: true): its series of counts, each an integer in [0, kMaxRemoteCount].
+Decoded<MemoryObservation> decode_memory(const boost::json::object &body, int64_t calls);
+struct TimeAnswer {
+    std::vector<double> samples_s;
+    std::optional<double> compile_s;
+};
+/// POST /v1/time (ok: true): at least one sample, each in (0, kMaxRemoteSeconds].
+Decoded<TimeAnswer> decode_time(const boost::json::object &body);
+/// GET /v1/tensors/<output>: a <f4 .npy of exactly the expected shape.
+Decoded<std::vector<float>> decode_output(std::string_view npy, const std::string &what, const std::vector<int64_t> &shape);
+/// POST /v1/profile (ok: true): the archive's name, a plain file name.
+Decoded<std::string> decode_profile(const boost::json::object &body);
 
 }  // namespace attngate

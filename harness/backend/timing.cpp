@@ -2,8 +2,11 @@
 #include "backend/timing.hpp"
 
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
+
+#include "io/error.hpp"
 
 namespace attngate {
 
@@ -32,15 +35,44 @@ private:
     std::vector<std::vector<double>> samples_, cpu_;
 };
 
+/// Every flag of Google Benchmark 1.7 given on its command line: the library reads each
+/// unset one from a BENCHMARK_* environment variable (BENCHMARK_FILTER=x timed nothing;
+/// an unwritable BENCHMARK_OUT made it exit(1)), and the caller's environment must not
+/// decide what is timed.
+std::vector<std::string> benchmark_flags(bool random_interleaving) {
+    return {"attngate",
+            "--benchmark_list_tests=false",
+            "--benchmark_filter=.",
+            "--benchmark_min_time=0.5",
+            "--benchmark_min_warmup_time=0",
+            "--benchmark_repetitions=1",
+            std::string("--benchmark_enable_random_interleaving=") + (random_interleaving ? "true" : "false"),
+            "--benchmark_report_aggregates_only=false",
+            "--benchmark_display_aggregates_only=false",
+            "--benchmark_format=console",
+            "--benchmark_out=",
+            "--benchmark_out_format=json",
+            "--benchmark_color=false",
+            "--benchmark_counters_tabular=false",
+            "--benchmark_perf_counters=",
+            "--benchmark_context=",
+            "--benchmark_time_unit=ns",
+            "--v=0"};
+}
+
 void initialize_once(bool random_interleaving) {
     static bool done = false;
     if (done) return;
     done = true;
-    std::string interleave = std::string("--benchmark_enable_random_interleaving=") + (random_interleaving ? "true" : "false");
-    std::string prog = "attngate";
-    char *argv[] = {prog.data(), interleave.data(), nullptr};
-    int argc = 2;
-    benchmark::Initialize(&argc, argv);
+    std::vector<std::string> flags = benchmark_flags(random_interleaving);
+    std::vector<char *> argv;
+    for (auto &f : flags) argv.push_back(f.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(flags.size());
+    benchmark::Initialize(&argc, argv.data());
+    // Initialize removes what it recognised: anything left is a flag this library version
+    // does not know, and it would have been read from the environment instead.
+    ATTNGATE_CHECK(argc == 1);
 }
 
 }  // namespace

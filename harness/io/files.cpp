@@ -49,12 +49,32 @@ Result<std::string> read_file(const std::filesystem::path &path, size_t max_byte
     return out;
 }
 
-Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes) {
+std::error_code create_directories_0755(const std::filesystem::path &dir) {
     std::error_code ec;
-    if (path.has_parent_path()) {
-        std::filesystem::create_directories(path.parent_path(), ec);
-        if (ec) return fail(ErrorKind::Infra, "{}: cannot create directory: {}", path.parent_path().string(), ec.message());
+    if (dir.empty() || std::filesystem::is_directory(dir, ec)) return {};
+    if (dir.has_parent_path() && dir.parent_path() != dir)
+        if (auto e = create_directories_0755(dir.parent_path())) return e;
+    if (::mkdir(dir.c_str(), 0755) != 0) {
+        const int e = errno;
+        if (e == EEXIST && std::filesystem::is_directory(dir, ec)) return {};  // made meanwhile by another writer
+        return {e, std::generic_category()};
     }
+    // The mode, not the umask: a kernel run in this process (--no-isolation) may have set umask(0777).
+    if (::chmod(dir.c_str(), 0755) != 0) return {errno, std::generic_category()};
+    return {};
+}
+
+std::filesystem::path absolute_path(const std::filesystem::path &path) {
+    if (path.empty()) return path;
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(path, ec);
+    return ec ? path : abs.lexically_normal();
+}
+
+Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes) {
+    if (path.has_parent_path())
+        if (auto ec = create_directories_0755(path.parent_path()))
+            return fail(ErrorKind::Infra, "{}: cannot create directory: {}", path.parent_path().string(), ec.message());
     // rename() would replace a symlink, /dev/null or a FIFO with a regular file: refuse instead.
     if (struct stat st {}; ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
         return fail(ErrorKind::BadInput, "{}: not a regular file (a symlink, directory, device or FIFO); refusing to replace it",
@@ -62,6 +82,13 @@ Result<void> write_file_atomic(const std::filesystem::path &path, std::string_vi
     const std::string tmp = path.string() + ".tmp-" + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return fail(ErrorKind::Infra, "{}: cannot write: {}", tmp, std::strerror(errno));
+    // 0644 whatever the umask: a kernel run in this process may have set umask(0777).
+    if (::fchmod(fd, 0644) != 0) {
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return fail(ErrorKind::Infra, "{}: cannot set its mode: {}", tmp, std::strerror(e));
+    }
     size_t done = 0;
     while (done < bytes.size()) {
         const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <string_view>
 
 #include "io/error.hpp"
@@ -20,7 +21,15 @@ Result<std::string> read_file(const std::filesystem::path &path, size_t max_byte
 
 /// Writes bytes to path.tmp-<pid>, flushes it and renames it over path; creates parents.
 /// Only a regular file is ever replaced: a symlink, device node or FIFO at path is an error.
+/// Files get mode 0644 and directories 0755 whatever the process's umask.
 Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes);
+
+/// Creates dir and its missing parents with mode 0755 (not subject to the umask).
+std::error_code create_directories_0755(const std::filesystem::path &dir);
+
+/// path made absolute against the current directory, now: resolved before a kernel that
+/// shares the process could chdir(). Empty stays empty.
+std::filesystem::path absolute_path(const std::filesystem::path &path);
 
 /// Lowercase hex SHA-256 of bytes (OpenSSL libcrypto).
 std::string sha256_hex(std::string_view bytes);

@@ -81,18 +81,25 @@ HttpClient::~HttpClient() = default;
 HttpClient::HttpClient(HttpClient &&) noexcept = default;
 HttpClient &HttpClient::operator=(HttpClient &&) noexcept = default;
 
-std::expected<HttpResponse, HttpFailure> HttpClient::attempt(const HttpRequest &req) {
+bool http_header_safe(std::string_view value) {
+    return std::ranges::none_of(value, [](char c) { return c == '\r' || c == '\n' || c == '\0'; });
+}
+
+std::expected<HttpResponse, HttpFailure> HttpClient::attempt(const HttpRequest &req, double timeout) {
     CURL *c = handle_->curl;
     if (!c) return std::unexpected(HttpFailure{HttpFailure::Kind::Other, "libcurl could not make a handle"});
     curl_easy_reset(c);
     HttpResponse response;
     Sink sink{&response.body, options_.max_response_bytes};
     Slist headers;
+    // libcurl sends header lines as given: a line break in one would add headers of its own.
+    const bool safe = http_header_safe(req.content_type) && http_header_safe(options_.bearer_token) &&
+                      std::ranges::all_of(req.headers, [](const auto &h) { return http_header_safe(h.first) && http_header_safe(h.second); });
+    if (!safe) return std::unexpected(HttpFailure{HttpFailure::Kind::Other, fmt::format("{} {}: a header holds a line break; not sent", req.method, req.url)});
     if (!req.content_type.empty()) headers.add("Content-Type: " + req.content_type);
     if (!options_.bearer_token.empty()) headers.add("Authorization: Bearer " + options_.bearer_token);
     for (const auto &[name, value] : req.headers) headers.add(name + ": " + value);
     headers.add("Expect:");  // no 100-continue round trip before a body
-    const double timeout = req.timeout_s > 0 ? req.timeout_s : options_.timeout_s;
 
     curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
@@ -126,7 +133,9 @@ std::expected<HttpResponse, HttpFailure> HttpClient::attempt(const HttpRequest &
         return std::unexpected(HttpFailure{HttpFailure::Kind::TooLarge,
                                            fmt::format("{}: response larger than the {} B limit", what, options_.max_response_bytes)});
     if (rc == CURLE_OPERATION_TIMEDOUT)
-        return std::unexpected(HttpFailure{HttpFailure::Kind::Timeout, fmt::format("{}: no complete answer within {:g} s", what, timeout)});
+        return std::unexpected(HttpFailure{HttpFailure::Kind::Timeout,
+                                           req.deadline ? fmt::format("{}: no complete answer within {}", what, req.deadline_what)
+                                                        : fmt::format("{}: no complete answer within {:g} s", what, timeout)});
     if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR ||
         rc == CURLE_GOT_NOTHING)
         return std::unexpected(HttpFailure{HttpFailure::Kind::Connect, fmt::format("{}: {}", what, curl_easy_strerror(rc))});
@@ -137,13 +146,21 @@ std::expected<HttpResponse, HttpFailure> HttpClient::send(const HttpRequest &req
     const int attempts = http_idempotent(req.method) ? 1 + std::max(0, options_.retries) : 1;
     std::minstd_rand jitter(std::random_device{}());
     double delay = options_.backoff_s;
+    const double timeout = req.timeout_s > 0 ? req.timeout_s : options_.timeout_s;
+    const auto left = [&] {
+        return req.deadline ? std::chrono::duration<double>(*req.deadline - std::chrono::steady_clock::now()).count() : timeout;
+    };
     std::expected<HttpResponse, HttpFailure> last;
     for (int i = 0; i < attempts; ++i) {
-        last = attempt(req);
+        if (left() <= 0)  // never reached before the first attempt: callers check their deadline
+            return std::unexpected(HttpFailure{HttpFailure::Kind::Timeout, fmt::format("{} {}: no complete answer within {}", req.method,
+                                                                                       req.url, req.deadline_what)});
+        last = attempt(req, std::max(0.001, std::min(timeout, left())));
         const bool retry = !last ? last.error().kind != HttpFailure::Kind::TooLarge : last->status >= 500;
         if (!retry || i + 1 == attempts) break;
         // Full jitter: a fleet of runners retrying together does not retry in lockstep.
         const double wait = delay * std::uniform_real_distribution<double>(0.5, 1.5)(jitter);
+        if (wait >= left()) break;  // no time left for another attempt within the deadline
         std::this_thread::sleep_for(std::chrono::duration<double>(wait));
         delay *= 2;
     }

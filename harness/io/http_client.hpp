@@ -9,7 +9,9 @@
 #include <expected>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,10 @@ struct HttpRequest {
     std::string content_type;                  ///< empty: none
     std::vector<std::pair<std::string, std::string>> headers;  ///< e.g. If-Match
     double timeout_s = 0.0;                    ///< > 0: overrides HttpOptions::timeout_s
+    /// Set: every attempt and retry together end by then (a case's one time limit), and the
+    /// timeout message names `deadline_what` instead of the per-attempt timeout.
+    std::optional<std::chrono::steady_clock::time_point> deadline{};
+    std::string deadline_what{};               ///< "the case's time limit of 4 s"
 };
 
 struct HttpResponse {
@@ -58,14 +64,15 @@ public:
     HttpClient &operator=(HttpClient &&) noexcept;
 
     /// Sends the request; GET, HEAD, PUT, DELETE, PROPFIND and MKCOL are retried on a connection failure,
-    /// a timeout or a 5xx answer (a PUT with If-Match is retried too: it cannot apply twice).
-    /// POST never is: a kernel call may have effects, and a hang is a result.
+    /// a timeout or a 5xx answer (a PUT with If-Match is retried too: it cannot apply twice),
+    /// but never past the request's deadline. POST never is: a kernel call may have effects,
+    /// and a hang is a result. A header value with a line break is refused, never sent.
     std::expected<HttpResponse, HttpFailure> send(const HttpRequest &request);
 
     const HttpOptions &options() const { return options_; }
 
 private:
-    std::expected<HttpResponse, HttpFailure> attempt(const HttpRequest &request);
+    std::expected<HttpResponse, HttpFailure> attempt(const HttpRequest &request, double timeout_s);
 
     struct Handle;
     std::unique_ptr<Handle> handle_;
@@ -74,5 +81,7 @@ private:
 
 /// True for methods that may be sent twice.
 bool http_idempotent(const std::string &method);
+/// False when `value` holds CR, LF or NUL: as a header it would add lines of the sender's choosing.
+bool http_header_safe(std::string_view value);
 
 }  // namespace attngate

@@ -11,19 +11,21 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "io/files.hpp"
+#include "io/guard.hpp"
 
 namespace attngate {
 
 TempDir::TempDir(const std::string &what) {
     std::string name = "/tmp/attngate-" + what + "-XXXXXX";
     ATTNGATE_CHECK(::mkdtemp(name.data()) != nullptr);
+    ::chmod(name.c_str(), 0700);  // whatever umask a kernel in this process set
     path = name;
 }
 
@@ -38,8 +40,9 @@ namespace {
 volatile sig_atomic_t g_child_groups[8] = {};
 
 extern "C" void kill_child_group_then_die(int sig) {
+    // SIGTERM, not SIGKILL: each group's guard kills everything below it, in any group.
     for (auto &g : g_child_groups)
-        if (g > 0) ::kill(-g, SIGKILL);
+        if (g > 0) ::kill(-g, SIGTERM);
     std::signal(sig, SIG_DFL);
     ::raise(sig);
 }
@@ -77,17 +80,21 @@ namespace {
 pid_t fork_exec(const std::vector<std::string> &argv, int in_fd, int out_fd, const std::filesystem::path &err_path,
                 const std::vector<std::string> &extra_env) {
     const pid_t parent = ::getpid();
+    const char *dir = start_directory().c_str();
     const pid_t pid = ::fork();
     if (pid < 0) return -1;
     if (pid == 0) {
-        ::setpgid(0, 0);
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the harness, even a SIGKILLed one
-        if (::getppid() != parent) ::_exit(127);
+        become_guard(parent);  // nothing it starts outlives it or the harness, even a SIGKILLed one
         for (int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, SIG_DFL);
         const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::fchmod(err, 0644);  // the harness reads it back whatever the umask
         if (in_fd >= 0) ::dup2(in_fd, STDIN_FILENO);
         ::dup2(out_fd >= 0 ? out_fd : ::open("/dev/null", O_WRONLY), STDOUT_FILENO);
         ::dup2(err, STDERR_FILENO);
+        if (*dir && ::chdir(dir) != 0) {
+            std::fprintf(stderr, "cannot enter %s, where attngate started: %s\n", dir, std::strerror(errno));
+            ::_exit(127);
+        }
         for (const auto &e : extra_env) ::putenv(const_cast<char *>(e.c_str()));
         std::vector<char *> args;
         for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
@@ -123,7 +130,7 @@ Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    ::kill(-pid, SIGKILL);  // the child on a timeout, and whatever it left running in every case
+    end_guarded(pid);  // the child on a timeout, and whatever it left running in every case
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     forget_group_on_termination(pid);
@@ -166,7 +173,7 @@ Coprocess::~Coprocess() {
 
 void Coprocess::end() {
     if (pid_ < 0) return;
-    ::kill(-pid_, SIGKILL);  // whatever it left running, and itself when it did not exit
+    end_guarded(pid_);  // whatever it left running, and itself when it did not exit
     while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
     forget_group_on_termination(pid_);
@@ -232,6 +239,15 @@ std::filesystem::path find_on_path(const std::string &name) {
         start = end + 1;
     }
     return {};
+}
+
+const std::filesystem::path &start_directory() {
+    static const std::filesystem::path dir = [] {
+        std::error_code ec;
+        auto here = std::filesystem::current_path(ec);
+        return ec ? std::filesystem::path() : here;
+    }();
+    return dir;
 }
 
 }  // namespace attngate

@@ -73,4 +73,9 @@ private:
 /// empty when there is none.
 std::filesystem::path find_on_path(const std::string &name);
 
+/// The directory attngate started in, read on the first call (main makes it, before any
+/// kernel runs): children start there, whatever a kernel in this process (--no-isolation)
+/// did with chdir(), so that relative paths on their command lines mean what they meant.
+const std::filesystem::path &start_directory();
+
 }  // namespace attngate

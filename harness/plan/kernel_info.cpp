@@ -1,6 +1,8 @@
-// Feature bits and their names.
+// Feature bits and their names; the rule for kernel names and texts.
 #include "plan/kernel_info.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include <fmt/ranges.h>
@@ -17,6 +19,24 @@ const std::pair<uint32_t, const char *> kFeatureNames[] = {
     {ATTNGATE_FEATURE_RAGGED, "ragged"},
 };
 }  // namespace
+
+std::string kernel_name_problem(std::string_view name) {
+    constexpr size_t kMaxName = 128;
+    const auto allowed = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+    if (name.empty() || name.size() > kMaxName || !std::isalnum(static_cast<unsigned char>(name.front())) ||
+        !std::ranges::all_of(name, allowed))
+        return fmt::format("kernel name {:?}: expected 1 to {} letters, digits, '_', '-' or '.', starting with a letter or digit",
+                           name.substr(0, kMaxName), kMaxName);
+    return {};
+}
+
+std::string kernel_text_problem(std::string_view text, std::string_view field) {
+    constexpr size_t kMaxText = 1024;
+    if (text.size() >= kMaxText) return fmt::format("its {} is not a string of under {} bytes", field, kMaxText);
+    for (const char c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return fmt::format("its {} holds control characters", field);
+    return {};
+}
 
 std::vector<std::string> feature_list(uint32_t f) {
     std::vector<std::string> out;

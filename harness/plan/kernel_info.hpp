@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -33,6 +34,13 @@ struct KernelInfo {
     uint32_t api_version = ATTNGATE_API_VERSION;  ///< the ABI its table speaks (in-process kernels)
 };
 
+/// Why `name` cannot name a kernel, or empty. One rule for plugins and adapters: 1 to 128
+/// letters, digits, '_', '-' or '.', starting with a letter or digit, so that a name is safe
+/// on a terminal, in a file name and in a URL path.
+std::string kernel_name_problem(std::string_view name);
+/// Why a kernel's version or description (`field`) cannot be shown, or empty: under 1024
+/// bytes and without control characters, which would reach a terminal raw.
+std::string kernel_text_problem(std::string_view text, std::string_view field);
 /// The feature bits a table declares, read as its ABI version defined them: a version-2
 /// table's bits past the dense features mean nothing.
 uint32_t effective_features(uint32_t api_version, uint32_t features);

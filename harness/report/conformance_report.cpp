@@ -6,16 +6,18 @@
 #include <fmt/format.h>
 
 #include "io/json_io.hpp"
+#include "report/escape.hpp"
 
 namespace attngate {
 
 std::string conformance_line(const ProbeOutcome &o) {
-    return fmt::format("  {:<4} {:<18} {:<30} {:<9} {}\n", o.pass ? "ok" : "FAIL", o.probe, o.case_id, label_name(o.label), o.message);
+    return fmt::format("  {:<4} {:<18} {:<30} {:<9} {}\n", o.pass ? "ok" : "FAIL", o.probe, o.case_id, label_name(o.label),
+                       terminal_text(o.message));
 }
 
 std::string conformance_console(const ConformanceReport &r) {
     std::string s;
-    for (const auto &e : r.load_errors) s += fmt::format("load error: {}\n", e);
+    for (const auto &e : r.load_errors) s += fmt::format("load error: {}\n", terminal_text(e));  // an adapter's words
     size_t failing = 0;
     for (const auto &k : r.kernels) {
         std::map<std::string, int> labels;
@@ -24,10 +26,10 @@ std::string conformance_console(const ConformanceReport &r) {
         for (const auto &[label, n] : labels) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, label);
         failing += !k.pass();
         s += fmt::format("{} ({}): {}{}\n", k.kernel, k.origin, k.pass() ? "conforms" : "DOES NOT CONFORM",
-                         k.error.empty() ? fmt::format(" ({} probe cases: {})", k.outcomes.size(), counts) : ": " + k.error);
+                         k.error.empty() ? fmt::format(" ({} probe cases: {})", k.outcomes.size(), counts) : ": " + terminal_text(k.error));
         for (const auto &o : k.outcomes)
             if (!o.pass) s += conformance_line(o);
-        for (const auto &sk : k.skipped) s += fmt::format("  --   {:<18} not probed: {}\n", sk.probe, sk.reason);
+        for (const auto &sk : k.skipped) s += fmt::format("  --   {:<18} not probed: {}\n", sk.probe, terminal_text(sk.reason));
     }
     s += fmt::format("{} of {} kernels conform{}\n", r.kernels.size() - failing, r.kernels.size(),
                      r.load_errors.empty() ? "" : fmt::format("; {} kernel sources did not load", r.load_errors.size()));

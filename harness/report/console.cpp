@@ -83,7 +83,7 @@ std::string console_fingerprint(const json::object &fp) {
 std::string console_fingerprint_diff(const std::vector<FingerprintChange> &changes) {
     if (changes.empty()) return "nothing moved: the fingerprints are identical\n";
     std::string s = fmt::format("{} change(s):\n", changes.size());
-    for (const auto &c : changes) s += fmt::format("  {:<8} {}\n", change_kind_name(c.kind), describe_change(c));
+    for (const auto &c : changes) s += fmt::format("  {:<8} {}\n", change_kind_name(c.kind), terminal_text(describe_change(c)));
     return s;
 }
 

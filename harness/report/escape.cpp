@@ -26,6 +26,12 @@ std::string markup_escape(std::string_view s) {
 std::string markdown_cell(std::string_view s) {
     std::string out;
     for (const char ch : markup_escape(s)) {
+        // "@octocat" or "@org/team" would notify them when the summary is posted as a PR
+        // comment; a zero-width space after '@' keeps the text and drops the mention.
+        if (ch == '@') {
+            out += "@&#8203;";
+            continue;
+        }
         if (ch == '|' || ch == '`' || ch == '*' || ch == '_' || ch == '[' || ch == ']' || ch == '\\') out += '\\';
         out += ch == '\n' ? ' ' : ch;
     }
@@ -34,9 +40,13 @@ std::string markdown_cell(std::string_view s) {
 
 std::string terminal_text(std::string_view s) {
     std::string out;
-    for (const char ch : valid_utf8(s)) {
+    const std::string text = valid_utf8(s);
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        // C1 controls (U+0080-U+009F, "\xC2\x9B" is CSI) move a terminal's cursor like ESC does.
+        const bool c1 = static_cast<unsigned char>(ch) == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xA0;
         if (ch == '\n') out += "\n    ";
-        else if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f) out += "\xEF\xBF\xBD";
+        else if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7f || c1) out += "\xEF\xBF\xBD", i += c1;
         else out += ch;
     }
     return out;

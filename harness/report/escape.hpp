@@ -10,7 +10,8 @@ namespace attngate {
 /// characters other than tab and newline (invalid in XML 1.0) become U+FFFD.
 std::string markup_escape(std::string_view s);
 
-/// For a Markdown table cell: markup escaped, '|' and '`' escaped, newlines as spaces.
+/// For Markdown (a table cell, a list item): markup escaped, '|', '`' and emphasis escaped,
+/// newlines as spaces, and @mentions neutralised so that a PR comment pings nobody.
 std::string markdown_cell(std::string_view s);
 
 /// For the console: valid UTF-8, control characters (escape sequences, carriage returns)

@@ -1,6 +1,11 @@
 // Lock file parsing for the fingerprint: each known format to name -> version.
 #include "results/lockfile.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
 #include <boost/algorithm/string/trim.hpp>
 
 #include "io/files.hpp"
@@ -78,26 +83,76 @@ json::object opaque(const std::string &bytes) {
 
 }  // namespace
 
-json::object parse_requirement_lines(std::string_view text) {
-    json::object out;
-    size_t pos = 0;
-    while (pos < text.size()) {
+namespace {
+
+/// pip's comment rule: '#' at the start of a line or after whitespace (a URL may hold '#').
+size_t comment_at(std::string_view line) {
+    for (size_t i = 0; i < line.size(); ++i)
+        if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) return i;
+    return std::string_view::npos;
+}
+
+/// The logical lines of a requirements file, as pip joins them: a line ending in '\'
+/// continues on the next (pip-compile's "--hash" lines), unless it holds a comment.
+std::vector<std::string> logical_lines(std::string_view text) {
+    std::vector<std::string> out;
+    std::string pending;
+    bool continued = false;
+    for (size_t pos = 0; pos < text.size();) {
         size_t end = text.find('\n', pos);
         if (end == std::string_view::npos) end = text.size();
-        std::string line(text.substr(pos, end - pos));
+        std::string_view line = text.substr(pos, end - pos);
         pos = end + 1;
-        line = line.substr(0, line.find('#'));
+        if (line.ends_with('\r')) line.remove_suffix(1);
+        if (line.ends_with('\\') && comment_at(line) == std::string_view::npos) {
+            line.remove_suffix(1);
+            pending.append(line).push_back(' ');
+            continued = true;
+            continue;
+        }
+        pending.append(line.substr(0, comment_at(line)));
+        out.push_back(std::move(pending));
+        pending.clear();
+        continued = false;
+    }
+    if (continued) out.push_back(std::move(pending));
+    return out;
+}
+
+}  // namespace
+
+std::string normalized_package_name(std::string_view name) {
+    std::string out;
+    name = name.substr(0, name.find('['));  // extras: jax[cuda12] is the package jax
+    for (const char c : name) {
+        if (c == '-' || c == '_' || c == '.') {
+            if (out.empty() || out.back() != '-') out += '-';
+        } else {
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    while (!out.empty() && out.back() == '-') out.pop_back();
+    return out;
+}
+
+json::object parse_requirement_lines(std::string_view text) {
+    json::object out;
+    for (std::string line : logical_lines(text)) {
         line = line.substr(0, line.find(';'));  // environment markers
         boost::algorithm::trim(line);
         if (line.empty() || line.front() == '-') continue;
         if (const size_t at = line.find(" @ "); at != std::string::npos) {  // pip freeze: name @ url
-            out[boost::algorithm::trim_copy(line.substr(0, at))] = boost::algorithm::trim_copy(line.substr(at + 3));
+            std::string url = boost::algorithm::trim_copy(line.substr(at + 3));
+            url = url.substr(0, url.find_first_of(" \t"));
+            out[normalized_package_name(boost::algorithm::trim_copy(line.substr(0, at)))] = url;
             continue;
         }
         const size_t eq = line.find("==");
         if (eq == std::string::npos || eq == 0) continue;
-        const size_t v = line.find_first_not_of('=', eq);
-        out[boost::algorithm::trim_copy(line.substr(0, eq))] = boost::algorithm::trim_copy(line.substr(v == std::string::npos ? line.size() : v));
+        const size_t v = std::min(line.find_first_not_of("= \t", eq), line.size());
+        const std::string version = line.substr(v, line.find_first_of(" \t,", v) - v);  // "0.10.2 --hash=..." is 0.10.2
+        const std::string name = normalized_package_name(boost::algorithm::trim_copy(line.substr(0, eq)));
+        if (!name.empty() && !version.empty()) out[name] = version;
     }
     return out;
 }

@@ -16,8 +16,13 @@ Result<json::object> parse_lockfile(const std::filesystem::path &path);
 /// The same on a lock file's bytes; `path` picks the format by its file name.
 Result<json::object> parse_lockfile_text(const std::string &bytes, const std::filesystem::path &path);
 
-/// Parses "name==version" lines (pip freeze, requirements.txt); comments and options are
-/// ignored. Returns no packages when no line has that shape.
+/// Parses "name==version" lines (pip freeze, requirements.txt, pip-compile with hashes:
+/// continuations are joined as pip joins them); comments and options are ignored, names
+/// normalised (PEP 503). Returns no packages when no line has that shape.
 json::object parse_requirement_lines(std::string_view text);
+
+/// A package name as PEP 503 compares them: lower case, each run of '-', '_', '.' one '-'
+/// (ml_dtypes and ML.Dtypes are ml-dtypes), extras dropped.
+std::string normalized_package_name(std::string_view name);
 
 }  // namespace attngate

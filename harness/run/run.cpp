@@ -343,7 +343,9 @@ Result<void> check_workload_kernel(const RunOptions &options, const Plan &plan) 
 
 }  // namespace
 
-Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const ProgressFn &progress) {
+Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const ProgressFn &progress) {
+    RunOptions options = requested;
+    options.results_path = absolute_path(options.results_path);  // before any kernel could chdir()
     auto checks = requested_checks(options);
     if (!checks) return std::unexpected(checks.error());
     auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
@@ -371,6 +373,9 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     ResultsWriter writer(options.results_path);
     auto results = new_results(ctx, std::move(*fingerprint), std::move(shard));
     if (!results) return std::unexpected(results.error());
+    // A kernel in this process can end it: results.json then says so (complete: false).
+    if (!options.isolation)
+        if (auto w = writer.save(*results); !w) return std::unexpected(w.error());
     auto kept = run_cases(ctx, *plan, *results, writer, progress);
     if (!kept) return std::unexpected(kept.error());
     if (wants(ctx.checks, CheckName::Perf))

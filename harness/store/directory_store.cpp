@@ -70,9 +70,8 @@ Result<std::optional<StoredObject>> DirectoryStore::get(std::string_view key) {
 Result<std::string> DirectoryStore::put(std::string_view key, std::string_view bytes, const Precondition &pre) {
     if (auto v = valid(key); !v) return std::unexpected(v.error());
     const fs::path path = where(key);
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    if (ec) return fail(ErrorKind::Infra, "{}: cannot create directory: {}", path.parent_path().string(), ec.message());
+    if (auto ec = create_directories_0755(path.parent_path()))
+        return fail(ErrorKind::Infra, "{}: cannot create directory: {}", path.parent_path().string(), ec.message());
     const std::string version = sha256_hex(bytes);
     if (pre.kind == Precondition::Kind::None) {
         if (auto w = write_file_atomic(path, bytes); !w) return std::unexpected(w.error());

@@ -6,13 +6,15 @@
 
 #include <filesystem>
 
+#include "io/files.hpp"
 #include "store/store.hpp"
 
 namespace attngate {
 
 class DirectoryStore final : public Store {
 public:
-    explicit DirectoryStore(std::filesystem::path root) : root_(std::move(root)) {}
+    /// root is made absolute now: a kernel in this process (--no-isolation) may chdir().
+    explicit DirectoryStore(const std::filesystem::path &root) : root_(absolute_path(root)) {}
 
     std::string where(std::string_view key) const override;
     std::string describe() const override;

@@ -100,6 +100,9 @@ Result<std::unique_ptr<HttpStore>> HttpStore::open(const std::string &url, HttpO
     if (at != std::string::npos && at < base.find('/', scheme + 3))
         return fail(ErrorKind::Usage, "--store: put credentials in $ATTNGATE_STORE_TOKEN, not in the URL");
     if (base.find_first_of("?#") != std::string::npos) return fail(ErrorKind::Usage, "--store {}: expected a URL without query or fragment", url);
+    // The token goes into a header line: a line break in it would add headers of its own.
+    if (!http_header_safe(options.bearer_token))
+        return fail(ErrorKind::Usage, "$ATTNGATE_STORE_TOKEN: holds a line break (CR or LF); a bearer token is one line, refused rather than sent");
     if (base.back() != '/') base += '/';
     return std::unique_ptr<HttpStore>(new HttpStore(std::move(base), std::move(options)));
 }

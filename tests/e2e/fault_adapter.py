@@ -167,9 +167,14 @@ def main():
         sys.exit(4)
     if args.never_listen:
         time.sleep(3600)
-    Handler.token = os.environ.get(args.token_env)
-    host, port = args.http.rsplit(":", 1)
-    server = ThreadingHTTPServer((host, int(port)), Handler)
+    serve(Handler, args.http, os.environ.get(args.token_env))
+
+
+def serve(handler, http, token):
+    """Serves with `handler` on http (HOST:PORT) until killed, after the LISTENING line."""
+    handler.token = token
+    host, port = http.rsplit(":", 1)
+    server = ThreadingHTTPServer((host, int(port)), handler)
     server.daemon_threads = True
     server.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     print(f"ATTNGATE-ADAPTER LISTENING http://{host}:{server.server_address[1]}", flush=True)

@@ -9,12 +9,11 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main, read_json, suite_with_goldens, write_json  # noqa: E402
+from hardening_support import PluginTestCase, alive, children_of, kill_all, pids_once_written  # noqa: E402
 
 TINY = {"name": "tiny", "seed": 1, "timeout_s": 20, "perf": {"repetitions": 3, "min_time_s": 0.001},
         "kernels": ["reference"], "cases": [{"id": "c1", "seq_q": 16, "heads_q": 1, "head_dim": 8}]}
@@ -65,57 +64,8 @@ PLUGINS = {
 }
 
 
-def alive(pid):
-    """True while pid exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def kill_all(pids):
-    """Cleans up after a failed test: what the old behaviour left running."""
-    for pid in pids:
-        if alive(pid):
-            os.kill(pid, signal.SIGKILL)
-
-
-def children_of(pid):
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        out.append(int(entry))
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                pass
-    return out
-
-
-class HardeningTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="attngate-hardening-")
-        cls.bl = os.path.join(cls.dir, "bl")
-        cls.suite = suite_with_goldens(os.path.join(cls.dir, "tiny.json"), TINY, cls.bl)
-        cls.plugins = {}
-        for name, body in PLUGINS.items():
-            src = os.path.join(cls.dir, name + ".c")
-            with open(src, "w") as f:
-                f.write(PLUGIN_PRELUDE + body + "\n")
-            so = os.path.join(cls.dir, f"lib{name}.so")
-            subprocess.run(["cc", "-shared", "-fPIC", "-w", "-I", os.path.join(ARGS.source_dir, "kernels", "include"), "-o", so, src],
-                           check=True)
-            cls.plugins[name] = so
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
+class HardeningTest(PluginTestCase):
+    PREFIX, SUITE, PRELUDE, PLUGINS = "attngate-hardening-", TINY, PLUGIN_PRELUDE, PLUGINS
 
     def assertExit(self, proc, code, *words):
         """An exit code of the contract (never a signal), and an error naming what it should."""
@@ -343,13 +293,9 @@ class HardeningTest(unittest.TestCase):
             proc = subprocess.Popen([ARGS.attngate, "ab", "--suite", self.suite, "--baselines", self.bl, "--a", f"/bin/sh {script}",
                                      "--b", f"/bin/sh {script}", "--rounds", "2", "--out", self.path("ab.json")],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not os.path.exists(pids):
-                time.sleep(0.1)
-            self.assertTrue(os.path.exists(pids), "the side never started")
-            time.sleep(0.3)
-            with open(pids) as f:
-                side, background = (int(x) for x in f.read().split())
+            written = pids_once_written(pids, 30)
+            self.assertIsNotNone(written, "the side never started")
+            side, background = written
             self.addCleanup(kill_all, [side, background])
             self.assertTrue(alive(side) and alive(background))
             proc.send_signal(sig)

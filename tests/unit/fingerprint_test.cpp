@@ -33,6 +33,36 @@ TEST_CASE("pip freeze and requirements lines parse to name and version", "[lockf
     CHECK(p.at("exact") == "1.0");
 }
 
+TEST_CASE("pip-compile lock files with hashes follow continuations and name packages as PEP 503 does", "[lockfile]") {
+    // Issue 24: kernels/jax/*.lock recorded jax as "0.10.2 \" (the continuation was read as version).
+    const json::object p = parse_requirement_lines(
+        "jax==0.10.2 \\\n    --hash=sha256:724d73c4 \\\n    --hash=sha256:bf77428a\n    # via -r requirements-new.in\n"
+        "ml_dtypes==0.5.1 \\\r\n    --hash=sha256:0ac9\r\n"
+        "Jax.Lib[cuda12]==0.10.2 \\\n    --hash=sha256:1fac\n"
+        "# a comment ending in a backslash does not continue \\\nscipy==1.11.0\n"
+        "mylib @ https://host/mylib.whl#sha256=abc\n");
+    CHECK(p.size() == 5);
+    CHECK(p.at("jax") == "0.10.2");
+    CHECK(p.at("ml-dtypes") == "0.5.1");
+    CHECK(p.at("jax-lib") == "0.10.2");
+    CHECK(p.at("scipy") == "1.11.0");
+    CHECK(p.at("mylib") == "https://host/mylib.whl#sha256=abc");
+    // The same package in pip freeze's spelling is the same key.
+    CHECK(parse_requirement_lines("ML-Dtypes==0.5.1\n").contains("ml-dtypes"));
+    CHECK(normalized_package_name("ml_dtypes") == normalized_package_name("ml-dtypes"));
+    CHECK(normalized_package_name("Foo__Bar..baz") == "foo-bar-baz");
+    // The project's own lock files.
+    for (const char *lock : {"kernels/jax/requirements-new.lock", "kernels/jax/requirements-old.lock"}) {
+        auto fp = parse_lockfile(std::filesystem::path(ATTNGATE_SOURCE_DIR) / lock);
+        REQUIRE(fp);
+        INFO(lock);
+        for (const auto &[name, v] : fp->at("packages").as_object()) {
+            CHECK(v.as_string().find_first_of(" \\") == json::string::npos);
+            CHECK(name == normalized_package_name(name));
+        }
+    }
+}
+
 TEST_CASE("package-lock.json v3 and v1 give npm package versions", "[lockfile]") {
     test::TempDir dir;
     auto v3 = parse_lockfile(write(dir, "package-lock.json",

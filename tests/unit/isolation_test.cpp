@@ -90,3 +90,53 @@ TEST_CASE("a coprocess answers line by line and its end or silence is an error",
     }
     std::filesystem::remove(err);
 }
+
+namespace {
+bool process_alive(pid_t pid) {
+    std::FILE *f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (!f) return false;
+    char buf[512] = {0};
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    const std::string stat(buf, n);
+    const size_t paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+}  // namespace
+
+TEST_CASE("what an isolated child starts in another session is killed when it ends", "[isolation]") {
+    // Issue 24: a kill of the child's process group missed a grandchild that called setsid().
+    for (const bool hang : {false, true}) {
+        INFO((hang ? "the child hangs" : "the child returns"));
+        int pids[2];
+        REQUIRE(::pipe(pids) == 0);
+        auto r = run_isolated(
+            [&]() -> std::string {
+                const pid_t daemon = ::fork();
+                if (daemon == 0) {
+                    ::setsid();
+                    const pid_t inner = ::fork();
+                    if (inner == 0) ::sleep(60), ::_exit(0);
+                    const int both[2] = {static_cast<int>(::getpid()), static_cast<int>(inner)};
+                    for (int i = 0; i < 2; ++i)  // once for the child below, once for the test
+                        if (::write(pids[1], both, sizeof both) != sizeof both) ::_exit(1);
+                    ::sleep(60);
+                    ::_exit(0);
+                }
+                int both[2];
+                if (::read(pids[0], both, sizeof both) != sizeof both) return "no pids";
+                if (hang) ::sleep(60);
+                return "ok";
+            },
+            hang ? 1.0 : 10.0);
+        CHECK(r.has_value() != hang);
+        int both[2] = {0, 0};
+        REQUIRE(::read(pids[0], both, sizeof both) == sizeof both);
+        ::close(pids[0]);
+        ::close(pids[1]);
+        for (const int pid : both) {
+            CHECK_FALSE(process_alive(pid));
+            if (process_alive(pid)) ::kill(pid, SIGKILL);
+        }
+    }
+}

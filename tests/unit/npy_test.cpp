@@ -80,3 +80,63 @@ TEST_CASE("an empty array with huge other dimensions has size 0, without overflo
     CHECK(a->size() == 0);
     CHECK(a->data.empty());
 }
+
+namespace {
+/// A version 1.0 .npy whose header dict is `dict` (padded to 64 bytes) and whose data is `data`.
+std::string npy_with_header(const std::string &dict, const std::string &data) {
+    std::string header = dict;
+    header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+    header.push_back('\n');
+    std::string out("\x93NUMPY\x01\x00", 8);
+    out.push_back(static_cast<char>(header.size() & 0xff));
+    out.push_back(static_cast<char>(header.size() >> 8));
+    return out + header + data;
+}
+}  // namespace
+
+TEST_CASE("a .npy header padded past numpy's 10000-byte limit is bad input, not a crash", "[npy]") {
+    // Issue 24: 40,000 spaces inside the shape tuple crashed the std::regex reader (SIGSEGV).
+    const std::string data(16, '\0');
+    const std::string padded = npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::string(40000, ' ') + "4,), }", data);
+    auto a = parse_npy(padded, "padded.npy");
+    REQUIRE_FALSE(a);
+    CHECK(a.error().kind == ErrorKind::BadInput);
+    CHECK_THAT(a.error().message, Catch::StartsWith("padded.npy: byte 8") && Catch::Contains("over the limit of 10000"));
+    // Long padding within the limit is read, wherever Python's syntax allows it.
+    const std::string spaced = npy_with_header("{ 'descr' : '<f4' ,\n'fortran_order':False,'shape':(" + std::string(9000, ' ') + "2 , 2 ) }", data);
+    auto b = parse_npy(spaced, "spaced.npy");
+    REQUIRE(b);
+    CHECK(b->shape == std::vector<int64_t>{2, 2});
+}
+
+TEST_CASE("a .npy shape with a negative dimension is refused, not read as positive", "[npy]") {
+    // The regex took the digits of (-1, 4) as (1, 4), which matched 16 data bytes.
+    auto a = parse_npy(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 4), }", std::string(16, '\0')), "neg.npy");
+    REQUIRE_FALSE(a);
+    CHECK_THAT(a.error().message, Catch::Contains("neg.npy: byte 61") && Catch::Contains("negative"));
+}
+
+TEST_CASE("the .npy header scanner refuses what numpy refuses, naming the byte", "[npy]") {
+    const std::string data(16, '\0');
+    const std::pair<std::string, std::string> cases[] = {
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4), }", "trailing comma"},
+        {"{'descr': '<f4', 'fortran_order': True, 'shape': (4,), }", "'fortran_order': False"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'descr': '<f4'}", "given twice"},
+        {"{'descr': '<f4', 'fortran_order': False}", "lacks one of"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'x': 1}", "unexpected key 'x'"},
+        {"{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", "expected dtype"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4,), } junk", "only padding"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4,,), }", "shape dimension"},
+        {"{'descr: '<f4', 'fortran_order': False, 'shape': (4,), }", "expected"},
+    };
+    for (const auto &[dict, words] : cases) {
+        INFO(dict);
+        auto a = parse_npy(npy_with_header(dict, data), "bad.npy");
+        REQUIRE_FALSE(a);
+        CHECK(a.error().kind == ErrorKind::BadInput);
+        CHECK_THAT(a.error().message, Catch::StartsWith("bad.npy: byte ") && Catch::Contains(words));
+    }
+    // What numpy itself writes: a 1-tuple with its comma, a scalar's (), double quotes.
+    CHECK(parse_npy(npy_with_header("{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (4,)}", data), "ok.npy"));
+    CHECK(parse_npy(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", std::string(4, '\0')), "ok.npy"));
+}

@@ -43,6 +43,17 @@ TEST_CASE("markup escaping turns markup characters into entities", "[report]") {
     CHECK(markdown_cell("a|b\nc") == "a\\|b c");
 }
 
+TEST_CASE("mentions in Markdown notify nobody; C1 controls never reach the terminal", "[report]") {
+    // Issue 24: a kernel error "cc @octocat @org/team" pinged them from the PR comment.
+    const std::string md = markdown_cell("cc @octocat @org/team, mail a@b.c");
+    CHECK(md.find("@octocat") == std::string::npos);
+    CHECK(md.find("@org") == std::string::npos);
+    CHECK_THAT(md, Catch::Contains("@&#8203;octocat") && Catch::Contains("@&#8203;org/team"));
+    // U+009B is CSI on terminals that honour C1 controls, like ESC [.
+    CHECK(terminal_text("red\xC2\x9B" "31m") == "red\xEF\xBF\xBD" "31m");
+    CHECK(terminal_text("caf\xC3\xA9 \xC2\xA0") == "caf\xC3\xA9 \xC2\xA0");  // é and a no-break space stay
+}
+
 TEST_CASE("the heatmap colours bins at or above the tolerance red and NaN black", "[report]") {
     const ErrorMap map{3, 2, 4, 2, "sequence position", "value head dim", "max abs error", {{0.0, 0.1}, {0.5, 1.0}, {2.0, std::nullopt}}};
     const std::string svg = svg_heatmap(map, 1.0);
