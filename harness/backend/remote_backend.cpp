@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "backend/remote_protocol.hpp"
+#include "plan/inputs.hpp"
 #include "io/files.hpp"
 #include "io/json_io.hpp"
 
@@ -238,7 +239,9 @@ std::optional<CrashInfo> RemoteBackend::upload_inputs(const Invocation &inv, Cal
     const auto t0 = std::chrono::steady_clock::now();
     call.json("DELETE", "/v1/tensors", nullptr);
     const std::string prefix = fmt::format("c{}.", ++upload_serial_);
-    for (const auto &[name, array] : input_tensors(*inv.spec, *inv.inputs)) {
+    uploaded_names_ = json::object{};
+    for (const auto &[name, array] : input_tensors(*inv.spec, *inv.inputs)) {  // a paged case: its pools and tables
+        uploaded_names_[name] = prefix + name;
         const Answer a = call.put_tensor(prefix + name, array);
         if (a.transport) return lost(*a.transport, since(t0), call.deadline);
         if (!a.protocol_error.empty()) return protocol_crash(a.protocol_error, since(t0));
@@ -250,7 +253,7 @@ std::optional<CrashInfo> RemoteBackend::upload_inputs(const Invocation &inv, Cal
 /// The memory calls of an observation into o (their series, or why there are none).
 void RemoteBackend::observe_memory(const Invocation &inv, const ObserveRequest &req, Call &call, Observation &o,
                                    std::chrono::steady_clock::time_point t0) {
-    const json::value body = call_request(inv, upload_serial_, {{"warmup_calls", req.warmup_calls}, {"calls", req.memory_calls}});
+    const json::value body = call_request(inv, uploaded_names_, {{"warmup_calls", req.warmup_calls}, {"calls", req.memory_calls}});
     const Answer mem = call.json("POST", "/v1/memory", &body);
     if (mem.transport) {
         o.crash = lost(*mem.transport, since(t0), call.deadline);
@@ -290,7 +293,7 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     const std::string out_name = fmt::format("c{}.out{}", upload_serial_, ++output_serial_);
     json::object extra{{"output", out_name}};
     if (req.conformance) extra["conformance"] = true;  // checks declarations: see ObserveRequest
-    const json::value body = call_request(inv, upload_serial_, std::move(extra));
+    const json::value body = call_request(inv, uploaded_names_, std::move(extra));
     const Answer run = call.json("POST", "/v1/run", &body);
     o.seconds = since(t0);
     if (run.transport) {
@@ -314,7 +317,7 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
         o.crash = lost(*bytes.error().transport, since(t0), call.deadline);
         return o;
     }
-    auto output = decode_output(*bytes, "GET /v1/tensors/" + out_name, output_shape(*inv.spec));
+    auto output = decode_output(*bytes, "GET /v1/tensors/" + out_name, protocol_output_shape(*inv.spec));
     if (!output) return outside(output.error());
     o.output = std::move(*output);
     if (req.memory) observe_memory(inv, req, call, o, t0);
@@ -331,7 +334,7 @@ std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &in
             continue;
         }
         const json::value body =
-            call_request(inv, upload_serial_, {{"warmup", 1}, {"repetitions", req.repetitions}, {"min_time_s", req.min_time_s}});
+            call_request(inv, uploaded_names_, {{"warmup", 1}, {"repetitions", req.repetitions}, {"min_time_s", req.min_time_s}});
         const auto t0 = std::chrono::steady_clock::now();
         const Answer a = call.json("POST", "/v1/time", &body);
         if (a.transport) {
@@ -360,7 +363,7 @@ std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &in
 Result<std::filesystem::path> RemoteBackend::profile(const Invocation &inv, const std::filesystem::path &dir) {
     Call call{*this, Deadline::in(600.0)};
     if (auto crash = upload_inputs(inv, call)) return fail(ErrorKind::Infra, "profile: {}", crash->describe());
-    const json::value body = call_request(inv, upload_serial_, {{"calls", 3}});
+    const json::value body = call_request(inv, uploaded_names_, {{"calls", 3}});
     const Answer a = call.json("POST", "/v1/profile", &body);
     if (!a.ok()) return fail(ErrorKind::Infra, "profile: {}", a.message());
     auto archive = decode_profile(a.body);

@@ -77,6 +77,7 @@ private:
     std::vector<std::string> load_errors_;  ///< GET /v1/kernels "errors": sources that failed to load
     std::map<std::string, std::string> support_cache_;  ///< "kernel\ncase id" -> reason
     std::string uploaded_case_;   ///< the case whose inputs the adapter holds now
+    boost::json::object uploaded_names_;  ///< its input roles -> the tensor names they were uploaded under
     int64_t upload_serial_ = 0;   ///< tensor names are c<serial>.<tensor>
     int64_t output_serial_ = 0;
 };

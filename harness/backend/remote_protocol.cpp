@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "io/json_io.hpp"
+#include "plan/inputs.hpp"
 
 namespace attngate {
 
@@ -102,6 +103,16 @@ Decoded<KernelInfo> decode_kernel(const json::value &kv, size_t index, const std
     return k;
 }
 
+/// A paged case's "paged" object (docs/protocol.md): the batch's lengths and the pool.
+json::object protocol_paged(const PagedSpec &p) {
+    return json::object{{"q_lens", json::array(p.q_lens.begin(), p.q_lens.end())},
+                        {"kv_lens", json::array(p.kv_lens.begin(), p.kv_lens.end())},
+                        {"page_size", p.page_size},
+                        {"pages", p.pages},
+                        {"pages_per_seq", p.pages_per_seq()},
+                        {"layout", p.scattered ? "scattered" : "contiguous"}};
+}
+
 }  // namespace
 
 json::object protocol_case(const CaseSpec &c, const KernelSpec &k) {
@@ -114,37 +125,19 @@ json::object protocol_case(const CaseSpec &c, const KernelSpec &k) {
                    {"segment_ids", c.segments > 0 || c.segments_per_token},
                    {"block_q", k.block_q},   {"block_k", k.block_k}};
     o["bias_shape"] = c.bias_shape.empty() ? json::value(nullptr) : json::value(json::array(c.bias_shape.begin(), c.bias_shape.end()));
+    if (c.paged) o["paged"] = protocol_paged(*c.paged);
     return o;
 }
 
-json::object input_names(const CaseInputs &in, int64_t serial) {
-    const std::string p = fmt::format("c{}.", serial);
-    json::object o{{"q", p + "q"}, {"k", p + "k"}, {"v", p + "v"}};
-    if (!in.bias.empty()) o["bias"] = p + "bias";
-    if (!in.segment_ids_q.empty()) {
-        o["segment_ids_q"] = p + "segment_ids_q";
-        o["segment_ids_kv"] = p + "segment_ids_kv";
-    }
-    return o;
+std::vector<int64_t> protocol_output_shape(const CaseSpec &c) {
+    if (c.paged) return {c.seq_q, c.heads_q, c.head_dim_v};  // [total_q, Hq, Dv]: the batch's query tokens
+    return output_shape(c);
 }
 
-std::vector<std::pair<std::string, NpyArray>> input_tensors(const CaseSpec &c, const CaseInputs &in) {
-    std::vector<std::pair<std::string, NpyArray>> tensors = {
-        {"q", make_npy(std::span<const float>(in.q), {c.batch, c.seq_q, c.heads_q, c.head_dim})},
-        {"k", make_npy(std::span<const float>(in.k), {c.batch, c.seq_k, c.heads_kv, c.head_dim})},
-        {"v", make_npy(std::span<const float>(in.v), {c.batch, c.seq_k, c.heads_kv, c.head_dim_v})}};
-    if (!in.bias.empty()) tensors.emplace_back("bias", make_npy(std::span<const float>(in.bias), c.bias_shape));
-    if (!in.segment_ids_q.empty()) {
-        tensors.emplace_back("segment_ids_q", make_npy(std::span<const int32_t>(in.segment_ids_q), {c.batch, c.seq_q}));
-        tensors.emplace_back("segment_ids_kv", make_npy(std::span<const int32_t>(in.segment_ids_kv), {c.batch, c.seq_k}));
-    }
-    return tensors;
-}
-
-json::value call_request(const Invocation &inv, int64_t serial, json::object extra) {
+json::value call_request(const Invocation &inv, const json::object &inputs, json::object extra) {
     extra["kernel"] = inv.kernel->kernel;
     extra["case"] = protocol_case(*inv.spec, *inv.kernel);
-    extra["inputs"] = input_names(*inv.inputs, serial);
+    extra["inputs"] = inputs;
     return extra;
 }
 

@@ -28,12 +28,11 @@ using Decoded = std::expected<T, std::string>;
 
 /// The protocol's case object for a suite case ("The case object").
 boost::json::object protocol_case(const CaseSpec &c, const KernelSpec &k);
-/// The names under which a case's inputs are uploaded: c<serial>.q, c<serial>.k, ...
-boost::json::object input_names(const CaseInputs &in, int64_t serial);
-/// The tensors to upload for a case, by their name in `inputs` (q, k, v, bias, segment ids).
-std::vector<std::pair<std::string, NpyArray>> input_tensors(const CaseSpec &c, const CaseInputs &in);
-/// The body of a kernel-calling request: kernel, case and input names, plus `extra` fields.
-boost::json::value call_request(const Invocation &inv, int64_t serial, boost::json::object extra);
+/// The output shape an adapter answers with: a dense case's [B, Sq, Hq, Dv]; a paged
+/// case's [total_q, Hq, Dv] (the harness stores it as [1, total_q, Hq, Dv], the same data).
+std::vector<int64_t> protocol_output_shape(const CaseSpec &c);
+/// The body of a kernel-calling request: kernel, case, `inputs` (role -> uploaded tensor name), plus `extra` fields.
+boost::json::value call_request(const Invocation &inv, const boost::json::object &inputs, boost::json::object extra);
 
 /// A JSON answer's object from its HTTP status and body; `what` ("POST http://.../v1/run")
 /// starts the message. A non-2xx status, a body that is not one JSON object (a key twice

@@ -175,9 +175,6 @@ attngate_problem make_problem(const CaseSpec &c, const CaseInputs &in, float *ou
     return p;
 }
 
-namespace {
-
-/// The tensors `attngate inputs` writes, by file name (without .npy).
 std::vector<std::pair<std::string, NpyArray>> input_tensors(const CaseSpec &c, const CaseInputs &in) {
     std::vector<std::pair<std::string, NpyArray>> t;
     if (c.paged) {
@@ -198,8 +195,6 @@ std::vector<std::pair<std::string, NpyArray>> input_tensors(const CaseSpec &c, c
     if (!in.segment_ids_kv.empty()) t.emplace_back("segment_ids_kv", make_npy(in.segment_ids_kv, {c.batch, c.seq_k}));
     return t;
 }
-
-}  // namespace
 
 Result<void> write_case_inputs(const Suite &suite, const CaseSpec &c, const std::filesystem::path &dir) {
     const CaseInputs in = generate_inputs(suite, c);

@@ -11,6 +11,7 @@
 
 #include "attngate/kernel_abi.h"
 #include "io/error.hpp"
+#include "io/npy.hpp"
 #include "plan/suite.hpp"
 
 namespace attngate {
@@ -60,6 +61,11 @@ attngate_problem make_problem(const CaseSpec &c, const CaseInputs &in, float *ou
 
 int64_t output_elements(const CaseSpec &c);
 std::vector<int64_t> output_shape(const CaseSpec &c);
+
+/// A case's input tensors by name, as `attngate inputs` writes them and the remote protocol
+/// uploads them (dense: q, k, v, bias, segment_ids_q/kv; paged: q, k_pages, v_pages,
+/// page_table, kv_lens, cu_q_lens).
+std::vector<std::pair<std::string, NpyArray>> input_tensors(const CaseSpec &c, const CaseInputs &in);
 
 /// Writes q.npy, k.npy, v.npy (float32 values), bias.npy and segment_ids_{q,kv}.npy
 /// when present (a paged case: q.npy, k_pages.npy, v_pages.npy, page_table.npy,

@@ -31,7 +31,10 @@ def protocol_case(desc, tensors):
             "dtype": desc["dtype"], "scale": desc["scale"], "softcap": desc["softcap"], "causal": desc["causal"],
             "causal_alignment": desc["causal_alignment"], "window": desc["window"],
             "bias_shape": list(tensors["bias"].shape) if "bias" in tensors else None,
-            "segment_ids": "segment_ids_q" in tensors, "block_q": 0, "block_k": 0}
+            "segment_ids": "segment_ids_q" in tensors, "block_q": 0, "block_k": 0,
+            # A paged case (docs/protocol.md#a-paged-case): the lengths and the pool from case.json.
+            "paged": {k: desc["paged"][k] for k in ("q_lens", "kv_lens", "page_size", "pages", "pages_per_seq", "layout")}
+            if "paged" in desc else None}
 
 
 def judge(out, golden, entry):
@@ -68,6 +71,8 @@ def run_pass(args):
             case = protocol_case(desc, tensors)
             names = adapter.upload(cid, tensors)
             golden = np.load(os.path.join(goldens, manifest[cid]["file"]))
+            if case["paged"] is not None:  # the harness stores [1, T, Hq, Dv]; the adapter answers [T, Hq, Dv]
+                golden = golden[0]
             for kernel in case_spec.get("kernels", suite["kernels"]):
                 t0 = time.monotonic()
                 row = {"case": cid, "kernel": kernel}

@@ -129,7 +129,7 @@ class HloAdapterTest(unittest.TestCase):
         status, reply = self.adapter.request("GET", "/v1/kernels")
         self.assertEqual(status, 200)
         kernels = {k["name"]: k for k in reply["kernels"]}
-        self.assertEqual(set(kernels), set(KERNELS))
+        self.assertEqual(set(kernels), set(KERNELS) | {"pallas-paged", "pallas-ragged-paged", "xla-paged"})
         self.assertIn("generic Pallas interpreter", kernels["pallas-flash"]["description"])
         self.assertIn("hlo", kernels["jax-xla"]["description"])
         self.assertEqual(set(kernels["pallas-flash"]["features"]), {"causal", "segment_ids", "bias", "f32", "bf16"})
@@ -330,6 +330,42 @@ class HloAdapterTest(unittest.TestCase):
         self.assertEqual(self.adapter.request("DELETE", "/v1/tensors/bad")[0], 204)
         self.assertEqual(self.adapter.request("GET", "/v1/tensors/bad")[0], 404)
 
+    def test_paged_case_tensors_and_tables(self):
+        # Two decode sequences (kv_lens 5 and 12, pages of 4) over a pool of 6 pages; the
+        # slots past kv_len and the unused page are NaN, as the harness sends them.
+        rng = np.random.default_rng(7)
+        case = make_case(batch=2, seq_q=2, seq_k=12, heads_q=2, heads_kv=1, head_dim=8, causal=True)
+        case["paged"] = {"q_lens": [1, 1], "kv_lens": [5, 12], "page_size": 4, "pages": 6, "pages_per_seq": 3}
+        table = np.array([[4, 1, 5], [0, 3, 2]], np.int32)  # page 5: padding, unused
+        k = rng.uniform(-1, 1, (6, 4, 1, 8)).astype(np.float32)
+        v = rng.uniform(-1, 1, (6, 4, 1, 8)).astype(np.float32)
+        k[1, 1:], v[1, 1:], k[5], v[5] = np.nan, np.nan, np.nan, np.nan
+        t = {"q": rng.uniform(-1, 1, (2, 2, 8)).astype(np.float32), "k_pages": k, "v_pages": v, "page_table": table,
+             "kv_lens": np.array([5, 12], np.int32), "cu_q_lens": np.array([0, 1, 2], np.int32)}
+        reply, out = self.run_case("xla-paged", case, t, prefix="pg")
+        self.assertTrue(reply["ok"], reply)
+        self.assertEqual(out.shape, (2, 2, 8))  # [total_q, Hq, Dv]
+        for b, pages, n in ((0, [4, 1], 5), (1, [0, 3, 2], 12)):
+            keys, vals = k[pages].reshape(-1, 8)[:n], v[pages].reshape(-1, 8)[:n]
+            for h in range(2):
+                s = keys.astype(np.float64) @ t["q"][b, h] * case["scale"]
+                w = np.exp(s - s.max())
+                self.assertLess(np.abs(out[b, h] - (w / w.sum()) @ vals).max(), 1e-5)
+        for role, bad, words in (("kv_lens", np.array([5, 11], np.int32), "inputs.kv_lens: [5, 11]"),
+                                 ("page_table", np.array([[4, 1, 5], [0, 9, 2]], np.int32), "inputs.page_table[1]")):
+            names = self.adapter.upload("pgbad", dict(t, **{role: bad}))
+            status, reply = self.adapter.request("POST", "/v1/run", {"kernel": "xla-paged", "case": case, "inputs": names,
+                                                                     "output": "x"})
+            self.assertEqual(status, 400, role)
+            self.assertIn(words, reply["error"])
+        over = dict(case, paged=dict(case["paged"], q_lens=[6, 1]), seq_q=7)
+        status, reply = self.adapter.request("POST", "/v1/supports", {"kernel": "xla-paged", "case": over})
+        self.assertEqual(status, 400)
+        self.assertIn("case.paged.q_lens[0]: 6 queries over 5 keys", reply["error"])
+        status, reply = self.adapter.request("POST", "/v1/supports", {"kernel": "jax-xla", "case": case})
+        self.assertEqual(reply["supported"], False)  # a kernel without the feature never sees a paged case
+        self.assertIn("does not declare the paged_kv feature", reply["reason"])
+
     def test_token_and_body_limit(self):
         self.assertEqual(self.adapter.request("GET", "/v1/hello", token=False)[0], 401)
         status, reply = self.adapter.request("GET", "/v1/hello", headers={"Authorization": "Bearer wrong"})
@@ -381,7 +417,7 @@ class TpuInterpretModeTest(unittest.TestCase):
         self.assertEqual(hello["fingerprint"]["interpret_mode"], "tpu")
         _, kernels = self.adapter.request("GET", "/v1/kernels")
         for k in kernels["kernels"]:
-            if k["name"] != "jax-xla":
+            if k["name"] not in ("jax-xla", "xla-paged"):  # XLA, no Pallas
                 self.assertIn("TPU interpret mode", k["description"])
 
     def test_small_cases(self):

@@ -14,7 +14,8 @@ from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json
 
 PLUGINS = os.path.join(HERE, "jax_kernels")
 TOKAMAX = "attngate_jax.kernels.tokamax:make"
-BUILTIN = {"jax-xla", "pallas-flash", "pallas-splash"}
+PAGED = {"pallas-paged", "pallas-ragged-paged", "xla-paged"}
+BUILTIN = {"jax-xla", "pallas-flash", "pallas-splash"} | PAGED
 # The wrong kernel, the probe case its flaw shows in, and the convention it must be named for.
 WRONG = {
     "wrong-causal-alignment": ("bottom_right_q128_k256", "top_left"),
@@ -55,14 +56,14 @@ class JaxKernelsTest(TempDirTest):
             "--kernels bad_sources:make_duplicate": "kernel name 'jax-xla' is already served (from attngate-jax (built in))",
             "--kernels bad_sources:make_next_api": "kernel 'from-the-future' declares API version 2; this adapter speaks "
                                                    "attngate kernel API version 1",
-            "--kernels bad_sources:make_unknown_feature": "kernel 'paged-too-early': unknown features 'paged_kv'",
+            "--kernels bad_sources:make_unknown_feature": "kernel 'sparse-too-early': unknown features 'block_sparse'",
             "--kernels bad_sources:make_not_a_kernel": "the factory returned object, not an attngate_jax.api.KernelAdapter",
         }
         for source, words in expected.items():
             hits = [e for e in errors if f"{source}: " in e]
             self.assertEqual(len(hits), 1, (source, errors))
             self.assertIn(words, hits[0])
-        self.assertNotIn("paged-too-early", r.stdout)
+        self.assertNotIn("sparse-too-early", r.stdout)
         self.assertNotIn("from-the-future", r.stdout)
 
     def test_a_kernel_that_no_longer_loads_fails_the_run_while_the_others_are_gated(self):
@@ -117,7 +118,10 @@ class JaxKernelsTest(TempDirTest):
                         <= set(kernels))
         for name, k in kernels.items():
             self.assertTrue(k["pass"], name)
-            if name != "tokamax-mosaic":
+            if name in PAGED:  # the probes are dense cases: declined, saying so (jax_paged_test gates them)
+                self.assertTrue(k["probes"] and all(p["label"] == "declined" for p in k["probes"]), name)
+                self.assertIn("takes paged cases only", k["probes"][0]["message"])
+            elif name != "tokamax-mosaic":
                 ran = [p for p in k["probes"] if p["label"] in ("attngate", "declared")]
                 self.assertGreaterEqual(len(ran), 5, name)
         mosaic = kernels["tokamax-mosaic"]["probes"]

@@ -168,6 +168,13 @@ class CoverageTest(unittest.TestCase):
         self.assertIn("meaningless: f32 x bf16", r.stdout)
         self.assertNotIn("MISS", r.stdout)
 
+    def test_nightly_and_its_paged_cases_parse_and_validate(self):
+        # nightly is never executed in CI (kv_len 32k x 64 sequences): this is its check.
+        r = attngate("suite", "coverage", "nightly", "--cases", cwd=ARGS.source_dir, timeout=300)
+        self.assertIn(r.returncode, (0, 1), r.stdout[-3000:] + r.stderr)  # 1: pairs missing, still valid
+        for case in ("paged_decode_32k_x64_bf16", "paged_mixed_32k_x64_bf16"):
+            self.assertIn(case, r.stdout)
+
     def test_a_missing_pair_is_named_and_exits_1(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "gaps.json")

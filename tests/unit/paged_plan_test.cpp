@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/remote_protocol.hpp"
 #include "checks/paged_reads.hpp"
 #include "checks/throughput.hpp"
 #include "plan/coverage.hpp"
@@ -273,4 +274,34 @@ TEST_CASE("a paged batch's FLOPs and tokens count each sequence at its own lengt
     CHECK(tokens_per_second(s, 0.5) == Approx(4 / 0.5));  // the batch's query tokens, not batch x seq_q
     c.window_left = 1;
     CHECK(kept_scores(attention_shape(c)) == (2 + 2 + 2 + 2) * 4);
+}
+
+TEST_CASE("the remote protocol carries a paged case: its paged object, pools, tables and output", "[paged][protocol]") {
+    Suite suite;
+    suite.seed = 3;
+    const CaseSpec c = paged_case({1, 3}, {20, 7}, 8, 6, true);
+    const json::object o = protocol_case(c, KernelSpec{});
+    CHECK(o.at("batch").as_int64() == 2);
+    CHECK(o.at("seq_q").as_int64() == 4);
+    CHECK(o.at("seq_k").as_int64() == 20);
+    const json::object &p = o.at("paged").as_object();
+    CHECK(json::serialize(p.at("q_lens")) == "[1,3]");
+    CHECK(json::serialize(p.at("kv_lens")) == "[20,7]");
+    CHECK(p.at("page_size").as_int64() == 8);
+    CHECK(p.at("pages").as_int64() == 6);
+    CHECK(p.at("pages_per_seq").as_int64() == 3);
+    CHECK(p.at("layout").as_string() == "scattered");
+    CHECK(protocol_output_shape(c) == std::vector<int64_t>{4, 4, 8});  // [total_q, Hq, Dv]
+
+    // The uploaded tensors are attngate inputs' own (the same draw), by protocol name.
+    const CaseInputs in = generate_inputs(suite, c);
+    std::vector<std::string> names;
+    for (const auto &[name, array] : input_tensors(c, in)) {
+        names.push_back(name);
+        if (name == "k_pages") CHECK(array.shape == std::vector<int64_t>{6, 8, 2, 8});
+        if (name == "page_table") CHECK(array.shape == std::vector<int64_t>{2, 3});
+        if (name == "cu_q_lens") CHECK(array.shape == std::vector<int64_t>{3});
+    }
+    CHECK(names == std::vector<std::string>{"q", "k_pages", "v_pages", "page_table", "kv_lens", "cu_q_lens"});
+    CHECK_FALSE(protocol_case(test::small_case("dense", 1, 16, 2, 2, 8), KernelSpec{}).contains("paged"));
 }

@@ -41,7 +41,8 @@ from .case import Case
 
 API_VERSION = 1
 
-FEATURES = frozenset({"causal", "window", "segment_ids", "bias", "softcap", "gqa", "head_dim_v", "f32", "bf16"})
+FEATURES = frozenset({"causal", "window", "segment_ids", "bias", "softcap", "gqa", "head_dim_v", "f32", "bf16",
+                      "paged_kv", "ragged"})  # paged_kv: Case.paged set; ragged: some q_len != 1
 WORKSPACE_GROWTHS = frozenset({"unspecified", "constant", "linear", "quadratic"})
 # What a kernel may round to a bf16 case's dtype; the golden tolerance widens by its cost.
 ROUNDINGS = frozenset({"output", "probabilities"})
@@ -51,6 +52,8 @@ CAUSAL_ALIGNMENTS = frozenset({"case", "top_left", "bottom_right"})
 FULLY_MASKED_ROWS = frozenset({"zeros", "mean_of_v", "nan"})
 # Inputs in which a NaN at a key that some row masks still reaches that row; attngate's is none.
 MASKED_NAN_INPUTS = frozenset({"k", "v"})
+# Unreadable slots of a paged case (attngate's NaN) a kernel loads and masks: "past_kv_len", "outside_table".
+UNREADABLE_SLOTS = frozenset({"past_kv_len", "outside_table"})
 
 Tensors = Mapping[str, np.ndarray]
 
@@ -92,6 +95,8 @@ class KernelAdapter(abc.ABC):
     causal_alignment: ClassVar[str] = "case"
     fully_masked_row: ClassVar[str] = "zeros"
     masked_nan_leaks: ClassVar[tuple[str, ...]] = ()
+    # Paged: the unreadable slots it loads and masks after the dot; the adapter gives it zeros there.
+    reads_unreadable_slots: ClassVar[tuple[str, ...]] = ()
     notes: ClassVar[Mapping[str, str]] = {}  # free-form conventions for reports (layout, scale, ...)
 
     def description(self, mode: Mode) -> str:
@@ -106,7 +111,9 @@ class KernelAdapter(abc.ABC):
     def prepare(self, case: Case, tensors: Tensors, mode: Mode) -> tuple[Any, ...]:
         """The arguments of the built function (device arrays) from the protocol's inputs:
         float32 q, k, v [B, S, H, D] (bf16-exact on a bf16 case; see `operand`), and bias,
-        segment_ids_q / segment_ids_kv when the case has them."""
+        segment_ids_q / segment_ids_kv when the case has them. A paged case (case.paged)
+        has q [total_q, Hq, D], k_pages / v_pages [pages, page_size, Hkv, D(v)] and int32
+        page_table [B, pages_per_seq], kv_lens [B], cu_q_lens [B + 1] instead."""
 
     @abc.abstractmethod
     def build(self, case: Case, mode: Mode) -> Callable[..., Any]:
@@ -114,12 +121,13 @@ class KernelAdapter(abc.ABC):
 
     @abc.abstractmethod
     def finish(self, case: Case, out: Any) -> np.ndarray:
-        """The output as [B, Sq, Hq, Dv] float32 (see `as_output`)."""
+        """The output as [B, Sq, Hq, Dv] float32 (see `as_output`); a paged case's [total_q, Hq, Dv]."""
 
     def conventions(self) -> dict[str, Any]:
         """The declarations and notes as /v1/kernels reports them."""
         return {"causal_alignment": self.causal_alignment, "fully_masked_row": self.fully_masked_row,
-                "masked_nan_leaks": list(self.masked_nan_leaks), "notes": dict(self.notes)}
+                "masked_nan_leaks": list(self.masked_nan_leaks), "notes": dict(self.notes),
+                "reads_unreadable_slots": list(self.reads_unreadable_slots)}
 
 
 Factory = Callable[[], "KernelAdapter | list[KernelAdapter] | tuple[KernelAdapter, ...] | Iterator[KernelAdapter]"]
@@ -137,4 +145,4 @@ def as_output(x: Any) -> np.ndarray:
 
 
 __all__ = ["API_VERSION", "CAUSAL_ALIGNMENTS", "Case", "FEATURES", "FULLY_MASKED_ROWS", "Factory", "KernelAdapter",
-           "MASKED_NAN_INPUTS", "Mode", "ROUNDINGS", "Tensors", "WORKSPACE_GROWTHS", "as_output", "operand"]
+           "MASKED_NAN_INPUTS", "Mode", "ROUNDINGS", "Tensors", "UNREADABLE_SLOTS", "WORKSPACE_GROWTHS", "as_output", "operand"]

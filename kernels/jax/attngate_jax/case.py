@@ -18,6 +18,37 @@ class CaseError(ValueError):
     """A case object that does not follow the protocol; the message names the field."""
 
 
+# Integer input roles (int32 tensors); every other role is float32.
+INT_ROLES = frozenset({"segment_ids_q", "segment_ids_kv", "page_table", "kv_lens", "cu_q_lens"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Paged:
+    """A paged KV cache and a ragged batch (docs/paged.md): sequence b has q_lens[b] queries,
+    its last q_lens[b] of kv_lens[b] keys; key j of b is slot j % page_size of page
+    page_table[b][j // page_size] of a pool of `pages` pages. Always bottom-right aligned."""
+    q_lens: tuple[int, ...]
+    kv_lens: tuple[int, ...]
+    page_size: int
+    pages: int
+    pages_per_seq: int
+    layout: str  # "scattered" or "contiguous": information; the page table says where pages are
+
+    @property
+    def ragged(self) -> bool:
+        return any(n != 1 for n in self.q_lens)
+
+    @property
+    def cu_q_lens(self) -> tuple[int, ...]:
+        out = [0]
+        for n in self.q_lens:
+            out.append(out[-1] + n)
+        return tuple(out)
+
+    def pages_of(self, b: int) -> int:
+        return -(-self.kv_lens[b] // self.page_size)
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     batch: int
@@ -37,6 +68,7 @@ class Case:
     segment_ids: bool
     block_q: int          # 0: the kernel's default
     block_k: int
+    paged: Paged | None = None  # a paged case: batch sequences, seq_q their query tokens, seq_k the longest kv_len
 
     @property
     def offset(self) -> int:
@@ -70,10 +102,20 @@ class Case:
             need["gqa"] = f"GQA (heads_q {self.heads_q} != heads_kv {self.heads_kv})"
         if self.head_dim_v != self.head_dim:
             need["head_dim_v"] = f"head_dim_v {self.head_dim_v} != head_dim {self.head_dim}"
+        if self.paged is not None:
+            need["paged_kv"] = "a paged KV cache"
+            if self.paged.ragged:
+                need["ragged"] = f"ragged queries (q_lens {list(self.paged.q_lens)})"
         return need
 
     def input_shapes(self) -> dict[str, tuple[int, ...]]:
         b, sq, sk = self.batch, self.seq_q, self.seq_k
+        if self.paged is not None:
+            p = self.paged
+            return {"q": (sq, self.heads_q, self.head_dim),
+                    "k_pages": (p.pages, p.page_size, self.heads_kv, self.head_dim),
+                    "v_pages": (p.pages, p.page_size, self.heads_kv, self.head_dim_v),
+                    "page_table": (b, p.pages_per_seq), "kv_lens": (b,), "cu_q_lens": (b + 1,)}
         shapes: dict[str, tuple[int, ...]] = {"q": (b, sq, self.heads_q, self.head_dim),
                   "k": (b, sk, self.heads_kv, self.head_dim),
                   "v": (b, sk, self.heads_kv, self.head_dim_v)}
@@ -84,8 +126,18 @@ class Case:
             shapes["segment_ids_kv"] = (b, sk)
         return shapes
 
-    def output_shape(self) -> tuple[int, int, int, int]:
+    def output_shape(self) -> tuple[int, ...]:
+        if self.paged is not None:
+            return (self.seq_q, self.heads_q, self.head_dim_v)  # [total_q, Hq, Dv]
         return (self.batch, self.seq_q, self.heads_q, self.head_dim_v)
+
+    def sequence_key_range(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """A paged case's inclusive [lo, hi] of the keys each query of sequence b may attend
+        (bottom-right: query i sits at key kv_len - q_len + i)."""
+        assert self.paged is not None
+        q_len, kv_len = self.paged.q_lens[b], self.paged.kv_lens[b]
+        one = dataclasses.replace(self, batch=1, seq_q=q_len, seq_k=kv_len, top_left=False, paged=None)
+        return one.key_range(np.arange(q_len))
 
     def key_range(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Inclusive [lo, hi] of the keys causal masking and the window allow per row."""
@@ -155,15 +207,54 @@ def parse_case(obj: Any) -> Case:
     seg = obj.get("segment_ids", False)
     if not isinstance(seg, bool):
         raise CaseError(f"case.segment_ids: expected true or false, got {seg!r}")
+    paged = _paged(obj.get("paged"), b, sq, sk)
+    if paged is not None and (bias is not None or seg or align == "top_left"):
+        raise CaseError("case.paged: a paged case has no bias, no segment ids and bottom-right alignment")
     return Case(b, sq, sk, hq, hkv, d, dv, dtype, scale, softcap, causal, align == "top_left",
-                (window[0], window[1]), bias, seg, _int(obj, "block_q", 0, 0), _int(obj, "block_k", 0, 0))
+                (window[0], window[1]), bias, seg, _int(obj, "block_q", 0, 0), _int(obj, "block_k", 0, 0), paged)
+
+
+def _lengths(obj: dict[str, Any], name: str, n: int) -> tuple[int, ...]:
+    v = obj.get(name)
+    if (not isinstance(v, list) or len(v) != n
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)):
+        raise CaseError(f"case.paged.{name}: expected {n} integers >= 1 (one per sequence), got {v!r}")
+    return tuple(v)
+
+
+def _paged(obj: Any, batch: int, seq_q: int, seq_k: int) -> Paged | None:
+    """The case's "paged" object, checked against batch, seq_q and seq_k, or None."""
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise CaseError("case.paged: expected null or an object")
+    q_lens, kv_lens = _lengths(obj, "q_lens", batch), _lengths(obj, "kv_lens", batch)
+    for b, (q, k) in enumerate(zip(q_lens, kv_lens)):
+        if q > k:
+            raise CaseError(f"case.paged.q_lens[{b}]: {q} queries over {k} keys")
+    if sum(q_lens) != seq_q or max(kv_lens) != seq_k:
+        raise CaseError(f"case.paged: seq_q {seq_q} must be the sum of q_lens ({sum(q_lens)}) "
+                        f"and seq_k {seq_k} the longest kv_len ({max(kv_lens)})")
+    ps = _int(obj, "page_size", 1)
+    per_seq = _int(obj, "pages_per_seq", 1)
+    need = max(-(-k // ps) for k in kv_lens)
+    if per_seq < need:
+        raise CaseError(f"case.paged.pages_per_seq: {per_seq}, but the longest sequence holds {need} pages")
+    pages = _int(obj, "pages", need)
+    layout = obj.get("layout", "scattered")
+    if layout not in ("scattered", "contiguous"):
+        raise CaseError(f"case.paged.layout: expected \"scattered\" or \"contiguous\", got {layout!r}")
+    return Paged(q_lens, kv_lens, ps, pages, per_seq, layout)
 
 
 def first_row_without_keys(case: Case, seg_q: np.ndarray | None = None,
                            seg_kv: np.ndarray | None = None) -> tuple[int, int] | None:
     """(b, i) of the first query row that no key may attend, or None.
 
-    Works in row chunks so that an 8k x 8k case costs a few MB, not Sq x Sk booleans."""
+    Works in row chunks so that an 8k x 8k case costs a few MB, not Sq x Sk booleans.
+    A paged case has none: bottom-right, each query may attend its own key position."""
+    if case.paged is not None:
+        return None
     rows = np.arange(case.seq_q)
     lo, hi = case.key_range(rows)
     empty = lo > hi

@@ -24,9 +24,9 @@ import jax
 import ml_dtypes
 import numpy as np
 
-from . import measure
+from . import measure, paged
 from .api import KernelAdapter, Tensors
-from .case import Case, CaseError, first_row_without_keys, nan_at_masked_key, parse_case
+from .case import INT_ROLES, Case, CaseError, first_row_without_keys, nan_at_masked_key, parse_case
 from .modes import PallasMode
 from .store import NAME, Store
 
@@ -159,7 +159,7 @@ class Engine:
             if held is None:
                 raise NotFound(f"inputs.{role}: no tensor named {name!r}")
             arr, version = held
-            want = np.int32 if role.startswith("segment_ids") else np.float32
+            want = np.int32 if role in INT_ROLES else np.float32
             if arr.dtype != want or arr.shape != tuple(shape):
                 raise BadRequest(f"inputs.{role} ({name!r}): expected {np.dtype(want).name} {list(shape)}, "
                                  f"got {arr.dtype.name} {list(arr.shape)}")
@@ -170,8 +170,12 @@ class Engine:
     def _check_tensors(self, kernel: KernelAdapter, case: Case, t: Tensors, conformance: bool) -> None:
         """Raises BadRequest for inputs that break the protocol, Unsupported for inputs
         (segment ids, NaN) that make this case inexpressible for the kernel."""
+        if case.paged is not None:
+            why = paged.check_tables(case, t["page_table"], t["kv_lens"], t["cu_q_lens"])
+            if why is not None:
+                raise BadRequest(why)
         if case.dtype == "bf16":
-            for role in ("q", "k", "v"):
+            for role in ("q", "k_pages", "v_pages") if case.paged is not None else ("q", "k", "v"):
                 x = t[role]
                 back = x.astype(ml_dtypes.bfloat16).astype(np.float32)
                 bad = ~((back == x) | np.isnan(x))
@@ -188,11 +192,24 @@ class Engine:
             if row is not None:
                 raise Unsupported(empty_row_reason(kernel, row) + " (segment ids)")
         for role in kernel.masked_nan_leaks:
-            hit = nan_at_masked_key(case, t[role], seg_q, seg_kv)
+            if case.paged is not None:
+                hit = paged.nan_at_masked_key(case, t[role + "_pages"], t["page_table"])
+            else:
+                hit = nan_at_masked_key(case, t[role], seg_q, seg_kv)
             if hit is not None:
                 b, j, h = hit
                 raise Unsupported(f"NaN in {role} at key {j} (batch {b}, kv head {h}), which some query rows "
                                   f"may not attend: {kernel.name} lets it reach them, attngate ignores masked keys")
+
+    @staticmethod
+    def _declared(kernel: KernelAdapter, case: Case, t: dict[str, np.ndarray], conformance: bool) -> Tensors:
+        """The inputs as the kernel's declarations ask: a paged kernel that loads whole pages
+        and masks after the dot (reads_unreadable_slots) gets zeros, not attngate's NaN,
+        in the slots it declares it loads; a NaN there would reach its output as 0 * NaN."""
+        if case.paged is None or not kernel.reads_unreadable_slots or conformance:
+            return t
+        pools = {r: t[r] for r in ("k_pages", "v_pages")}
+        return {**t, **paged.with_zeros(case.paged, pools, t["page_table"], kernel.reads_unreadable_slots)}
 
     def _prepare(self, kernel: KernelAdapter, case: Case, req: Request, conformance: bool) -> tuple[Any, ...]:
         tensors, versions = self._inputs(case, req)
@@ -201,7 +218,7 @@ class Engine:
         if hit is None:
             try:
                 self._check_tensors(kernel, case, tensors, conformance)
-                hit = ("args", kernel.prepare(case, tensors, self.mode))
+                hit = ("args", kernel.prepare(case, self._declared(kernel, case, tensors, conformance), self.mode))
             except Unsupported as e:
                 hit = ("unsupported", str(e))
             self._prepared[key] = hit

@@ -136,6 +136,7 @@ def check_kernel(k: Any, mode: api.Mode | None = None) -> api.KernelAdapter:
         raise ContractError(f"kernel {name!r}: features must name at least one dtype (f32, bf16)")
     _members(k.rounds_to_case_dtype, "rounds_to_case_dtype", api.ROUNDINGS, name)
     _members(k.masked_nan_leaks, "masked_nan_leaks", api.MASKED_NAN_INPUTS, name)
+    _members(k.reads_unreadable_slots, "reads_unreadable_slots", api.UNREADABLE_SLOTS, name)
     _one_of(k.workspace_growth, "workspace_growth", api.WORKSPACE_GROWTHS, name)
     _one_of(k.causal_alignment, "causal_alignment", api.CAUSAL_ALIGNMENTS, name)
     _one_of(k.fully_masked_row, "fully_masked_row", api.FULLY_MASKED_ROWS, name)

@@ -20,8 +20,8 @@ class NextApi(ScaleTwice):
 
 
 class UnknownFeature(ScaleTwice):
-    name = "paged-too-early"
-    features = ("causal", "paged_kv", "f32")
+    name = "sparse-too-early"
+    features = ("causal", "block_sparse", "f32")
 
 
 class Fine(ScaleTwice):

@@ -2,9 +2,10 @@
 through the same kernel API (attngate_jax.api) as a team's."""
 from ..api import KernelAdapter
 from .flash import PallasFlash
+from .paged import PallasPaged, PallasRaggedPaged, XlaPaged
 from .splash import PallasSplash
 from .xla import XlaDotProductAttention
 
 
 def builtin_kernels() -> list[KernelAdapter]:
-    return [XlaDotProductAttention(), PallasFlash(), PallasSplash()]
+    return [XlaDotProductAttention(), PallasFlash(), PallasSplash(), PallasPaged(), PallasRaggedPaged(), XlaPaged()]
