@@ -19,6 +19,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main, suite_with_goldens  # noqa: E402
+import results_schema  # noqa: E402
 
 SUITE = {"name": "fz", "seed": 1, "timeout_s": 10, "memory_budget_mb": 64,
          "perf": {"repetitions": 3, "min_time_s": 0.001, "threshold_pct": 10, "alpha": 0.01},
@@ -112,7 +113,8 @@ class FuzzTest(unittest.TestCase):
         self.runs += 1
         try:
             # Bytes, not text: what a mutated input makes attngate print need not be UTF-8.
-            p = subprocess.run([ARGS.attngate, *args], capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+            with results_schema.watch(args):  # what it wrote, from mutated input, still fits docs/results.schema.json
+                p = subprocess.run([ARGS.attngate, *args], capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             self.fail(f"{what}: hung past {timeout} s: {args}")
         stderr = p.stderr.decode(errors="replace")

@@ -13,6 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main, read_json, suite_with_goldens, write_json  # noqa: E402
+import results_schema  # noqa: E402
 from hardening_support import PluginTestCase, alive, children_of, kill_all, pids_once_written  # noqa: E402
 
 TINY = {"name": "tiny", "seed": 1, "timeout_s": 20, "perf": {"repetitions": 3, "min_time_s": 0.001},
@@ -207,9 +208,10 @@ class HardeningTest(PluginTestCase):
 
     def test_non_utf8_kernel_text_still_makes_a_readable_results_file(self):
         out = self.path("utf8.json")
-        p = subprocess.run([ARGS.attngate, "run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--plugin",
-                            self.plugins["non_utf8"], "--kernel", "bad_error", "--kernel", "bad_crash", "--out", out],
-                           capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+        argv = ["run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--plugin", self.plugins["non_utf8"],
+                "--kernel", "bad_error", "--kernel", "bad_crash", "--out", out]
+        with results_schema.watch(argv):  # bytes, not text: what the kernel said need not be UTF-8
+            p = subprocess.run([ARGS.attngate, *argv], capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
         self.assertEqual(p.returncode, 1, p.stderr)
         with open(out, encoding="utf-8") as f:  # strict: invalid bytes raise
             results = json.load(f)
@@ -222,8 +224,9 @@ class HardeningTest(PluginTestCase):
         with open(lock, "wb") as f:
             f.write(b"caf\xe9-lib==1.0\nnumpy==1.26.4\n")
         out = self.path("lock-results.json")
-        p = subprocess.run([ARGS.attngate, "run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden",
-                            "--lockfile", lock, "--out", out], capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+        argv = ["run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--lockfile", lock, "--out", out]
+        with results_schema.watch(argv):
+            p = subprocess.run([ARGS.attngate, *argv], capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(out, encoding="utf-8") as f:
             packages = json.load(f)["fingerprint"]["lockfiles"]["requirements.txt"]["packages"]
