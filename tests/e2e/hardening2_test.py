@@ -11,6 +11,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main, read_json, suite_with_goldens, write_json  # noqa: E402
+import results_schema  # noqa: E402
 from hardening_support import PluginTestCase, alive, kill_all, pids_once_written  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -183,6 +184,7 @@ class Hardening2Test(PluginTestCase):
         proc.kill()
         proc.wait(timeout=10)
         self.assertEqual(wait_dead(pids), [], "the adapter or its child in another session outlived a SIGKILLed harness")
+        results_schema.validate_file(self.path("endless-results.json"))  # "complete": false, written before the kill
 
     # --- the remote protocol -------------------------------------------------------------
 

@@ -467,6 +467,7 @@ class HardeningTest(PluginTestCase):
             for case, p in procs.items():
                 _, err = p.communicate(timeout=60)
                 ended[case] = (p.returncode, err)
+            results_schema.validate_file(os.path.join(bl, "memory", "race.json"))  # what the two writers left
             stored = {e["case"] for e in read_json(os.path.join(bl, "memory", "race.json"))["entries"]}
             for case, (code, err) in ended.items():
                 self.assertIn(code, (0, 3), err)
@@ -498,6 +499,7 @@ class HardeningTest(PluginTestCase):
         self.assertExit(second, 0)
         _, err = first.communicate(timeout=60)
         self.assertEqual(first.returncode, 3, err)
+        results_schema.validate_file(out)  # the second run's, which the first left alone
         self.assertIn("replaced by another writer", err)
         self.assertEqual(read_json(out)["suite"], "tiny", "the second run's results were overwritten")
 

@@ -187,6 +187,7 @@ class SameStoryTest(Workspace):
                 break
             chunks.append(data)
         proc.wait(timeout=300)
+        results_schema.validate_file(os.path.join(self.dir, "tty.json"))
         text = b"".join(chunks).decode()
         self.assertIn("\r\x1b[Krun reports: 1 of 4 case x kernels", text)
         self.assertIn("4 of 4 case x kernels (100%)", text)

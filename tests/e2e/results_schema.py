@@ -44,6 +44,11 @@ def validate_file(path):
             doc = json.load(f)
     except (OSError, ValueError):
         return  # not JSON (an .npy, a half-written file of a killed run): not the schema's business
+    validate_doc(doc, path)
+
+
+def validate_doc(doc, path):
+    """validate_file for a document already read (from a store's server, say); `path` names it."""
     kind = kind_of(doc, path)
     if kind is None:
         return

@@ -20,6 +20,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 import dav_server  # noqa: E402
 from common import ARGS, attngate, main, read_json, write_json  # noqa: E402
+import results_schema  # noqa: E402
 
 TOKEN = "s3cret-token-7f1c"
 SUITE = {
@@ -195,8 +196,11 @@ class HttpStoreTest(unittest.TestCase):
         for p in procs:
             out, err = p.communicate(timeout=120)
             self.assertEqual(p.returncode, 0, out + err)
-        runs = [k for k in self.server.files() if k.startswith("history/remote/") and "/fingerprints/" not in k]
+        files = self.server.files()
+        runs = [k for k in files if k.startswith("history/remote/") and "/fingerprints/" not in k]
         self.assertGreaterEqual(len(runs), 6)
+        for k in runs:  # each record the concurrent appends stored
+            results_schema.validate_doc(json.loads(files[k]), k)
 
 
 if __name__ == "__main__":
