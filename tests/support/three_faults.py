@@ -5,6 +5,10 @@ and the matrix browser test."""
 import json
 import os
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import results_schema  # noqa: E402
 
 
 def run_three_faults(attngate, faulty_plugin, workdir, *report_args):
@@ -12,11 +16,14 @@ def run_three_faults(attngate, faulty_plugin, workdir, *report_args):
     process, the results as a dict). report_args are extra `run` options (--html ...)."""
     suite = os.path.join(os.path.dirname(os.path.abspath(__file__)), "three_faults_suite.json")
     base = os.path.join(workdir, "baselines")
-    r = subprocess.run([attngate, "golden", "generate", "--suite", suite, "--baselines", base], capture_output=True, text=True, timeout=300)
+    with results_schema.watch(["golden", "generate", "--baselines", base]):  # what it writes fits docs/results.schema.json
+        r = subprocess.run([attngate, "golden", "generate", "--suite", suite, "--baselines", base], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     results = os.path.join(workdir, "results.json")
-    r = subprocess.run([attngate, "run", "--suite", suite, "--baselines", base, "--plugin", faulty_plugin, "--checks", "golden,memory",
-                        "--out", results, *report_args], capture_output=True, text=True, timeout=600)
+    args = ["run", "--suite", suite, "--baselines", base, "--plugin", faulty_plugin, "--checks", "golden,memory", "--out", results,
+            *report_args]
+    with results_schema.watch(args):
+        r = subprocess.run([attngate, *args], capture_output=True, text=True, timeout=600)
     assert r.returncode == 1, r.stdout + r.stderr
     with open(results) as f:
         return r, json.load(f)
