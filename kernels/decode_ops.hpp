@@ -12,24 +12,33 @@
 
 namespace attngate::kernels {
 
-/// The rows of a key block to come, which the products ask the memory for a few cache lines
-/// at a time as they compute (pump), so that the fetch overlaps the arithmetic instead of a
-/// burst of prefetches stalling it: K rows, then V rows, each run of bytes contiguous.
+/// The rows of the key block to come, which the products ask the memory for as they read
+/// the current one: one line of the next block for each line (64 bytes) of this one that a
+/// step read, so the fetch runs at the rate the arithmetic consumes, overlapping it, and the
+/// whole next block has been asked for by the time it starts (a burst of prefetches at the
+/// block's start stalled the products). K rows, then V rows, each run of bytes contiguous.
 struct PrefetchQueue {
     const unsigned char *const *k = nullptr, *const *v = nullptr;
     int64_t rows = 0;  ///< of each
     size_t k_bytes = 0, v_bytes = 0;
     int64_t at = 0;     ///< rows done: [0, rows) are K's, [rows, 2 rows) V's
     size_t offset = 0;  ///< into the current row
+    size_t credit = 0;  ///< bytes read and not yet matched by a line asked for
 
     /// Asks for the next `lines` lines (64 bytes) of the queue, fewer when it runs out.
-    void pump(int lines) {
+    void pump(int64_t lines) {
         for (; lines > 0 && at < 2 * rows; --lines) {
             const bool value = at >= rows;
             __builtin_prefetch((value ? v[at - rows] : k[at]) + offset, 0, 3);
             offset += 64;
             if (offset >= (value ? v_bytes : k_bytes)) offset = 0, ++at;
         }
+    }
+    /// A step read `bytes` of the current block: asks for as many of the next one.
+    void read(size_t bytes) {
+        credit += bytes;
+        pump(static_cast<int64_t>(credit / 64));
+        credit %= 64;
     }
     void drain() { pump(1 << 30); }
 };

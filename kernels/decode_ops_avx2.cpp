@@ -19,8 +19,7 @@ namespace {
 
 struct Avx2Decode {
     using F = __m256;
-    static constexpr int64_t N = 8, kRows = 2, kPvChunks = 1;
-    static constexpr int kPumpQk = 2, kPumpPv = 1;  // lines asked for per chunk step, per key  // 16 registers: 8 accumulators, 4 of Q, 2 of K
+    static constexpr int64_t N = 8, kRows = 2, kPvChunks = 1;  // 16 registers: 8 accumulators, 4 of Q, 2 of K
     static F zero() { return _mm256_setzero_ps(); }
     static F load(const float *p) { return _mm256_loadu_ps(p); }
     static F load_n(const float *p, int64_t n) {

@@ -25,7 +25,6 @@ namespace {
 struct Avx512Decode {
     using F = __m512;
     static constexpr int64_t N = 16, kRows = 4, kPvChunks = 2;
-    static constexpr int kPumpQk = 2, kPumpPv = 1;  // lines asked for per chunk step, per key
     static F zero() { return _mm512_setzero_ps(); }
     static F load(const float *p) { return _mm512_loadu_ps(p); }
     static F load_n(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p); }

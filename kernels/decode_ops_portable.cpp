@@ -11,7 +11,6 @@ namespace {
 struct PortableDecode {
     using F = float;
     static constexpr int64_t N = 1, kRows = 1, kPvChunks = 1;
-    static constexpr int kPumpQk = 1, kPumpPv = 1;  // lines asked for per chunk step, per key
     static F zero() { return 0.0f; }
     static F load(const float *p) { return *p; }
     static F load_n(const float *p, int64_t n) { return n > 0 ? *p : 0.0f; }

@@ -219,7 +219,7 @@ void attend_blocks(const Decode &d, int64_t b, int64_t first, int64_t last, cons
         const unsigned char **ck = kp + turn * kKeyBlock, **cv = vp + turn * kKeyBlock;
         if (k0 == first) kv.fill(k0, k1, ck, cv);
         pf.drain();  // whatever of this block the products did not ask for yet
-        pf.k = kp + (turn ^ 1) * kKeyBlock, pf.v = vp + (turn ^ 1) * kKeyBlock, pf.rows = n1, pf.at = 0, pf.offset = 0;
+        pf.k = kp + (turn ^ 1) * kKeyBlock, pf.v = vp + (turn ^ 1) * kKeyBlock, pf.rows = n1, pf.at = 0, pf.offset = 0, pf.credit = 0;
         kv.fill(k1, k1 + n1, kp + (turn ^ 1) * kKeyBlock, vp + (turn ^ 1) * kKeyBlock);
         for (int64_t hk = 0; hk < p.heads_kv; ++hk)
             for (int64_t t = br.t0; t < br.t1; ++t) {
@@ -238,7 +238,7 @@ void run_task(const Decode &d, int64_t task, int worker) {
     const attngate_problem &p = d.p;
     const int64_t b = d.plan.sequence_of(task), index = task - d.plan.first_task(b), splits = d.plan.splits(b);
     const int64_t block = index / splits, split = index % splits;
-    const int64_t q_len = d.plan.q_len(b), kv_len = d.plan.kv_len(b), hq = p.heads_q, g = d.group();
+    const int64_t q_len = d.plan.q_len(b), kv_len = d.plan.kv_len(b), hq = p.heads_q;
     const int64_t t0 = block * d.plan.tokens(), t1 = std::min(q_len, t0 + d.plan.tokens()), tok0 = d.plan.first_token(b);
     int64_t s0, s1;
     d.plan.split_keys(b, split, s0, s1);

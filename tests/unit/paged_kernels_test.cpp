@@ -318,3 +318,29 @@ TEST_CASE("each path's decode products compute the plain dot products and sums",
             }
     }
 }
+
+TEST_CASE("by the end of a key block the decode products have asked for the whole next one", "[paged][kernels]") {
+    // The products ask for one line of the next block per line they read (PrefetchQueue::read),
+    // so a block's QK and PV ask for every line of a next block of the same shape, whatever the
+    // path, dtype, head dim or GQA group; a fixed number of lines per step asked for half of it.
+    for (const kernels::Isa isa : {kernels::Isa::Portable, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
+        if (kernels::detected_isa() < isa) continue;
+        const kernels::DecodeOps &ops = kernels::decode_ops(isa);
+        for (const attngate_dtype dtype : {ATTNGATE_DTYPE_F32, ATTNGATE_DTYPE_BF16})
+            for (const int64_t d : {64, 128})
+                for (const int64_t m : {1, 4, 8}) {
+                    const int64_t n = 64, dp = ops.padded(d);
+                    const size_t row = static_cast<size_t>(d) * (dtype == ATTNGATE_DTYPE_BF16 ? 2 : 4);
+                    std::vector<unsigned char> block(static_cast<size_t>(n) * row, 0), next(block.size(), 0);
+                    std::vector<const unsigned char *> rows(static_cast<size_t>(n)), next_rows(rows.size());
+                    for (int64_t j = 0; j < n; ++j) rows[static_cast<size_t>(j)] = block.data() + static_cast<size_t>(j) * row;
+                    for (int64_t j = 0; j < n; ++j) next_rows[static_cast<size_t>(j)] = next.data() + static_cast<size_t>(j) * row;
+                    std::vector<float> q(static_cast<size_t>(m * dp), 0.0f), s(static_cast<size_t>(m * n)), acc(q.size(), 0.0f);
+                    kernels::PrefetchQueue pf{next_rows.data(), next_rows.data(), n, row, row};
+                    ops.qk(m, n, d, q.data(), dp, rows.data(), 0, dtype, s.data(), n, &pf);
+                    ops.pv(m, n, d, s.data(), n, rows.data(), 0, dtype, acc.data(), dp, &pf);
+                    INFO(kernels::isa_name(isa) << " " << dtype_name(dtype) << " d " << d << " rows " << m);
+                    CHECK(pf.at == 2 * n);
+                }
+    }
+}
