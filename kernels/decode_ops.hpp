@@ -25,6 +25,10 @@ struct PrefetchQueue {
     size_t offset = 0;  ///< into the current row
     size_t credit = 0;  ///< bytes read and not yet matched by a line asked for
 
+    /// Makes the queue the rows of the block after the one starting now, none asked for yet.
+    void next_block(const unsigned char *const *k_rows, const unsigned char *const *v_rows, int64_t n) {
+        k = k_rows, v = v_rows, rows = n, at = 0, offset = 0, credit = 0;
+    }
     /// Asks for the next `lines` lines (64 bytes) of the queue, fewer when it runs out.
     void pump(int64_t lines) {
         for (; lines > 0 && at < 2 * rows; --lines) {

@@ -219,7 +219,7 @@ void attend_blocks(const Decode &d, int64_t b, int64_t first, int64_t last, cons
         const unsigned char **ck = kp + turn * kKeyBlock, **cv = vp + turn * kKeyBlock;
         if (k0 == first) kv.fill(k0, k1, ck, cv);
         pf.drain();  // whatever of this block the products did not ask for yet
-        pf.k = kp + (turn ^ 1) * kKeyBlock, pf.v = vp + (turn ^ 1) * kKeyBlock, pf.rows = n1, pf.at = 0, pf.offset = 0, pf.credit = 0;
+        pf.next_block(kp + (turn ^ 1) * kKeyBlock, vp + (turn ^ 1) * kKeyBlock, n1);
         kv.fill(k1, k1 + n1, kp + (turn ^ 1) * kKeyBlock, vp + (turn ^ 1) * kKeyBlock);
         for (int64_t hk = 0; hk < p.heads_kv; ++hk)
             for (int64_t t = br.t0; t < br.t1; ++t) {
