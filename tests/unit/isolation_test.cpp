@@ -117,9 +117,12 @@ TEST_CASE("what an isolated child starts in another session is killed when it en
                     ::setsid();
                     const pid_t inner = ::fork();
                     if (inner == 0) ::sleep(60), ::_exit(0);
-                    const int both[2] = {static_cast<int>(::getpid()), static_cast<int>(inner)};
-                    for (int i = 0; i < 2; ++i)  // once for the child below, once for the test
-                        if (::write(pids[1], both, sizeof both) != sizeof both) ::_exit(1);
+                    // Twice, once for the child below and once for the test, in one write: a
+                    // pipe write this small is atomic, so the daemon cannot be killed (once the
+                    // child has read its copy and ended) before the test's copy is in the pipe.
+                    const int pid = static_cast<int>(::getpid()), in = static_cast<int>(inner);
+                    const int twice[4] = {pid, in, pid, in};
+                    if (::write(pids[1], twice, sizeof twice) != sizeof twice) ::_exit(1);
                     ::sleep(60);
                     ::_exit(0);
                 }
@@ -128,12 +131,12 @@ TEST_CASE("what an isolated child starts in another session is killed when it en
                 if (hang) ::sleep(60);
                 return "ok";
             },
-            hang ? 1.0 : 10.0);
+            hang ? 3.0 : 10.0);  // 3 s: four forks under ASan on a loaded machine fit well within it
         CHECK(r.has_value() != hang);
+        ::close(pids[1]);  // the write end: a daemon that died before writing is then EOF, not a hang
         int both[2] = {0, 0};
         REQUIRE(::read(pids[0], both, sizeof both) == sizeof both);
         ::close(pids[0]);
-        ::close(pids[1]);
         for (const int pid : both) {
             CHECK_FALSE(process_alive(pid));
             if (process_alive(pid)) ::kill(pid, SIGKILL);
