@@ -15,40 +15,12 @@
 #include "test_support.hpp"
 
 using namespace attngate;
+using test::Instance;
+using test::PathScope;
+using test::kernel;
 using test::small_case;
 
 namespace {
-
-/// Puts the kernels on one instruction-set path for a scope.
-class PathScope {
-public:
-    explicit PathScope(const std::string &path) { REQUIRE(kernels::limit_path(path)); }
-    ~PathScope() { kernels::limit_path("avx512bf16"); }  // no cap: the CPU's best
-};
-
-/// A kernel instance from init with a thread count, freed on scope exit.
-class Instance {
-public:
-    Instance(const attngate_kernel *k, int threads) : k_(k) {
-        const attngate_kernel_params params{threads, nullptr};
-        char err[128] = {0};
-        handle_ = k->init(k, &params, err, sizeof err);
-        REQUIRE(handle_);
-    }
-    ~Instance() { k_->free(k_, handle_); }
-    void *get() const { return handle_; }
-
-private:
-    const attngate_kernel *k_;
-    void *handle_;
-};
-
-const attngate_kernel *kernel(const char *name) {
-    static const KernelRegistry reg = KernelRegistry::with_builtins();
-    const attngate_kernel *k = reg.find(name);
-    REQUIRE(k);
-    return k;
-}
 
 std::vector<float> run(const attngate_kernel *k, const CaseSpec &c, const CaseInputs &in, void *instance,
                        int64_t block = 0) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include <catch2/catch.hpp>
@@ -17,41 +18,11 @@
 #include "test_support.hpp"
 
 using namespace attngate;
+using test::Instance;
+using test::PathScope;
+using test::kernel;
 
 namespace {
-
-class PathScope {
-public:
-    explicit PathScope(const std::string &path) { REQUIRE(kernels::limit_path(path)); }
-    ~PathScope() { kernels::limit_path("avx512bf16"); }
-};
-
-const attngate_kernel *kernel(const char *name) {
-    static const KernelRegistry reg = KernelRegistry::with_builtins();
-    const attngate_kernel *k = reg.find(name);
-    REQUIRE(k);
-    return k;
-}
-
-/// A kernel instance with a thread count (0: none, the kernel runs in the caller's thread).
-class Instance {
-public:
-    Instance(const attngate_kernel *k, int threads) : k_(k) {
-        if (threads == 0 || !k->init) return;
-        const attngate_kernel_params params{threads, nullptr};
-        char err[128] = {0};
-        handle_ = k->init(k, &params, err, sizeof err);
-        REQUIRE(handle_);
-    }
-    ~Instance() {
-        if (handle_) k_->free(k_, handle_);
-    }
-    void *get() const { return handle_; }
-
-private:
-    const attngate_kernel *k_;
-    void *handle_ = nullptr;
-};
 
 struct Ran {
     std::vector<float> out;
@@ -59,11 +30,12 @@ struct Ran {
 };
 
 Ran run(const attngate_kernel *k, const CaseSpec &c, const CaseInputs &in, int threads = 0, int64_t bq = 0, int64_t bk = 0) {
-    const Instance inst(k, threads);
+    std::optional<Instance> inst;  // 0 threads: none, the caller's thread
+    if (threads > 0) inst.emplace(k, threads);
     Ran r{std::vector<float>(static_cast<size_t>(output_elements(c)), -777.0f)};
     CountingAllocator alloc;
     attngate_problem p = make_problem(c, in, r.out.data(), alloc.abi(), bq, bk);
-    p.instance = inst.get();
+    p.instance = inst ? inst->get() : nullptr;
     char err[256] = {0};
     INFO(k->name << " on " << c.id);
     REQUIRE(k->run(k, &p, err, sizeof err) == 0);
