@@ -6,11 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The quick build (CMakeLists.txt, ATTNGATE_QUICK_BUILD): the kernels as in every build, the
-# rest at -O1 in a unity build, with Ninja, which compiles a library's objects while the
-# ones it links are still building (Make waits for each): on 2 cores 2.2x less wall time.
-# A build directory made earlier keeps its generator (cmake refuses to change it).
+# rest at -O1 in a unity build, with Ninja (ci/build.sh).
 build_dir=${ATTNGATE_BUILD_DIR:-build}
-generator=()
-[ -f "$build_dir/CMakeCache.txt" ] || generator=(-G Ninja)
-ATTNGATE_DEPS=build bash ci/build.sh "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DATTNGATE_QUICK_BUILD=ON -DATTNGATE_BUILD_TESTS=OFF
+ATTNGATE_DEPS=build bash ci/build.sh -DCMAKE_BUILD_TYPE=Release -DATTNGATE_QUICK_BUILD=ON -DATTNGATE_BUILD_TESTS=OFF
 exec "$build_dir/attngate" run --suite suites/smoke.json --out reports/results.json "$@"
