@@ -21,7 +21,8 @@ int naive_forward(const attngate_problem &p, Out *out_base, char *err, size_t er
     WidenedOperands ops(p);
     Workspace<Acc> scores(p.allocator, p.seq_k);
     Workspace<Acc> probs(p.allocator, p.seq_k);
-    if (!ops.ok() || !scores.ok() || !probs.ok()) return fail(err, err_len, "workspace allocation failed");
+    Workspace<Acc> acc(p.allocator, p.head_dim_v);
+    if (!ops.ok() || !scores.ok() || !probs.ok() || !acc.ok()) return fail(err, err_len, "workspace allocation failed");
     const bool round_p = std::is_same_v<Acc, float>;
 
     for (int64_t b = 0; b < p.batch; ++b) {
@@ -56,20 +57,18 @@ int naive_forward(const attngate_problem &p, Out *out_base, char *err, size_t er
                     probs[j] = std::exp(scores[j] - m);
                     l += probs[j];
                 }
-                for (int64_t d = 0; d < p.head_dim_v; ++d) {
-                    Acc acc = 0;
-                    for (int64_t j = lo; j < hi; ++j) {
-                        // A -inf score (a -inf bias) masks its key like the mask does.
-                        if (!view.segment_allowed(b, i, j) || scores[j] == -kInf<Acc>) continue;
-                        const Acc v = ops.v.data()[view.v_index(b, j, hk) + d];
-                        if (round_p) {
-                            acc += static_cast<Acc>(operand_round(static_cast<float>(probs[j] / l), p.dtype)) * v;
-                        } else {
-                            acc += probs[j] * v;
-                        }
-                    }
-                    out[d] = static_cast<Out>(round_p ? acc : acc / l);
+                // out[d] = sum over j of p_j * v[j][d], each d's sum in key order. Keys outer,
+                // d inner: each V row is read once, in order, and the head_dim_v sums are
+                // independent (the same additions in the same order as a d-outer loop).
+                for (int64_t d = 0; d < p.head_dim_v; ++d) acc[d] = 0;
+                for (int64_t j = lo; j < hi; ++j) {
+                    // A -inf score (a -inf bias) masks its key like the mask does.
+                    if (!view.segment_allowed(b, i, j) || scores[j] == -kInf<Acc>) continue;
+                    const Acc pj = round_p ? static_cast<Acc>(operand_round(static_cast<float>(probs[j] / l), p.dtype)) : probs[j];
+                    const float *v = ops.v.data() + view.v_index(b, j, hk);
+                    for (int64_t d = 0; d < p.head_dim_v; ++d) acc[d] += pj * static_cast<Acc>(v[d]);
                 }
+                for (int64_t d = 0; d < p.head_dim_v; ++d) out[d] = static_cast<Out>(round_p ? acc[d] : acc[d] / l);
             }
         }
     }
