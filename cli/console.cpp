@@ -59,9 +59,10 @@ void Progress::update(size_t done, size_t total, std::string_view detail) {
     } else {
         const auto now = std::chrono::steady_clock::now();
         const bool due = std::chrono::duration<double>(now - last_line_).count() >= console_.options.progress_every_s;
-        if (!due && done < total) return;
+        if (!due && done < total && printed_) return;  // the first line says the step has begun
         fmt::print(stderr, "progress: {}\n", line(done, total, detail));
         last_line_ = now;
+        printed_ = true;
     }
     std::fflush(stderr);
 }

@@ -42,8 +42,9 @@ void add_progress_option(CLI::App *cmd, Console &console);
 std::string duration_said(double seconds);
 
 /// The progress of a long command on stderr. On a terminal, one live line redrawn at each
-/// step; otherwise (a CI log) a plain line at most every progress_every_s, and the last
-/// step's: done of total, elapsed, an estimate of the time left. Nothing with --quiet.
+/// step; otherwise (a CI log) a plain line at the first step, then at most every
+/// progress_every_s, and at the last: done of total, elapsed, an estimate of the time left.
+/// Nothing with --quiet.
 class Progress {
 public:
     /// `what` names the command ("run smoke"), `unit` what is counted ("case x kernels").
@@ -65,7 +66,7 @@ private:
     std::string line(size_t done, size_t total, std::string_view detail) const;
     const Console &console_;
     std::string what_, unit_;
-    bool live_ = false, drawn_ = false;
+    bool live_ = false, drawn_ = false, printed_ = false;
     std::chrono::steady_clock::time_point start_, last_line_;
 };
 

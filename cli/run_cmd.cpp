@@ -1,6 +1,8 @@
 // `attngate run`: gate a suite's cases on its kernels against the baselines.
 #include <unistd.h>
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "command.hpp"
@@ -56,8 +58,18 @@ int run(RunArgs a, const Console &console) {
     auto ctx = report_context(a.reports, suite->name);
     if (!ctx) return report_error(ctx.error());
     Progress progress(console, "run " + suite->name, "case x kernels");
-    auto results = run_suite(*suite, *backends, opt, case_printer(console, progress));
+    std::optional<Progress> timing;  // one per timed set
+    const TimingProgressFn on_timing = [&](size_t done, size_t total, const std::string &what) {
+        if (done == 0) {
+            progress.finish();
+            timing.reset();
+            timing.emplace(console, "run " + suite->name + " perf", "repetitions timed");
+        }
+        timing->update(done, total, what);
+    };
+    auto results = run_suite(*suite, *backends, opt, {case_printer(console, progress), on_timing});
     progress.finish();
+    timing.reset();
     if (!results) return report_error(results.error());
     // The results are written before the history is touched: a store failure loses nothing.
     const auto reported = finish_reports(*results, **store, a.reports, *ctx, console);

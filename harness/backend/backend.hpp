@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,11 @@ struct TimingRequest {
     /// Calls per repetition of each invocation, in order (0 or absent: as many as
     /// min_time_s takes). A remote host may ignore it.
     std::vector<int64_t> iterations{};
+    /// The set's progress: repetitions timed of invs.size() x repetitions. An in-process
+    /// host calls it, in the caller's process, as each but the last is timed (its timing
+    /// child's steps come back over a pipe); a remote host does not. The end is the
+    /// caller's to tell.
+    std::function<void(size_t done, size_t total)> on_progress{};
 };
 
 /// One invocation's timing: samples, or why there are none.

@@ -1,6 +1,7 @@
 // In-process backend: registry lookups, isolation and the Google Benchmark timing child.
 #include "backend/in_process_backend.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -136,11 +137,20 @@ Instances attach_instances(std::vector<Target> &targets, int num_threads) {
 constexpr size_t kCalibrationEntries = 2;
 
 /// Times every target in this process: one instance per kernel, shared by its cases; with
-/// `calibrate`, the calibration workloads join them as kCalibrationEntries more (last)
-/// entries. The wall-time samples of every entry, then the CPU-time samples of every entry.
-std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int num_threads, const TimingOptions &timing,
-                                              bool calibrate, const std::vector<int64_t> &iterations) {
+/// req.calibrate, the calibration workloads join them as kCalibrationEntries more (last)
+/// entries, and req.on_progress hears of the targets' repetitions. The wall-time samples of
+/// every entry, then the CPU-time samples of every entry.
+std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int num_threads, TimingOptions timing,
+                                              const TimingRequest &req) {
     const Instances instances = attach_instances(targets, num_threads);
+    const bool calibrate = req.calibrate;
+    const std::vector<int64_t> &iterations = req.iterations;
+    size_t done = 0;  // the targets' repetitions (the calibration's are not the set's)
+    const size_t total = targets.size() * static_cast<size_t>(std::max(timing.repetitions, 0));
+    if (req.on_progress)
+        timing.on_repetition = [&](size_t request) {
+            if (request < targets.size() && ++done < total) req.on_progress(done, total);
+        };
     std::vector<TimedCall> calls;
     for (size_t i = 0; i < targets.size(); ++i) {
         Target &t = targets[i];
@@ -191,13 +201,15 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
     if (!req.isolation) {
         note_activity(fmt::format("the timing of {} on case {}{}", invs.front().kernel->label(), invs.front().spec->id,
                                   invs.size() > 1 ? fmt::format(" and {} more", invs.size() - 1) : ""));
-        samples = time_targets(targets, threads, timing, req.calibrate, req.iterations);
+        samples = time_targets(targets, threads, timing, req);
     } else {
-        auto bytes = run_isolated([&] {
+        auto bytes = run_isolated([&](const StepFn &step) {
+            TimingRequest in_child = req;
+            in_child.on_progress = step;  // the child's steps come back to req.on_progress over a pipe
             json::array all;
-            for (const auto &s : time_targets(targets, threads, timing, req.calibrate, req.iterations)) all.push_back(json::array(s.begin(), s.end()));
+            for (const auto &s : time_targets(targets, threads, timing, in_child)) all.push_back(json::array(s.begin(), s.end()));
             return json::serialize(all);
-        }, req.timeout_s);
+        }, req.timeout_s, req.on_progress);
         if (!bytes) {
             for (auto &o : out) o.error = "timing child " + bytes.error().describe();
             return out;

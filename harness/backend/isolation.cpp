@@ -2,6 +2,7 @@
 #include "backend/isolation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -58,7 +59,8 @@ std::string signal_name(int sig) {
     return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
 }
 
-[[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<std::string()> &work, pid_t parent) {
+[[noreturn]] void run_child(Pipe &result, Pipe &err, const std::function<std::string(const StepFn &)> &work, const StepFn &step,
+                           pid_t parent) {
     // Below a guard, so that whatever the kernel starts (in any session or group) is killed
     // when it ends, and with the harness even when the harness gets SIGKILL.
     become_guard(parent);
@@ -66,49 +68,64 @@ std::string signal_name(int sig) {
     for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP}) std::signal(sig, SIG_DFL);
     ::dup2(err.fd[1], STDERR_FILENO);
     ::dup2(err.fd[1], STDOUT_FILENO);  // a kernel's prints must not interleave with the report
-    write_all(result.fd[1], work());
+    write_all(result.fd[1], work(step));
     ::_exit(0);
 }
 
-}  // namespace
+/// The steps a child sends: (done, total) records, decoded as whole ones arrive.
+struct StepRecords {
+    using Record = std::array<uint64_t, 2>;
+    std::string pending;
+    void received(std::string_view bytes, const StepFn &on_step) {
+        pending.append(bytes);
+        size_t at = 0;
+        for (; pending.size() - at >= sizeof(Record); at += sizeof(Record)) {
+            Record r;
+            std::memcpy(r.data(), pending.data() + at, sizeof r);
+            on_step(static_cast<size_t>(r[0]), static_cast<size_t>(r[1]));
+        }
+        pending.erase(0, at);
+    }
+};
 
-std::expected<std::string, CrashInfo> run_isolated(const std::function<std::string()> &work, double timeout_s) {
-    Pipe result, err;
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const auto t0 = std::chrono::steady_clock::now();
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    ATTNGATE_CHECK(pid >= 0);
-    if (pid == 0) run_child(result, err, work, parent);
-    ::setpgid(pid, pid);  // also here: no window in which a signal finds the group missing
-    kill_group_on_termination(pid);
-    result.close_end(1);
-    err.close_end(1);
-
+/// What the parent reads of a child until it has ended (and its pipes are drained) or its
+/// time is up: the bytes of its result, the tail of its stderr; its steps go to on_step.
+struct ChildReads {
     std::string payload, stderr_text;
-    bool timed_out = false, exited = false;
-    pollfd fds[2] = {{result.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
-    int open_fds = 2;
+    bool timed_out = false;
+};
+
+/// fd: the read ends of the child's result, stderr and steps pipes (-1: not read).
+ChildReads read_child(pid_t pid, const std::array<int, 3> &fd, const StepFn &on_step, std::chrono::steady_clock::time_point t0,
+                      double timeout_s) {
+    ChildReads r;
+    StepRecords records;
+    bool exited = false;
+    pollfd fds[3] = {{fd[0], POLLIN, 0}, {fd[1], POLLIN, 0}, {fd[2], POLLIN, 0}};
+    int open_fds = static_cast<int>(std::count_if(fd.begin(), fd.end(), [](int f) { return f >= 0; }));
     char buf[65536];
     while (open_fds > 0) {
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (elapsed >= timeout_s) {
-            timed_out = true;
+            r.timed_out = true;
             break;
         }
         // Once the child has exited, only what is already in the pipes is read: a process the
         // kernel forked may hold them open, and is not waited for.
         const int wait_ms = exited ? 0 : std::min(100, static_cast<int>(std::max(0.0, timeout_s - elapsed) * 1000) + 1);
-        const int ready = ::poll(fds, 2, wait_ms);
+        const int ready = ::poll(fds, 3, wait_ms);
         if (ready < 0 && errno == EINTR) continue;
         if (ready == 0 && exited) break;
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < 3; ++i) {
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
             if (n > 0) {
-                (i == 0 ? payload : stderr_text).append(buf, static_cast<size_t>(n));
-                if (stderr_text.size() > 2 * kStderrKeep) stderr_text.erase(0, stderr_text.size() - kStderrKeep);
+                if (i == 2) {
+                    records.received(std::string_view(buf, static_cast<size_t>(n)), on_step);
+                    continue;
+                }
+                (i == 0 ? r.payload : r.stderr_text).append(buf, static_cast<size_t>(n));
+                if (r.stderr_text.size() > 2 * kStderrKeep) r.stderr_text.erase(0, r.stderr_text.size() - kStderrKeep);
             } else if (n == 0 || errno != EINTR) {
                 fds[i].fd = -1;
                 --open_fds;
@@ -119,6 +136,43 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
         if (!exited && ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
             exited = true;
     }
+    return r;
+}
+
+/// A StepFn for the child that writes each step to fd (the steps pipe's write end).
+StepFn step_writer(int fd) {
+    ATTNGATE_CHECK(::fcntl(fd, F_SETFL, O_NONBLOCK) == 0);  // the child's timing never waits on its progress
+    return [fd](size_t done, size_t total) {
+        const StepRecords::Record r{done, total};
+        [[maybe_unused]] const ssize_t n = ::write(fd, r.data(), sizeof r);  // atomic (< PIPE_BUF), or dropped
+    };
+}
+
+}  // namespace
+
+std::expected<std::string, CrashInfo> run_isolated(const std::function<std::string()> &work, double timeout_s) {
+    return run_isolated([&work](const StepFn &) { return work(); }, timeout_s, {});
+}
+
+std::expected<std::string, CrashInfo> run_isolated(const std::function<std::string(const StepFn &)> &work, double timeout_s,
+                                                   const StepFn &on_step) {
+    Pipe result, err, steps;
+    const StepFn step = on_step ? step_writer(steps.fd[1]) : StepFn{};
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const auto t0 = std::chrono::steady_clock::now();
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    ATTNGATE_CHECK(pid >= 0);
+    if (pid == 0) run_child(result, err, work, step, parent);
+    ::setpgid(pid, pid);  // also here: no window in which a signal finds the group missing
+    kill_group_on_termination(pid);
+    result.close_end(1);
+    err.close_end(1);
+    steps.close_end(1);
+    if (!on_step) steps.close_end(0);
+
+    ChildReads reads = read_child(pid, {result.fd[0], err.fd[0], steps.fd[0]}, on_step, t0, timeout_s);
     end_guarded(pid);  // the child on a timeout, and whatever it started in every case
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -128,8 +182,8 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
 
     CrashInfo crash;
     crash.seconds = seconds;
-    crash.stderr_tail = last_lines(stderr_text, kStderrLines);
-    if (timed_out) {
+    crash.stderr_tail = last_lines(reads.stderr_text, kStderrLines);
+    if (reads.timed_out) {
         crash.kind = "timeout";
         crash.seconds = timeout_s;
     } else if (WIFSIGNALED(status)) {
@@ -139,7 +193,7 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
         crash.kind = "exit";
         crash.exit_code = WEXITSTATUS(status);
     } else {
-        return payload;
+        return std::move(reads.payload);
     }
     return std::unexpected(std::move(crash));
 }

@@ -75,6 +75,33 @@ void initialize_once(bool random_interleaving) {
     ATTNGATE_CHECK(argc == 1);
 }
 
+/// Counts the repetitions Google Benchmark times. A request's first repetition calls it
+/// with growing iteration counts while it estimates how many calls min_time_s takes, and
+/// every later one calls it once with the count it settled on: so each call at the
+/// request's current count is one repetition more, and one at a new count is the first.
+class RepetitionCounter {
+public:
+    RepetitionCounter(size_t requests, int repetitions, std::function<void(size_t)> on_repetition)
+        : runs_(requests), repetitions_(repetitions), on_repetition_(std::move(on_repetition)) {}
+    void ran(size_t request, int64_t iterations) {
+        Runs &r = runs_[request];
+        const bool more = r.done == 0 || (iterations == r.iterations && r.done < repetitions_);
+        r.iterations = iterations;
+        if (!more || !on_repetition_) return;
+        ++r.done;
+        on_repetition_(request);
+    }
+
+private:
+    struct Runs {
+        int64_t iterations = 0;
+        int done = 0;
+    };
+    std::vector<Runs> runs_;
+    int repetitions_;
+    std::function<void(size_t)> on_repetition_;
+};
+
 }  // namespace
 
 std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &requests, const TimingOptions &options,
@@ -84,11 +111,13 @@ std::vector<std::vector<double>> time_calls(const std::vector<TimedCall> &reques
     // otherwise land in the first repetition only.
     for (const auto &r : requests) r.call();
     benchmark::ClearRegisteredBenchmarks();
+    RepetitionCounter counter(requests.size(), options.repetitions, options.on_repetition);
     for (size_t i = 0; i < requests.size(); ++i) {
         const auto &call = requests[i].call;
         auto *b = benchmark::RegisterBenchmark(("r" + std::to_string(i)).c_str(),
-                                               [&call](benchmark::State &state) {
+                                               [&call, &counter, i](benchmark::State &state) {
                                                    for (auto _ : state) call();
+                                                   counter.ran(i, static_cast<int64_t>(state.iterations()));
                                                })
                       ->Repetitions(options.repetitions)
                       ->UseRealTime()

@@ -15,6 +15,9 @@ struct TimingOptions {
     int repetitions = 15;      ///< samples per benchmark
     double min_time_s = 0.02;  ///< minimum time of one repetition (many calls when fast)
     bool random_interleaving = true;
+    /// Called with a request's index each time it has one more repetition timed (at most
+    /// `repetitions` times per request): progress for a long set.
+    std::function<void(size_t request)> on_repetition{};
 };
 
 /// One thing to time: `call` runs the kernel once.

@@ -2,7 +2,10 @@
 // correct, emit (and profile the slower kernels), over every case x kernel at once.
 #include "run/perf_phase.hpp"
 
+#include <algorithm>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include "checks/compile_check.hpp"
 #include "checks/cost_check.hpp"
@@ -43,7 +46,8 @@ public:
 
     /// Every target timed once, with the calibration workload interleaved.
     void time(std::vector<PerfTarget> targets) {
-        const std::vector<TimingOutcome> outcomes = time_targets(targets, backends_, timing_);
+        const std::vector<TimingOutcome> outcomes =
+            timed(targets, fmt::format("{} case x kernels, {} repetitions each", targets.size(), timing_.repetitions));
         for (size_t i = 0; i < targets.size(); ++i) rows_.push_back(PerfRow{std::move(targets[i]), outcomes[i], {}, {}, false, {}});
     }
 
@@ -71,7 +75,9 @@ public:
         for (auto &row : rows_)
             if (row.regressed) again.push_back(row.target), of.push_back(&row);
         if (again.empty()) return;
-        const std::vector<TimingOutcome> retimed = time_targets(again, backends_, timing_);
+        const std::vector<TimingOutcome> retimed =
+            timed(again, fmt::format("{} regression{} timed again to see {} reproduce", again.size(), again.size() == 1 ? "" : "s",
+                                     again.size() == 1 ? "it" : "them"));
         for (size_t j = 0; j < again.size(); ++j) {
             PerfRow &row = *of[j];
             Reproduction rep{retimed[j], baselines_.calibration(row.target.spec->id, row.target.label(), retimed[j], o_.choices.calibrate), {}};
@@ -133,6 +139,17 @@ public:
     }
 
 private:
+    /// time_targets, its progress told as `what`.
+    std::vector<TimingOutcome> timed(const std::vector<PerfTarget> &targets, const std::string &what) {
+        TimingRequest req = timing_;
+        const size_t total = targets.size() * static_cast<size_t>(std::max(req.repetitions, 0));
+        if (const auto &tell = o_.on_timing) {
+            tell(0, total, what);
+            req.on_progress = [&tell, &what](size_t done, size_t all) { tell(done, all, what); };
+        }
+        return time_targets(targets, backends_, req);  // it tells the total done after the last backend
+    }
+
     double threshold_pct(const PerfRow &row) const { return row.target.spec->perf_threshold_pct.value_or(suite_.perf.threshold_pct); }
 
     /// One timing of a row against its baseline, before the run-wide pass and the guard.

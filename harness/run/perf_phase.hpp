@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,6 +38,10 @@ struct PerfChoices {
     std::vector<std::string> plugins;  ///< the run's --plugin paths: the counting child loads them too
 };
 
+/// The perf phase's progress (done of total repetitions, what is timed), called in the
+/// run's process, its timing child's steps included.
+using TimingProgressFn = std::function<void(size_t done, size_t total, const std::string &what)>;
+
 struct PerfPhaseOptions {
     PerfChoices choices;  ///< the run's, with strict also set by the suite's perf.require_verdict
     bool isolation = true;
@@ -47,6 +52,9 @@ struct PerfPhaseOptions {
     /// Where a slower kernel's profiler trace goes (its host's, when it has one); the perf
     /// check links it relative to the results file. Empty: no traces.
     std::filesystem::path profiles_dir;
+    /// The timing's progress: repetitions timed of the total, and what is being timed; called
+    /// with 0 before a set starts and with the total when it is done.
+    TimingProgressFn on_timing;
 };
 
 /// Each case's inputs, generated once by the run and kept for the perf phase.

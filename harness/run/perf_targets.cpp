@@ -12,6 +12,8 @@ bool perf_selected(const Suite &suite, const CaseSpec &c, const std::string &lab
 
 std::vector<TimingOutcome> time_targets(const std::vector<PerfTarget> &targets, Backends &backends, const TimingRequest &req) {
     std::vector<TimingOutcome> out(targets.size());
+    const size_t reps = static_cast<size_t>(std::max(req.repetitions, 0)), total = targets.size() * reps;
+    size_t before = 0;  // repetitions of the backends timed so far
     for (const auto &b : backends.all()) {
         std::vector<size_t> mine;
         std::vector<Invocation> invs;
@@ -19,6 +21,8 @@ std::vector<TimingOutcome> time_targets(const std::vector<PerfTarget> &targets, 
             if (backends.host_of(targets[i].kernel->spec.kernel) == b.get()) mine.push_back(i), invs.push_back(targets[i].inv);
         if (invs.empty()) continue;
         TimingRequest mine_req = req;
+        if (req.on_progress)  // one count over every backend; a remote one's set shows when it is done
+            mine_req.on_progress = [&req, before, total](size_t done, size_t) { req.on_progress(before + done, total); };
         if (!req.iterations.empty()) {
             mine_req.iterations.clear();
             for (size_t i : mine) mine_req.iterations.push_back(req.iterations.at(i));
@@ -26,6 +30,8 @@ std::vector<TimingOutcome> time_targets(const std::vector<PerfTarget> &targets, 
         auto got = b->time(invs, mine_req);
         ATTNGATE_CHECK(got.size() == invs.size());
         for (size_t j = 0; j < mine.size(); ++j) out[mine[j]] = std::move(got[j]);
+        before += mine.size() * reps;
+        if (req.on_progress) req.on_progress(before, total);
     }
     return out;
 }

@@ -25,7 +25,8 @@ struct PerfTarget {
 bool perf_selected(const Suite &suite, const CaseSpec &c, const std::string &label);
 
 /// Times the targets through their backends: each backend gets its own targets at once
-/// (the in-process one interleaves them in one child). One outcome per target.
+/// (the in-process one interleaves them in one child). One outcome per target;
+/// req.on_progress counts repetitions over all of them.
 std::vector<TimingOutcome> time_targets(const std::vector<PerfTarget> &targets, Backends &backends, const TimingRequest &req);
 
 }  // namespace attngate

@@ -319,9 +319,10 @@ Result<PerfInputs> run_cases(const RunContext &ctx, const Plan &plan, RunResults
     return kept;
 }
 
-PerfPhaseOptions perf_phase_options(const RunContext &ctx, const CostInputs *cost) {
+PerfPhaseOptions perf_phase_options(const RunContext &ctx, const CostInputs *cost, TimingProgressFn on_timing) {
     const RunOptions &options = ctx.options;
     PerfPhaseOptions po;
+    po.on_timing = std::move(on_timing);
     po.isolation = options.isolation;
     po.machine_class = ctx.machine;
     po.store = options.store;
@@ -343,7 +344,7 @@ Result<void> check_workload_kernel(const RunOptions &options, const Plan &plan) 
 
 }  // namespace
 
-Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const ProgressFn &progress) {
+Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const RunProgress &progress) {
     RunOptions options = requested;
     options.results_path = absolute_path(options.results_path);  // before any kernel could chdir()
     auto checks = requested_checks(options);
@@ -376,10 +377,10 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     // A kernel in this process can end it: results.json then says so (complete: false).
     if (!options.isolation)
         if (auto w = writer.save(*results); !w) return std::unexpected(w.error());
-    auto kept = run_cases(ctx, *plan, *results, writer, progress);
+    auto kept = run_cases(ctx, *plan, *results, writer, progress.on_case);
     if (!kept) return std::unexpected(kept.error());
     if (wants(ctx.checks, CheckName::Perf))
-        if (auto p = run_perf_phase(suite, *plan, backends, *kept, *results, perf_phase_options(ctx, cost ? &*cost : nullptr)); !p)
+        if (auto p = run_perf_phase(suite, *plan, backends, *kept, *results, perf_phase_options(ctx, cost ? &*cost : nullptr, progress.on_timing)); !p)
             return std::unexpected(p.error());
     results->complete = true;
     if (auto w = writer.save(*results); !w) return std::unexpected(w.error());

@@ -39,10 +39,16 @@ struct RunOptions {
 /// Called after each case x kernel with its result, how many are done and the total.
 using ProgressFn = std::function<void(const CaseResult &, size_t done, size_t total)>;
 
+/// What a run tells as it goes: each case x kernel checked, then the perf phase's timing.
+struct RunProgress {
+    ProgressFn on_case{};
+    TimingProgressFn on_timing{};
+};
+
 /// The checks --checks may name (the others come with them: numerics and contract with golden).
 const std::vector<CheckName> &requestable_checks();
 
-Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const ProgressFn &progress);
+Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const RunProgress &progress = {});
 
 /// The case's shape and switches as JSON.
 json::object case_params(const CaseSpec &c);

@@ -20,6 +20,7 @@ SUITE = {
     ],
 }
 ROWS = 6  # cases x kernels
+REPETITIONS = ROWS * 3  # the perf phase's, in a suite that times each row 3 times
 
 
 def progress_lines(stderr, what):
@@ -52,6 +53,33 @@ class ConsoleTest(GoldenWorkspace):
         lines = progress_lines(r.stderr, "run console")
         self.assertEqual(lines[-1], (ROWS, ROWS))
         self.assertRegex(r.stderr, r"6 of 6 case x kernels \(100%\) · elapsed [0-9.]+s · about 0\.0s left")
+
+    def test_the_perf_phase_tells_its_repetitions_after_the_rows(self):
+        suite = self.path("perf-suite.json")
+        write_json(suite, dict(SUITE, perf={"repetitions": 3, "min_time_s": 0.001}))
+
+        def run(*extra):
+            return attngate("run", "--suite", suite, "--baselines", self.baselines, "--checks", "perf", "--out", self.results, *extra)
+
+        r = run("--progress-every", "0")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # Every repetition is a step, the timing child's and the last (this process's) alike,
+        # and the phase starts once every row is done.
+        self.assertEqual(progress_lines(r.stderr, "run console perf"), [(i, REPETITIONS) for i in range(0, REPETITIONS + 1)])
+        self.assertLess(r.stderr.index(f"run console: {ROWS} of {ROWS} "), r.stderr.index("run console perf: 0 of "))
+        self.assertRegex(r.stderr, rf"run console perf: {REPETITIONS} of {REPETITIONS} repetitions timed \(100%\) · elapsed [0-9.]+s"
+                                   rf" · about 0\.0s left · 6 case x kernels, 3 repetitions each\n")
+        # The default interval still says when the phase starts and when it ends.
+        r = run()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = progress_lines(r.stderr, "run console perf")
+        self.assertEqual((lines[0], lines[-1]), ((0, REPETITIONS), (REPETITIONS, REPETITIONS)))
+        code, text, _ = on_a_terminal([ARGS.attngate, "run", "--suite", suite, "--baselines", self.baselines, "--checks", "perf",
+                                       "--out", self.path("tty.json")])
+        self.assertEqual(code, 0, text)
+        self.assertIn(f"\r\x1b[Krun console perf: 0 of {REPETITIONS} repetitions timed", text)
+        self.assertIn(f"\r\x1b[Krun console perf: {REPETITIONS} of {REPETITIONS} repetitions timed (100%)", text)
+        self.assertNotIn("progress:", text)
 
     def ab(self, *extra, out=None):
         return attngate("ab", "--suite", self.suite, "--baselines", self.baselines, "--a", ARGS.attngate, "--b", ARGS.attngate,

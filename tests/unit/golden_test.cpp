@@ -137,10 +137,10 @@ TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]
     opt.results_path = dir / "out" / "results.json";
     size_t calls = 0;
     Backends backends = test::builtin_backends();
-    auto r = run_suite(s, backends, opt, [&](const CaseResult &, size_t done, size_t total) {
-        ++calls;
-        CHECK(done <= total);
-    });
+    auto r = run_suite(s, backends, opt, {.on_case = [&](const CaseResult &, size_t done, size_t total) {
+                           ++calls;
+                           CHECK(done <= total);
+                       }});
     REQUIRE(r);
     CHECK(calls == 6);
     CHECK(r->verdict() == Verdict::Pass);
@@ -156,7 +156,7 @@ TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]
     // Without a numerics baseline, a second run diffs each output against the last run's.
     CHECK(r->results[0].checks[1].check() == CheckName::Numerics);
     CHECK(r->results[0].checks[1].verdict == Verdict::Skip);
-    auto r2 = run_suite(s, backends, opt, nullptr);
+    auto r2 = run_suite(s, backends, opt);
     REQUIRE(r2);
     CHECK(r2->results[0].checks[1].check() == CheckName::Numerics);
     CHECK(r2->results[0].checks[1].reason == "bit-identical to the last run");

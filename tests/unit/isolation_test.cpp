@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -103,6 +106,26 @@ bool process_alive(pid_t pid) {
     return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }
 }  // namespace
+
+TEST_CASE("an isolated child's steps reach the parent in order, and its result with them", "[isolation]") {
+    std::vector<std::pair<size_t, size_t>> steps;
+    const pid_t parent = ::getpid();
+    auto r = run_isolated(
+        [parent](const StepFn &step) {
+            if (!step || ::getpid() == parent) return std::string("no step, or not in a child");
+            for (size_t i = 1; i <= 2000; ++i) step(i, 2000);  // 32 kB: the pipe holds them all, none is dropped
+            return std::string("ok");
+        },
+        30.0, [&steps](size_t done, size_t total) { steps.emplace_back(done, total); });
+    REQUIRE(r.has_value());
+    CHECK(*r == "ok");
+    REQUIRE(steps.size() == 2000);
+    for (size_t i = 0; i < steps.size(); ++i) REQUIRE(steps[i] == std::pair<size_t, size_t>{i + 1, 2000});
+    // Without a listener the work gets no StepFn to call.
+    auto quiet = run_isolated([](const StepFn &step) { return std::string(step ? "a step" : "none"); }, 30.0, {});
+    REQUIRE(quiet.has_value());
+    CHECK(*quiet == "none");
+}
 
 TEST_CASE("what an isolated child starts in another session is killed when it ends", "[isolation]") {
     // Issue 24: a kill of the child's process group missed a grandchild that called setsid().

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/calibration.hpp"
+#include "backend/timing.hpp"
 #include "checks/cost_check.hpp"
 #include "checks/perf_check.hpp"
 #include "results/compare.hpp"
@@ -334,4 +335,28 @@ TEST_CASE("the parallel calibration runs on every thread count and stops cleanly
         }
         CHECK(fresh.workloads_done() == 0);
     }
+}
+
+TEST_CASE("time_calls tells each request's repetitions once each, its estimate included", "[perf]") {
+    // A request without an iteration count is first run at growing counts while Google
+    // Benchmark estimates how many calls min_time_s takes; those runs are all its first
+    // repetition. One with a count is run at it every time.
+    std::vector<int64_t> calls(3, 0);
+    std::vector<TimedCall> requests;
+    for (size_t i = 0; i < calls.size(); ++i)
+        requests.push_back({"r", [&calls, i] { ++calls[i]; }, i == 2 ? int64_t{7} : 0});
+    std::vector<int> told(calls.size(), 0);
+    std::vector<size_t> order;
+    TimingOptions options{5, 0.002, true};
+    options.on_repetition = [&](size_t request) { ++told.at(request), order.push_back(request); };
+    const auto samples = time_calls(requests, options);
+    for (size_t i = 0; i < calls.size(); ++i) {
+        CHECK(samples.at(i).size() == 5);
+        CHECK(told[i] == 5);
+    }
+    CHECK(calls[0] > 1000);  // min_time_s chose its count: a cheap call runs many times
+    CHECK(calls[2] == 1 + 5 * 7);  // the untimed first call, then 5 repetitions of 7
+    CHECK(order.size() == 15);
+    // Without a callback the counting stays out of the way.
+    CHECK(time_calls(requests, TimingOptions{2, 0.001, true}).at(1).size() == 2);
 }
