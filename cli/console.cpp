@@ -44,9 +44,12 @@ Progress::Progress(const Console &console, std::string what, std::string unit)
 std::string Progress::line(size_t done, size_t total, std::string_view detail) const {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double pct = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
-    const std::string left = done == 0 ? "time left unknown"
-                                       : fmt::format("about {} left", duration_said(elapsed * static_cast<double>(total - std::min(done, total)) /
-                                                                                    static_cast<double>(done)));
+    // The rate of the first steps (a run's first row also loads and warms up) is no guide:
+    // an estimate waits for a twentieth of them, and two at least.
+    const bool known = done >= total || (done >= 2 && 20 * done >= total);
+    const std::string left = !known ? "time left unknown"
+                                    : fmt::format("about {} left", duration_said(elapsed * static_cast<double>(total - std::min(done, total)) /
+                                                                                 static_cast<double>(done)));
     return fmt::format("{}: {} of {} {} ({:.0f}%) · elapsed {} · {}{}{}", what_, done, total, unit_, pct, duration_said(elapsed), left,
                        detail.empty() ? "" : " · ", terminal_text(std::string(detail)));
 }
