@@ -58,10 +58,10 @@ struct TimingRequest {
     /// Calls per repetition of each invocation, in order (0 or absent: as many as
     /// min_time_s takes). A remote host may ignore it.
     std::vector<int64_t> iterations{};
-    /// The set's progress: repetitions timed of invs.size() x repetitions. An in-process
-    /// host calls it, in the caller's process, as each but the last is timed (its timing
-    /// child's steps come back over a pipe); a remote host does not. The end is the
-    /// caller's to tell.
+    /// The set's progress: repetitions timed of invs.size() x repetitions, called in the
+    /// caller's process before the set's end, which is the caller's to tell. An in-process
+    /// host calls it as each repetition is timed (its timing child's steps come back over a
+    /// pipe), a remote one after each invocation.
     std::function<void(size_t done, size_t total)> on_progress{};
 };
 

@@ -95,17 +95,20 @@ struct ChildReads {
     bool timed_out = false;
 };
 
-/// fd: the read ends of the child's result, stderr and steps pipes (-1: not read).
+/// fd: the read ends of the child's result, stderr and steps pipes (-1: not read). The time
+/// spent in on_step (printing progress to a terminal the user paused) does not count
+/// against timeout_s.
 ChildReads read_child(pid_t pid, const std::array<int, 3> &fd, const StepFn &on_step, std::chrono::steady_clock::time_point t0,
                       double timeout_s) {
     ChildReads r;
     StepRecords records;
+    std::chrono::steady_clock::duration telling{};  // in on_step: a blocked stderr must not count as the child's time
     bool exited = false;
     pollfd fds[3] = {{fd[0], POLLIN, 0}, {fd[1], POLLIN, 0}, {fd[2], POLLIN, 0}};
     int open_fds = static_cast<int>(std::count_if(fd.begin(), fd.end(), [](int f) { return f >= 0; }));
     char buf[65536];
     while (open_fds > 0) {
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0 - telling).count();
         if (elapsed >= timeout_s) {
             r.timed_out = true;
             break;
@@ -121,7 +124,9 @@ ChildReads read_child(pid_t pid, const std::array<int, 3> &fd, const StepFn &on_
             const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
             if (n > 0) {
                 if (i == 2) {
+                    const auto before = std::chrono::steady_clock::now();
                     records.received(std::string_view(buf, static_cast<size_t>(n)), on_step);
+                    telling += std::chrono::steady_clock::now() - before;
                     continue;
                 }
                 (i == 0 ? r.payload : r.stderr_text).append(buf, static_cast<size_t>(n));

@@ -2,6 +2,7 @@
 // case. What the messages hold and what an answer may say is remote_protocol.cpp.
 #include "backend/remote_backend.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -326,6 +327,8 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
 
 std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &invs, const TimingRequest &req) {
     std::vector<TimingOutcome> out(invs.size());
+    const size_t total = invs.size() * static_cast<size_t>(std::max(req.repetitions, 0));
+    size_t timed = 0;  // repetitions of the invocations timed so far, for req.on_progress
     for (size_t i = 0; i < invs.size(); ++i) {
         const Invocation &inv = invs[i];
         Call call{*this, Deadline::in(std::min(req.timeout_s, 600.0))};
@@ -356,6 +359,8 @@ std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &in
         }
         out[i].samples_s = std::move(t->samples_s);
         out[i].compile_s = t->compile_s;
+        timed += static_cast<size_t>(std::max(req.repetitions, 0));
+        if (req.on_progress && i + 1 < invs.size()) req.on_progress(timed, total);
     }
     return out;
 }

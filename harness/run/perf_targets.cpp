@@ -29,8 +29,9 @@ std::vector<TimingOutcome> time_targets(const std::vector<PerfTarget> &targets, 
         }
         auto got = b->time(invs, mine_req);
         ATTNGATE_CHECK(got.size() == invs.size());
+        // A set that failed (a crashed timing child, a lost adapter) timed nothing: the count says so.
+        before += reps * static_cast<size_t>(std::count_if(got.begin(), got.end(), [](const auto &o) { return o.error.empty(); }));
         for (size_t j = 0; j < mine.size(); ++j) out[mine[j]] = std::move(got[j]);
-        before += mine.size() * reps;
         if (req.on_progress) req.on_progress(before, total);
     }
     return out;

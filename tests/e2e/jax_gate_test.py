@@ -7,6 +7,7 @@ ignores, and A/B across the two venvs reports every kernel's numerics drift.
 
 Skips (exit 77) when ci/install-deps.sh has not made the venvs."""
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -63,8 +64,15 @@ class JaxGateTest(unittest.TestCase):
 
     def test_the_three_kernels_are_gated_through_a_started_adapter(self):
         html = self.path("jax.html")
-        r = self.run_jax("--adapter", adapter("new"), "--checks", "golden,memory,perf", "--html", html, out="new.json")
+        r = self.run_jax("--adapter", adapter("new"), "--checks", "golden,memory,perf", "--html", html, "--progress-every", "0",
+                         out="new.json")
         self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
+        # The adapter's timing tells its progress case x kernel by case x kernel.
+        steps = re.findall(r"^progress: run jax-smoke perf: (\d+) of (\d+) repetitions timed .* · (\d+) case x kernels, (\d+) repetitions each$",
+                           r.stderr, re.M)
+        self.assertTrue(steps, r.stderr[-3000:])
+        timed, reps = int(steps[0][2]), int(steps[0][3])
+        self.assertEqual([(int(d), int(t)) for d, t, _, _ in steps], [(k * reps, timed * reps) for k in range(timed + 1)])
         results = read_json(self.path("new.json"))
         self.assertTrue(results["complete"])
         rows = results["results"]
