@@ -56,6 +56,10 @@ std::string Progress::line(size_t done, size_t total, std::string_view detail) c
 
 void Progress::update(size_t done, size_t total, std::string_view detail) {
     if (console_.options.quiet) return;
+    // A step told twice (a host's last repetition, then the caller's count of the set) is shown once.
+    auto step = std::tuple{done, total, std::string(detail)};
+    if (step == shown_) return;
+    shown_ = std::move(step);
     if (live_) {
         fmt::print(stderr, "\r\x1b[K{}", line(done, total, detail));
         drawn_ = true;

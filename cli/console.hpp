@@ -3,9 +3,11 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -67,6 +69,7 @@ private:
     const Console &console_;
     std::string what_, unit_;
     bool live_ = false, drawn_ = false, printed_ = false;
+    std::tuple<size_t, size_t, std::string> shown_{SIZE_MAX, 0, ""};  ///< the last step shown: done, total, detail
     std::chrono::steady_clock::time_point start_, last_line_;
 };
 

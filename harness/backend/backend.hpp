@@ -59,9 +59,8 @@ struct TimingRequest {
     /// min_time_s takes). A remote host may ignore it.
     std::vector<int64_t> iterations{};
     /// The set's progress: repetitions timed of invs.size() x repetitions, called in the
-    /// caller's process before the set's end, which is the caller's to tell. An in-process
-    /// host calls it as each repetition is timed (its timing child's steps come back over a
-    /// pipe), a remote one after each invocation.
+    /// caller's process. An in-process host calls it as each repetition is timed (its timing
+    /// child's steps come back over a pipe), a remote one after each invocation timed.
     std::function<void(size_t done, size_t total)> on_progress{};
 };
 

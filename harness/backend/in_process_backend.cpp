@@ -149,7 +149,7 @@ std::vector<std::vector<double>> time_targets(std::vector<Target> &targets, int 
     const size_t total = targets.size() * static_cast<size_t>(std::max(timing.repetitions, 0));
     if (req.on_progress)
         timing.on_repetition = [&](size_t request) {
-            if (request < targets.size() && ++done < total) req.on_progress(done, total);
+            if (request < targets.size()) req.on_progress(++done, total);
         };
     std::vector<TimedCall> calls;
     for (size_t i = 0; i < targets.size(); ++i) {

@@ -360,7 +360,7 @@ std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &in
         out[i].samples_s = std::move(t->samples_s);
         out[i].compile_s = t->compile_s;
         timed += static_cast<size_t>(std::max(req.repetitions, 0));
-        if (req.on_progress && i + 1 < invs.size()) req.on_progress(timed, total);
+        if (req.on_progress) req.on_progress(timed, total);
     }
     return out;
 }

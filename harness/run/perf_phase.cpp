@@ -147,7 +147,7 @@ private:
             tell(0, total, what);
             req.on_progress = [&tell, &what](size_t done, size_t all) { tell(done, all, what); };
         }
-        return time_targets(targets, backends_, req);  // it tells the total done after the last backend
+        return time_targets(targets, backends_, req);  // it tells the total timed after the last backend
     }
 
     double threshold_pct(const PerfRow &row) const { return row.target.spec->perf_threshold_pct.value_or(suite_.perf.threshold_pct); }

@@ -21,7 +21,7 @@ std::vector<TimingOutcome> time_targets(const std::vector<PerfTarget> &targets, 
             if (backends.host_of(targets[i].kernel->spec.kernel) == b.get()) mine.push_back(i), invs.push_back(targets[i].inv);
         if (invs.empty()) continue;
         TimingRequest mine_req = req;
-        if (req.on_progress)  // one count over every backend; a remote one's set shows when it is done
+        if (req.on_progress)  // one count over every backend
             mine_req.on_progress = [&req, before, total](size_t done, size_t) { req.on_progress(before + done, total); };
         if (!req.iterations.empty()) {
             mine_req.iterations.clear();
