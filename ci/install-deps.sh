@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runtime_packages=(libcurl4 libboost-json1.81.0 libfmt9 libsleef3 libbenchmark1debian libssl3)
+runtime_packages=(libcurl4 libboost-json1.81.0 libfmt9 libsleef3 libbenchmark1debian libssl3 libtomlplusplus3)
 build_packages=(
   build-essential cmake
   ninja-build                 # the main job builds with Ninja (ci/smoke.sh)
@@ -27,8 +27,9 @@ build_packages=(
   libopenblas-pthread-dev     # the bench's sgemm ceiling (the kernels have their own microkernels)
   libsleef-dev                # vectorised exp and tanh in the kernels' softmax
   libssl-dev                  # SHA-256 (libcrypto)
+  libtomlplusplus-dev         # attngate.toml
 )
-python_packages=(python3-venv)  # the pinned venvs (below)
+python_packages=(python3-venv python3-pip python3-setuptools python3-wheel)  # the pinned venvs (below); the attngate-jax wheel, offline (kernels/jax/build-wheel.sh)
 test_packages=(
   clang-19 libclang-rt-19-dev  # the sanitizer build and its libFuzzer targets (fuzz/)
   catch2                      # unit and e2e tests (Catch2 2.13)

@@ -24,6 +24,9 @@ using AddCommand = Command (*)(CLI::App &app, Console &console);
 /// Every subcommand, in the order `attngate --help` lists them (cli/commands.cpp).
 const std::vector<AddCommand> &command_registry();
 
+/// Adds every subcommand of the registry to `app`, each with -q/--quiet.
+std::vector<Command> add_commands(CLI::App &app, Console &console);
+
 /// `parent`'s subcommand `name`, made (requiring one subcommand of its own) if it is not
 /// there yet: the group of `golden generate`, `baseline update`, `suite coverage`.
 CLI::App *command_group(CLI::App &parent, const std::string &name, const std::string &description);
@@ -43,5 +46,6 @@ Command add_suite_coverage_command(CLI::App &app, Console &console);
 Command add_merge_command(CLI::App &app, Console &console);
 Command add_history_command(CLI::App &app, Console &console);
 Command add_conform_command(CLI::App &app, Console &console);
+Command add_config_command(CLI::App &app, Console &console);
 
 }  // namespace attngate::cli

@@ -9,7 +9,17 @@ const std::vector<AddCommand> &command_registry() {
         add_kernels_command, add_report_command,          add_env_command,    add_time_command,
         add_compare_command, add_ab_command,              add_bench_command,  add_suite_coverage_command,
         add_merge_command,   add_history_command,         add_conform_command,
+        add_config_command,
     };
+    return commands;
+}
+
+std::vector<Command> add_commands(CLI::App &app, Console &console) {
+    std::vector<Command> commands;
+    for (const AddCommand add : command_registry()) {
+        commands.push_back(add(app, console));
+        add_quiet_option(commands.back().node, console);
+    }
     return commands;
 }
 

@@ -11,18 +11,42 @@
 #include "backend/in_process_backend.hpp"
 #include "backend/remote_backend.hpp"
 #include "io/supervisor.hpp"
+#include "store/layered_store.hpp"
 #include "report/escape.hpp"
 
 namespace attngate::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+std::optional<fs::path> g_suite_dir;  // the configuration's `suites`
+}  // namespace
+
+void set_suite_dir(std::optional<fs::path> dir) { g_suite_dir = std::move(dir); }
+
 Result<Suite> resolve_suite(const std::string &arg) {
-    fs::path p(arg);
     std::error_code ec;  // a symlink loop or an over-long name is "no such suite file", not an exception
-    if (!fs::exists(p, ec) && p.extension() != ".json" && arg.find('/') == std::string::npos) p = fs::path("suites") / (arg + ".json");
-    if (!fs::exists(p, ec)) return fail(ErrorKind::Usage, "--suite {}: no such suite file{}", arg, ec ? ": " + ec.message() : "");
-    return load_suite(p);
+    if (fs::exists(arg, ec) || arg.ends_with(".json") || arg.find('/') != std::string::npos) {
+        if (!fs::exists(arg, ec)) return fail(ErrorKind::Usage, "--suite {}: no such suite file{}", arg, ec ? ": " + ec.message() : "");
+        return load_suite(arg);
+    }
+    std::vector<fs::path> dirs;
+    if (g_suite_dir) dirs.push_back(*g_suite_dir);
+    dirs.push_back("suites");
+    if (const auto data = installed_data_dir()) dirs.push_back(*data / "suites");
+    std::string looked;
+    for (const auto &dir : dirs) {
+        const fs::path p = dir / (arg + ".json");
+        if (fs::is_regular_file(p, ec)) return load_suite(p);
+        looked += (looked.empty() ? "" : ", ") + fs::absolute(p, ec).lexically_normal().string();
+    }
+    return fail(ErrorKind::Usage, "--suite {}: no such suite file (looked for {})", arg, looked);
+}
+
+CLI::App *chosen_command(CLI::App &app) {
+    CLI::App *at = &app;
+    for (auto subs = at->get_subcommands(); !subs.empty(); subs = at->get_subcommands()) at = subs.front();
+    return at;
 }
 
 namespace {

@@ -2,7 +2,9 @@
 // reporting errors.
 #pragma once
 
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +16,16 @@
 
 namespace attngate::cli {
 
-/// --suite accepts a path or a name of a file in suites/.
+/// --suite accepts a path, or a name looked up as NAME.json in the configuration's `suites`
+/// directory, then ./suites, then the installed share/attngate/suites; a name found in none
+/// is a usage error that says where it looked.
 Result<Suite> resolve_suite(const std::string &arg);
+
+/// The configuration's `suites` directory, looked in first (main sets it once).
+void set_suite_dir(std::optional<std::filesystem::path> dir);
+
+/// The subcommand the command line chose, innermost (`golden generate` -> generate).
+CLI::App *chosen_command(CLI::App &app);
 
 /// The backends of a run: the built-in kernels and plugins in this process, then each
 /// adapter and remote. `origins` gets every plugin path and adapter URL, in order.

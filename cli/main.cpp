@@ -1,5 +1,6 @@
 // attngate's command line: parse, call the library, choose the exit code. The only place
 // that prints errors and exits.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -11,6 +12,7 @@
 #include "backend/memory.hpp"
 #include "command.hpp"
 #include "common.hpp"
+#include "config_file.hpp"
 #include "io/process.hpp"
 #include "run/run.hpp"
 
@@ -31,22 +33,30 @@ int dispatch(const std::vector<cli::Command> &commands) {
     }
 }
 
+/// "attngate 0.2.0 (commit 1a2b3c4)".
+std::string version_text() { return fmt::format("{} (commit {})", tool_version(), ATTNGATE_COMMIT); }
+
 }  // namespace
 
 int main(int argc, char **argv) {
     exec_with_exact_heap_accounting(argv);
     start_directory();  // read now, before any kernel could chdir(): children start there
-    CLI::App app{"attngate: the regression gate for attention kernels (golden outputs, memory, throughput, cost)"};
+    CLI::App app{"attngate: the regression gate for attention kernels (golden outputs, memory, throughput, cost)", "attngate"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", tool_version());
+    app.set_version_flag("--version", version_text());
+    app.fallthrough();  // --config after the subcommand too
+    app.add_option("--config", "the settings file (default: the nearest attngate.toml from here up, or $ATTNGATE_CONFIG)");
     cli::Console console;
-    std::vector<cli::Command> commands;
-    for (const cli::AddCommand add : cli::command_registry()) {
-        commands.push_back(add(app, console));
-        cli::add_quiet_option(commands.back().node, console);
-    }
+    const std::vector<cli::Command> commands = cli::add_commands(app, console);
+    // The file is read before parsing, so that a setting it holds (--suite) is not required on
+    // the command line; a bad file is said after parsing, so --help and --version still work.
+    const auto config = cli::config_for(std::vector<std::string>(argv + 1, argv + argc));
+    if (config && *config) cli::relax_required(app, **config);
     try {
-        app.parse(argc, argv);
+        std::vector<std::string> args = cli::config_command_argv(std::vector<std::string>(argv, argv + argc));
+        std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+        args.pop_back();                         // the program's name
+        app.parse(args);
     } catch (const CLI::CallForHelp &e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp &e) {
@@ -54,9 +64,14 @@ int main(int argc, char **argv) {
     } catch (const CLI::CallForVersion &e) {
         return app.exit(e);
     } catch (const CLI::ParseError &e) {
+        if (!config) return cli::report_error(config.error());  // the cause of "--suite is required"
         app.exit(e);
         return kExitBadInput;
     }
+    if (!config) return cli::report_error(config.error());
+    const cli::ConfigFile *file = *config ? &**config : nullptr;
+    if (const auto applied = cli::apply_config(cli::chosen_command(app), file); !applied) return cli::report_error(applied.error());
+    cli::set_suite_dir(cli::config_suites_dir(file));
     // CI templates are checked by parsing each attngate command they run with the real CLI.
     if (const char *p = std::getenv("ATTNGATE_PARSE_ONLY"); p && std::string(p) == "1") {
         fmt::print("parsed: {}\n", app.get_subcommands().front()->get_name());

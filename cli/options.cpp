@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "store/layered_store.hpp"
+
 namespace attngate::cli {
 
 void add_suite_option(CLI::App *cmd, std::string &suite) {
-    cmd->add_option("--suite", suite, "suite file or name in suites/")->required();
+    cmd->add_option("--suite", suite, "suite file, or a name: NAME.json in attngate.toml's `suites`, ./suites or the installed suites")->required();
 }
 
 CLI::Option *add_out_option(CLI::App *cmd, std::string &path, const std::string &what) {
@@ -40,10 +42,10 @@ void add_store_options(CLI::App *cmd, StoreArgs &args) {
 }
 
 Result<std::unique_ptr<Store>> open_store(const StoreArgs &args) {
-    if (!args.store.empty()) return attngate::open_store(args.store);
-    if (args.baselines_option && args.baselines_option->count() > 0) return attngate::open_store(args.baselines);
-    if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return attngate::open_store(env);
-    return attngate::open_store(args.baselines);
+    if (!args.store.empty()) return open_store_over_installed(args.store);
+    if (args.baselines_option && args.baselines_option->count() > 0) return open_store_over_installed(args.baselines);
+    if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return open_store_over_installed(env);
+    return open_store_over_installed(args.baselines);
 }
 
 void add_policy_options(CLI::App *cmd, DecisionPolicy &policy) {

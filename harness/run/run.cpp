@@ -26,7 +26,7 @@
 
 namespace attngate {
 
-const char *tool_version() { return "attngate 0.2.0"; }
+const char *tool_version() { return "attngate " ATTNGATE_VERSION; }
 
 const std::vector<CheckName> &requestable_checks() {
     static const std::vector<CheckName> checks = {CheckName::Golden, CheckName::Memory, CheckName::Perf, CheckName::Cost};

@@ -1,0 +1,311 @@
+// attngate.toml, read with toml++ and applied to the parsed command line.
+#include "config_file.hpp"
+
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include "report/escape.hpp"
+#include "report/report_files.hpp"
+
+namespace attngate::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Type { String, StringList, Number, Bool };
+
+/// What a string value is, beyond its text.
+enum class PathRule {
+    None,           ///< plain text
+    Path,           ///< a path, relative to the file's directory
+    ExistingFile,   ///< a path that must name a file when it is used
+    ExistingDir,    ///< a path that must name a directory
+    SuiteRef,       ///< a suite file (a path) or a suite name (no '/', no ".json")
+    StoreLocation,  ///< an http(s):// URL, or a directory path
+};
+
+struct Key {
+    std::string key;
+    std::string flag;  ///< the flag it fills; empty for `suites`, which only suite lookup reads
+    Type type;
+    PathRule rule = PathRule::None;
+};
+
+const std::vector<Key> &keys() {
+    static const std::vector<Key> all = [] {
+        std::vector<Key> k = {
+            {"suite", "--suite", Type::String, PathRule::SuiteRef},
+            {"suites", "", Type::String, PathRule::ExistingDir},
+            {"store", "--store", Type::String, PathRule::StoreLocation},
+            {"baselines", "--baselines", Type::String, PathRule::Path},
+            {"plugins", "--plugin", Type::StringList, PathRule::ExistingFile},
+            {"adapters", "--adapter", Type::StringList},
+            {"remotes", "--remote", Type::StringList},
+            {"kernels", "--kernel", Type::StringList},
+            {"cases", "--case", Type::StringList},
+            {"checks", "--checks", Type::StringList},
+            {"threshold_pct", "--threshold-pct", Type::Number},
+            {"alpha", "--alpha", Type::Number},
+            {"strict", "--strict", Type::Bool},
+            {"machine", "--machine", Type::String},
+            {"device_class", "--device-class", Type::String},
+            {"timeout", "--timeout", Type::Number},
+            {"lockfiles", "--lockfile", Type::StringList, PathRule::ExistingFile},
+        };
+        for (const auto &f : report_formats())
+            k.push_back({"report." + std::string(f.name), "--" + std::string(f.name), Type::String, PathRule::Path});
+        return k;
+    }();
+    return all;
+}
+
+const Key *find_key(std::string_view name) {
+    for (const auto &k : keys())
+        if (k.key == name) return &k;
+    return nullptr;
+}
+
+std::string known_keys() {
+    std::vector<std::string> names;
+    for (const auto &k : keys()) names.push_back(k.key);
+    return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string type_name(Type t) {
+    switch (t) {
+    case Type::String: return "a string";
+    case Type::StringList: return "an array of strings";
+    case Type::Number: return "a number";
+    case Type::Bool: return "true or false";
+    }
+    return "?";
+}
+
+std::string node_type_name(const toml::node &n) {
+    switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer:
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date or time";
+    }
+}
+
+std::string place(const fs::path &file, const toml::source_region &at) {
+    return fmt::format("{}:{}", file.string(), at.begin.line);
+}
+
+/// A path value made absolute from the file's directory (a URL store stays as it is).
+std::string resolve(const Key &k, const std::string &text, const fs::path &dir) {
+    switch (k.rule) {
+    case PathRule::None: return text;
+    case PathRule::SuiteRef:
+        if (text.find('/') == std::string::npos && !text.ends_with(".json")) return text;  // a name
+        break;
+    case PathRule::StoreLocation:
+        if (text.find("://") != std::string::npos) return text;
+        break;
+    default: break;
+    }
+    std::string path = (dir / text).lexically_normal().string();
+    if (path.size() > 1 && path.ends_with('/')) path.pop_back();  // "." -> "/repo", not "/repo/"
+    return path;
+}
+
+/// The value's arguments, or why it has the wrong type.
+Result<std::vector<std::string>> arguments(const Key &k, const toml::node &n, const fs::path &file) {
+    const std::string at = place(file, n.source());
+    const auto wrong = [&] {
+        return fail(ErrorKind::BadInput, "{}: {}: expected {}, got {}", at, k.key, type_name(k.type), node_type_name(n));
+    };
+    switch (k.type) {
+    case Type::String:
+        if (const auto s = n.value<std::string>(); s && n.is_string()) return std::vector<std::string>{*s};
+        return wrong();
+    case Type::Number:
+        if (!n.is_number()) return wrong();
+        return std::vector<std::string>{fmt::format("{}", *n.value<double>())};
+    case Type::Bool:
+        if (!n.is_boolean()) return wrong();
+        return std::vector<std::string>{*n.value<bool>() ? "true" : "false"};
+    case Type::StringList: {
+        const toml::array *a = n.as_array();
+        if (!a) return wrong();
+        std::vector<std::string> out;
+        for (size_t i = 0; i < a->size(); ++i) {
+            const toml::node &e = *a->get(i);
+            if (!e.is_string())
+                return fail(ErrorKind::BadInput, "{}: {}[{}]: expected a string, got {}", place(file, e.source()), k.key, i,
+                            node_type_name(e));
+            out.push_back(*e.value<std::string>());
+        }
+        return out;
+    }
+    }
+    return wrong();
+}
+
+Result<void> add_value(ConfigFile &cfg, const std::string &name, const toml::node &n) {
+    const std::string at = place(cfg.path, n.source());
+    const Key *k = find_key(name);
+    if (!k) return fail(ErrorKind::BadInput, "{}: unknown key \"{}\" (known keys: {})", at, terminal_text(name), known_keys());
+    auto args = arguments(*k, n, cfg.path);
+    if (!args) return std::unexpected(args.error());
+    const fs::path dir = cfg.path.parent_path();
+    for (auto &a : *args) a = resolve(*k, a, dir);
+    if (k->rule == PathRule::ExistingDir) {
+        std::error_code ec;
+        if (!fs::is_directory(args->front(), ec)) return fail(ErrorKind::BadInput, "{}: {}: {} is not a directory", at, k->key, args->front());
+    }
+    cfg.values.push_back({k->key, std::move(*args), at});
+    return {};
+}
+
+/// A file the value names must be there when the value is used.
+Result<void> check_files(const Key &k, const ConfigValue &v) {
+    const bool must_exist = k.rule == PathRule::ExistingFile || (k.rule == PathRule::SuiteRef && v.args.front().starts_with("/"));
+    if (!must_exist) return {};
+    for (const auto &a : v.args) {
+        std::error_code ec;
+        if (!fs::is_regular_file(a, ec)) return fail(ErrorKind::BadInput, "{}: {}: no such file {}", v.where, k.key, a);
+    }
+    return {};
+}
+
+std::string joined(const std::vector<std::string> &args) { return fmt::format("{}", fmt::join(args, ", ")); }
+
+}  // namespace
+
+const ConfigValue *ConfigFile::find(std::string_view key) const {
+    for (const auto &v : values)
+        if (v.key == key) return &v;
+    return nullptr;
+}
+
+std::optional<fs::path> find_config(const fs::path &start) {
+    std::error_code ec;
+    fs::path dir = fs::absolute(start, ec);
+    if (ec) return std::nullopt;
+    for (;; dir = dir.parent_path()) {
+        const fs::path candidate = dir / kConfigName;
+        if (fs::is_regular_file(candidate, ec)) return candidate;  // an unreadable directory: look further up
+        if (dir.parent_path() == dir) return std::nullopt;
+    }
+}
+
+Result<ConfigFile> load_config(const fs::path &file) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return fail(ErrorKind::BadInput, "{}: no such configuration file", file.string());
+    ConfigFile cfg;
+    cfg.path = fs::absolute(file, ec).lexically_normal();
+    toml::table root;
+    try {
+        root = toml::parse_file(cfg.path.string());
+    } catch (const toml::parse_error &e) {
+        return fail(ErrorKind::BadInput, "{}:{}:{}: {}", cfg.path.string(), e.source().begin.line, e.source().begin.column,
+                    terminal_text(std::string(e.description())));
+    }
+    for (const auto &[name, node] : root) {
+        const std::string key(name.str());
+        if (key == "report" && node.is_table()) {
+            for (const auto &[sub, value] : *node.as_table())
+                if (auto r = add_value(cfg, "report." + std::string(sub.str()), value); !r) return std::unexpected(r.error());
+            continue;
+        }
+        if (auto r = add_value(cfg, key, node); !r) return std::unexpected(r.error());
+    }
+    return cfg;
+}
+
+Result<std::optional<ConfigFile>> config_for(const std::vector<std::string> &argv) {
+    std::optional<fs::path> file;
+    for (size_t i = 0; i < argv.size(); ++i) {
+        if (argv[i] == "--") break;
+        if (argv[i] == "--config") {
+            if (i + 1 >= argv.size()) return fail(ErrorKind::Usage, "--config: expected a file");
+            file = argv[i + 1];
+        } else if (argv[i].starts_with("--config=")) {
+            file = argv[i].substr(9);
+        }
+    }
+    if (!file)
+        if (const char *env = std::getenv("ATTNGATE_CONFIG"); env && *env) file = env;
+    if (!file) file = find_config(fs::current_path());
+    if (!file) return std::optional<ConfigFile>{};
+    auto cfg = load_config(*file);
+    if (!cfg) return std::unexpected(cfg.error());
+    return std::optional<ConfigFile>{std::move(*cfg)};
+}
+
+std::vector<std::string> config_command_argv(std::vector<std::string> argv) {
+    for (size_t i = 1; i < argv.size(); ++i) {
+        if (argv[i] == "--config") {
+            ++i;
+            continue;
+        }
+        if (argv[i].starts_with("-")) continue;
+        const bool help = i + 1 < argv.size() && (argv[i + 1] == "-h" || argv[i + 1] == "--help");
+        if (argv[i] == "config" && i + 1 < argv.size() && argv[i + 1] != "--" && !help) argv.insert(argv.begin() + i + 1, "--");
+        break;
+    }
+    return argv;
+}
+
+void relax_required(CLI::App &app, const ConfigFile &config) {
+    for (CLI::App *sub : app.get_subcommands([](CLI::App *) { return true; })) {
+        for (const auto &v : config.values)
+            if (const Key *k = find_key(v.key); k && !k->flag.empty())
+                if (CLI::Option *o = sub->get_option_no_throw(k->flag)) o->required(false);
+        relax_required(*sub, config);
+    }
+}
+
+Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *config) {
+    std::vector<Setting> out;
+    for (const Key &k : keys()) {
+        const ConfigValue *v = config ? config->find(k.key) : nullptr;
+        if (k.flag.empty()) {  // `suites`: read by suite lookup, not a flag
+            if (v) out.push_back({k.key, "", joined(v->args), v->where});
+            continue;
+        }
+        CLI::Option *o = cmd->get_option_no_throw(k.flag);
+        if (!o) {
+            if (v) out.push_back({k.key, k.flag, joined(v->args), v->where + fmt::format(", not used by {}", cmd->get_name())});
+            continue;
+        }
+        if (o->count() > 0) {
+            out.push_back({k.key, k.flag, joined(o->results()), "flag " + k.flag});
+            continue;
+        }
+        if (!v) {
+            std::string d = o->get_default_str();
+            if (d.empty() && o->get_expected_min() == 0) d = "false";  // a flag not given
+            out.push_back({k.key, k.flag, d, d.empty() ? "unset" : "default"});
+            continue;
+        }
+        if (auto r = check_files(k, *v); !r) return std::unexpected(r.error());
+        try {
+            for (const auto &a : v->args) o->add_result(a);
+            o->run_callback();
+        } catch (const CLI::Error &e) {
+            return fail(ErrorKind::BadInput, "{}: {}: {}", v->where, k.key, e.what());
+        }
+        out.push_back({k.key, k.flag, joined(v->args), v->where});
+    }
+    return out;
+}
+
+std::optional<fs::path> config_suites_dir(const ConfigFile *config) {
+    if (!config) return std::nullopt;
+    if (const ConfigValue *v = config->find("suites")) return fs::path(v->args.front());
+    return std::nullopt;
+}
+
+}  // namespace attngate::cli

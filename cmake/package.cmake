@@ -1,0 +1,40 @@
+# What `cmake --install` puts in place, the CMake package find_package(attngate) reads,
+# and the .deb (`cpack -G DEB`).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(ATTNGATE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/attngate")
+set(ATTNGATE_INSTALL_DATADIR "${CMAKE_INSTALL_DATADIR}/attngate")
+
+install(TARGETS attngate attngate_abi EXPORT attngateTargets RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(FILES kernels/include/attngate/kernel_abi.h DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/attngate")
+install(EXPORT attngateTargets NAMESPACE attngate:: DESTINATION "${ATTNGATE_INSTALL_CMAKEDIR}")
+configure_package_config_file(cmake/attngateConfig.cmake.in "${CMAKE_CURRENT_BINARY_DIR}/attngateConfig.cmake"
+  INSTALL_DESTINATION "${ATTNGATE_INSTALL_CMAKEDIR}" PATH_VARS ATTNGATE_INSTALL_DATADIR)
+write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/attngateConfigVersion.cmake" COMPATIBILITY SameMinorVersion)
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/attngateConfig.cmake" "${CMAKE_CURRENT_BINARY_DIR}/attngateConfigVersion.cmake"
+  cmake/attngateGate.cmake DESTINATION "${ATTNGATE_INSTALL_CMAKEDIR}")
+
+# The data attngate ships, read after the team's own (harness/store/layered_store.hpp): the
+# built-in suites, pricing and workloads (so "not priced" is never a team's default), and the
+# smoke suite's goldens and memory baselines. Perf baselines are per machine: none ship.
+install(DIRECTORY suites/ DESTINATION "${ATTNGATE_INSTALL_DATADIR}/suites" FILES_MATCHING PATTERN "*.json")
+install(FILES baselines/pricing.json DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
+install(DIRECTORY baselines/workloads baselines/memory DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
+install(DIRECTORY baselines/goldens/smoke DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines/goldens")
+
+# The .deb: its Depends are the runtime packages of the libraries the binary links, found by
+# dpkg-shlibdeps (never the -dev packages); OpenBLAS is dlopen()ed by `bench` alone.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME attngate)
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGE_CONTACT "attngate maintainers <attngate@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "regression gate for attention kernels: goldens, numerics, memory, throughput, cost")
+set(CPACK_PACKAGE_INSTALL_DIRECTORY /usr)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libopenblas0-pthread")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "valgrind")
+include(CPack)
