@@ -42,6 +42,7 @@ test_packages=(
   stress-ng                   # background load for the loaded gate-accuracy benchmark and the tests' load check
   python3-jsonschema          # every results file the e2e tests write is validated against docs/results.schema.json
   python3-xmlschema           # JUnit XML validated against the XSD that Jenkins and GitLab read
+  debootstrap                 # the .deb is installed into a fresh Debian 12 chroot (tests/e2e/team_repo_test.py)
   libbenchmark-tools          # Google Benchmark's compare.py reads the --gbench export (its scipy: ci/tools.lock)
 )
 

@@ -1,0 +1,100 @@
+"""attngate.toml: found from a subdirectory, flags beat it, `attngate config` names where each
+value came from, and bad files are exit 2 naming file:line and the key, with nothing written."""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import common  # noqa: E402
+from common import ARGS, attngate  # noqa: E402
+
+
+class ConfigTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="attngate-config-")
+        self.sub = os.path.join(self.dir, "a", "b")
+        os.makedirs(self.sub)
+        os.makedirs(os.path.join(self.dir, "suites"))
+        with open(os.path.join(ARGS.source_dir, "suites", "smoke.json")) as f:
+            suite = json.load(f)
+        suite["name"] = "mine"
+        suite["cases"] = [c for c in suite["cases"] if c["id"] in ("mha_f32", "d1_f32")]
+        with open(os.path.join(self.dir, "suites", "mine.json"), "w") as f:
+            json.dump(suite, f)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def write(self, text):
+        with open(os.path.join(self.dir, "attngate.toml"), "w") as f:
+            f.write(text)
+
+    def golden(self):
+        r = attngate("golden", "generate", cwd=self.sub)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_nearest_file_fills_flags_and_flags_win(self):
+        self.write('suite = "mine"\nsuites = "suites"\nkernels = ["flash"]\nchecks = ["golden"]\n'
+                   'baselines = "store"\n\n[report]\nmarkdown = "out/summary.md"\n')
+        self.golden()
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "store", "goldens", "mine", "manifest.json")))
+        r = attngate("run", "-o", "r.json", cwd=self.sub)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(self.sub, "r.json")) as f:
+            res = json.load(f)
+        self.assertEqual(res["suite"], "mine")
+        self.assertEqual({row["kernel"].split("[")[0] for row in res["results"]}, {"flash"})
+        self.assertEqual({c["check"] for row in res["results"] for c in row["checks"]} - {"numerics", "contract"}, {"golden"})
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "out", "summary.md")), "[report] paths are relative to the file")
+        # A flag replaces the file's value.
+        r = attngate("run", "-o", "r2.json", "--kernel", "native", "--checks", "golden,memory", cwd=self.sub)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(self.sub, "r2.json")) as f:
+            res = json.load(f)
+        self.assertEqual({row["kernel"] for row in res["results"]}, {"native"})
+        self.assertIn("memory", {c["check"] for row in res["results"] for c in row["checks"]})
+
+    def test_config_names_each_origin(self):
+        self.write('suite = "mine"\nsuites = "suites"\n\nkernels = ["flash"]\n')
+        r = attngate("config", "run", "--checks", "golden", cwd=self.sub)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        toml = os.path.join(self.dir, "attngate.toml")
+        lines = {line.split("=")[0].strip(): line for line in r.stdout.splitlines() if "=" in line}
+        self.assertIn(f"({toml}:1)", lines["suite"])
+        self.assertIn(f"({toml}:4)", lines["kernels"])
+        self.assertIn("(flag --checks)", lines["checks"])
+        self.assertIn("(default)", lines["device_class"])
+
+    def bad(self, text, *expect):
+        self.write(text)
+        r = attngate("run", "-o", "r.json", cwd=self.sub)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        for e in expect:
+            self.assertIn(e, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.sub, "r.json")), "nothing is written")
+
+    def test_bad_files_are_exit_2_with_file_line_and_key(self):
+        toml = os.path.join(self.dir, "attngate.toml")
+        self.bad('suite = "mine"\nsutie = "x"\n', f"{toml}:2", 'unknown key "sutie"')
+        self.bad('suite = "mine"\n[report]\nhtlm = "x"\n', f"{toml}:3", 'unknown key "report.htlm"')
+        self.bad('suite = 3\n', f"{toml}:1", "suite: expected a string, got a number")
+        self.bad('suite = "mine"\nkernels = "flash"\n', f"{toml}:2", "kernels: expected an array of strings")
+        self.bad('suite = "mine"\nplugins = ["missing.so"]\n', f"{toml}:2", "plugins: no such file")
+        self.bad('suite = "mine\n', f"{toml}:1:")
+        self.bad('suite = "mine"\nsuites = "nowhere"\n', f"{toml}:2", "suites: ")
+        r = attngate("--config", os.path.join(self.dir, "none.toml"), "run", cwd=self.sub)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("none.toml: no such configuration file", r.stderr)
+
+    def test_a_suite_name_says_where_it_looked(self):
+        r = attngate("run", "--suite", "nosuch", cwd=self.sub)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nosuch.json", r.stderr)
+        self.assertIn(os.path.join(self.sub, "suites", "nosuch.json"), r.stderr)
+
+
+if __name__ == "__main__":
+    common.main()

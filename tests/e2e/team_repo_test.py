@@ -1,0 +1,191 @@
+"""examples/team-repo, used as a team would: attngate installed (cmake --install into a prefix,
+or the .deb into a debootstrap'd Debian 12), the repository copied where attngate's source is
+not, then find_package + attngate_add_gate + ctest, a flagless `attngate run`, a kernel change
+that turns the gate red, a local baseline update and an A/B of the two plugin builds.
+
+TeamRepoInstalled runs against a prefix on this machine; TeamRepoDeb installs the .deb built
+by cpack from the same build into a fresh Debian 12 chroot (the pristine chroot is cached in
+$ATTNGATE_CHROOT_CACHE, default /var/tmp/attngate-deb, since debootstrap takes minutes)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import common  # noqa: E402
+from common import ARGS  # noqa: E402
+
+TEAM_FILES = ("CMakeLists.txt", "attngate.toml", "src", "suites", ".gitignore")
+
+
+def sh(cmd, cwd=None, env=None, timeout=900):
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, shell=isinstance(cmd, str))
+
+
+def copy_team_repo(dest):
+    src = os.path.join(ARGS.source_dir, "examples", "team-repo")
+    os.makedirs(dest)
+    for name in TEAM_FILES:
+        p = os.path.join(src, name)
+        (shutil.copytree if os.path.isdir(p) else shutil.copy)(p, os.path.join(dest, name))
+
+
+def break_causal_mask(repo):
+    """The change a team might make by mistake: each causal query sees one key fewer."""
+    path = os.path.join(repo, "src", "team_kernels.cpp")
+    with open(path) as f:
+        text = f.read()
+    assert "? i + Sk - Sq :" in text
+    with open(path, "w") as f:
+        f.write(text.replace("? i + Sk - Sq :", "? i + Sk - Sq - 1 :"))
+
+
+class TeamRepoInstalled(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="attngate-team-")
+        cls.prefix = os.path.join(cls.dir, "prefix")
+        build_dir = os.path.dirname(ARGS.attngate)
+        r = sh(["cmake", "--install", build_dir, "--prefix", cls.prefix])
+        assert r.returncode == 0, r.stdout + r.stderr
+        cls.repo = os.path.join(cls.dir, "team")
+        copy_team_repo(cls.repo)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ATTNGATE_") or k == "ATTNGATE_ADAPTER_READY_TIMEOUT"}
+        env["PATH"] = os.path.join(cls.prefix, "bin") + os.pathsep + env["PATH"]
+        env["CMAKE_PREFIX_PATH"] = cls.prefix
+        env.pop("CI", None)  # a developer's machine: baseline update writes
+        cls.env = env
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    def run_in(self, cmd, cwd=None, ok=True):
+        r = sh(cmd, cwd=cwd or self.repo, env=self.env)
+        if ok:
+            self.assertEqual(r.returncode, 0, f"{cmd}\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def build(self):
+        self.run_in(["cmake", "-S", ".", "-B", "build", "-DCMAKE_BUILD_TYPE=Release"])
+        self.run_in(["cmake", "--build", "build"])
+
+    def test_the_team_workflow(self):
+        installed = os.path.join(self.prefix, "bin", "attngate")
+        r = self.run_in([installed, "--version"])
+        self.assertRegex(r.stdout, r"^attngate \d+\.\d+\.\d+ \(commit [0-9a-f]{7,}(-dirty)?\)")
+        # find_package(attngate) + attngate_add_gate: ctest gates the plugin.
+        self.build()
+        self.run_in(["attngate", "golden", "generate"])
+        self.assertTrue(os.path.exists(os.path.join(self.repo, "baselines", "goldens", "team", "manifest.json")))
+        r = self.run_in(["ctest", "--output-on-failure"], cwd=os.path.join(self.repo, "build"))
+        self.assertIn("100% tests passed", r.stdout)
+        self.assertIn("attngate.team", r.stdout)
+        # A flagless run reads attngate.toml: suite, plugin, checks, reports.
+        r = self.run_in(["attngate", "run"])
+        self.assertIn("GATE PASSED", r.stdout)
+        with open(os.path.join(self.repo, "reports", "results.json")) as f:
+            res = json.load(f)
+        self.assertEqual(res["suite"], "team")
+        self.assertEqual({row["kernel"] for row in res["results"]}, {"team-causal"})
+        self.assertEqual(len(res["results"]), 3)
+        cost = [c for row in res["results"] for c in row["checks"] if c["check"] == "cost"]
+        self.assertTrue(cost and all("USD" in c["reason"] for c in cost), "priced from the installed pricing.json")
+        for report in ("report.html", "summary.md", "junit.xml"):
+            self.assertTrue(os.path.exists(os.path.join(self.repo, "reports", report)), report)
+        # Memory baselines accepted locally land in the team's store.
+        self.run_in(["attngate", "baseline", "update", "--checks", "memory", "--yes", "--reason", "first baselines"])
+        self.assertTrue(os.path.exists(os.path.join(self.repo, "baselines", "memory", "team.json")))
+        r = self.run_in(["attngate", "run"])
+        with open(os.path.join(self.repo, "reports", "results.json")) as f:
+            memory = [c for row in json.load(f)["results"] for c in row["checks"] if c["check"] == "memory"]
+        self.assertTrue(memory and all("against baseline" in c["reason"] for c in memory), memory)
+        # A change that breaks the causal cases: ctest and run are red, naming the case and why.
+        old = os.path.join(self.dir, "libteam_kernels-base.so")
+        shutil.copy(os.path.join(self.repo, "build", "libteam_kernels.so"), old)
+        break_causal_mask(self.repo)
+        self.build()
+        r = self.run_in(["ctest"], cwd=os.path.join(self.repo, "build"), ok=False)
+        self.assertNotEqual(r.returncode, 0)
+        r = self.run_in(["attngate", "run"], ok=False)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        failed = [line for line in r.stdout.splitlines() if "FAIL" in line]
+        self.assertTrue(any("causal_f32" in line for line in failed), r.stdout)
+        self.assertFalse(any(line.split()[1] == "mha_f32" for line in failed if len(line.split()) > 1), r.stdout)
+        self.assertIn("GATE FAILED", r.stdout)
+        # A/B of the two builds of the plugin: B's golden failures make it red, and its last line says so.
+        new = os.path.join(self.repo, "build", "libteam_kernels.so")
+        r = self.run_in(["attngate", "ab", "--a-plugin", old, "--b-plugin", new], ok=False)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        last = r.stdout.strip().splitlines()[-1].lower()
+        self.assertNotIn("no regression", last)
+
+
+class TeamRepoDeb(unittest.TestCase):
+    """The .deb on a fresh Debian 12, the team's repository beside it, no attngate source."""
+
+    def test_deb_in_a_fresh_debian_12(self):
+        if shutil.which("debootstrap") is None:
+            print("SKIPPED: debootstrap is not installed (ci/install-deps.sh installs it)")
+            raise unittest.SkipTest("debootstrap is not installed")
+        work = tempfile.mkdtemp(prefix="attngate-deb-", dir="/var/tmp")
+        root = os.path.join(work, "root")
+        mounts = []
+        try:
+            build_dir = os.path.dirname(ARGS.attngate)
+            r = sh(["cpack", "-G", "DEB", "--config", os.path.join(build_dir, "CPackConfig.cmake"), "-B", work], cwd=work)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            debs = [f for f in os.listdir(work) if f.endswith(".deb")]
+            self.assertEqual(len(debs), 1, os.listdir(work))
+            info = sh(["dpkg-deb", "--field", os.path.join(work, debs[0]), "Depends", "Version"]).stdout
+            self.assertIn("libcurl4", info)
+            self.assertNotIn("-dev", info, "runtime packages only")
+            cache = os.environ.get("ATTNGATE_CHROOT_CACHE", "/var/tmp/attngate-deb")
+            pristine = os.path.join(cache, "pristine")
+            if not os.path.isdir(os.path.join(pristine, "usr")):
+                os.makedirs(cache, exist_ok=True)
+                shutil.rmtree(pristine, ignore_errors=True)
+                r = sh(["debootstrap", "--variant=minbase", "bookworm", pristine + ".new", "http://deb.debian.org/debian"], timeout=1200)
+                self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+                os.rename(pristine + ".new", pristine)
+            self.assertEqual(sh(["cp", "-a", pristine, root]).returncode, 0)
+            shutil.copy(os.path.join(work, debs[0]), os.path.join(root, "tmp"))
+            copy_team_repo(os.path.join(root, "home", "team"))
+            shutil.copy("/etc/resolv.conf", os.path.join(root, "etc", "resolv.conf"))
+            # debootstrap made /dev's nodes; attngate reads /proc/self/exe to find its share/.
+            self.assertEqual(sh(["mount", "-t", "proc", "proc", os.path.join(root, "proc")]).returncode, 0)
+            mounts.append(os.path.join(root, "proc"))
+            script = f"""set -e
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends /tmp/{debs[0]} cmake g++ make >/dev/null
+test ! -e /work && test ! -e {ARGS.source_dir}    # no attngate source on any path
+start=$(date +%s)
+cd /home/team
+attngate --version
+cmake -S . -B build >/dev/null && cmake --build build >/dev/null
+attngate golden generate >/dev/null
+(cd build && ctest --output-on-failure | tail -3)
+attngate run | tail -1
+echo "minutes to a green gate: $(( $(date +%s) - start )) s"
+"""
+            t0 = time.time()
+            r = subprocess.run(["chroot", root, "/usr/bin/env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                                "HOME=/root", "bash", "-c", script], capture_output=True, text=True, timeout=1500)
+            print(r.stdout, r.stderr[-3000:], f"chroot steps: {time.time() - t0:.0f} s", sep="\n")
+            self.assertEqual(r.returncode, 0)
+            self.assertIn("100% tests passed", r.stdout)
+            self.assertIn("GATE PASSED", r.stdout)
+        finally:
+            for m in mounts:
+                sh(["umount", "-l", m])
+            if not any(os.path.ismount(m) for m in mounts):  # never delete through a mount
+                shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    common.main()
