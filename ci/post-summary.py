@@ -3,9 +3,13 @@
 
     python3 ci/post-summary.py github|gitlab SUMMARY.md [MORE.md ...]
 
+From any directory (the reusable action runs it from its own checkout, in the team's
+workspace): it reads only the files named and the environment.
 Missing files are left out (a job that did not run wrote none); none at all: nothing is
 posted. The comment is found again by a marker line in its body.
 
+ATTNGATE_COMMENT_KEY (optional) keeps one comment per key, so that two gates of one pull request
+(a plugin's suite and an adapter's) do not overwrite each other; without it, the one comment.
 GitHub: GITHUB_TOKEN (a secret: the workflow's token with pull-requests: write),
 GITHUB_REPOSITORY, PR_NUMBER, GITHUB_API_URL (default https://api.github.com).
 GitLab: ATTNGATE_GITLAB_TOKEN (a masked CI/CD variable: a project access token with the
@@ -13,6 +17,7 @@ api scope), CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID.
 Exit 0 posted or nothing to post, 2 bad usage, 3 the API refused or was unreachable."""
 import json
 import os
+import re
 import sys
 import urllib.error
 import urllib.request
@@ -21,10 +26,16 @@ MARKER = "<!-- attngate summary: updated in place by ci/post-summary.py -->"
 LIMIT = 60000  # GitHub refuses comments over 65536 characters; GitLab notes over 1,000,000
 
 
+def marker_of(key):
+    """The line that finds this comment again: the plain marker, or one per key (a suite)."""
+    return MARKER if not key else MARKER.replace("summary:", f"summary {re.sub(r'[^A-Za-z0-9_./]', '_', key)}:")
+
+
 class Forge:
     """A place comments live: list, create, update, each a JSON HTTP call."""
 
     def __init__(self, kind, env):
+        self.marker = marker_of(env.get("ATTNGATE_COMMENT_KEY", ""))  # the one body_of wrote
         if kind == "github":
             self.base = f"{env.get('GITHUB_API_URL', 'https://api.github.com')}/repos/{env['GITHUB_REPOSITORY']}"
             self.list_url = f"{self.base}/issues/{env['PR_NUMBER']}/comments"
@@ -50,7 +61,7 @@ class Forge:
         while True:
             comments = self.call("GET", f"{self.list_url}?per_page=100&page={page}")
             for c in comments:
-                if MARKER in (c.get("body") or ""):
+                if self.marker in (c.get("body") or ""):
                     return c["id"]
             if len(comments) < 100:
                 return None
@@ -65,7 +76,7 @@ class Forge:
         return f"updated comment {found}"
 
 
-def body_of(paths):
+def body_of(paths, marker):
     parts = []
     for p in paths:
         if os.path.exists(p):
@@ -76,14 +87,14 @@ def body_of(paths):
     body = "\n\n".join(parts)
     if len(body) > LIMIT:
         body = body[:LIMIT] + "\n\n… (cut here: the whole summary is in the job's artifacts)"
-    return f"{MARKER}\n{body}\n"
+    return f"{marker}\n{body}\n"
 
 
 def main(argv, env):
     if len(argv) < 3 or argv[1] not in ("github", "gitlab"):
         print(__doc__, file=sys.stderr)
         return 2
-    body = body_of(argv[2:])
+    body = body_of(argv[2:], marker_of(env.get("ATTNGATE_COMMENT_KEY", "")))
     if body is None:
         print(f"post-summary: none of {', '.join(argv[2:])} exists: nothing to post")
         return 0

@@ -7,7 +7,6 @@ for real on two lock files (jax 0.7.2 and 0.10.2); the PR/MR comment posted, the
 in place, against a local stand-in of each forge's API."""
 import copy
 import hashlib
-import http.server
 import json
 import os
 import re
@@ -16,12 +15,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import unittest
 
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ci_runners import FakeForge, gitlab_component, run_composite, run_gitlab_job, start_forge  # noqa: E402
 from common import ARGS, attngate, main, read_json  # noqa: E402
 import results_schema  # noqa: E402
 
@@ -456,54 +455,9 @@ class JaxBumpJobTest(unittest.TestCase):
 
 # --- the PR/MR comment against a stand-in of each forge's API -----------------------------
 
-class FakeForge(http.server.BaseHTTPRequestHandler):
-    """Comments in memory; GitHub's and GitLab's routes for listing, creating and updating."""
-    comments, calls, refuse = [], [], False
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, code, value):
-        data = json.dumps(value).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def handle_any(self):
-        body = None
-        if int(self.headers.get("Content-Length", 0)):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["body"]
-        FakeForge.calls.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}))  # names are case-blind
-        if FakeForge.refuse:
-            return self.reply(403, {"message": "Resource not accessible by integration"})
-        path, _, query = self.path.partition("?")
-        if self.command == "GET":
-            page = int(dict(q.split("=") for q in query.split("&"))["page"])
-            return self.reply(200, FakeForge.comments[(page - 1) * 100:page * 100])
-        if self.command == "POST":
-            FakeForge.comments.append({"id": 1000 + len(FakeForge.comments), "body": body})
-            return self.reply(201, FakeForge.comments[-1])
-        wanted = int(path.rsplit("/", 1)[1])
-        for c in FakeForge.comments:
-            if c["id"] == wanted:
-                c["body"] = body
-                return self.reply(200, c)
-        return self.reply(404, {"message": "Not Found"})
-
-    do_GET = do_POST = do_PATCH = do_PUT = handle_any
-
-
 class PostSummaryTest(unittest.TestCase):
     def setUp(self):
-        FakeForge.comments = [{"id": i, "body": f"someone else's comment {i}"} for i in range(150)]  # two pages
-        FakeForge.calls, FakeForge.refuse = [], False
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeForge)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.addCleanup(self.server.server_close)
-        self.addCleanup(self.server.shutdown)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.url = start_forge(self, [{"id": i, "body": f"someone else's comment {i}"} for i in range(150)])  # two pages
         self.dir = tempfile.mkdtemp(prefix="attngate-comment-")
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
         self.summary = os.path.join(self.dir, "summary.md")
@@ -545,6 +499,25 @@ class PostSummaryTest(unittest.TestCase):
         self.check_posted_then_updated("gitlab", env, "PUT", ("PRIVATE-TOKEN", "t0k"))
         self.assertTrue(all(path.startswith("/api/v4/projects/42/merge_requests/3/notes") for _, path, _ in FakeForge.calls))
 
+    def test_each_comment_key_keeps_its_own_comment(self):
+        # Two gates of one pull request (a plugin's suite and an adapter's) and the plain one.
+        env = {"GITHUB_API_URL": self.url, "GITHUB_REPOSITORY": "me/repo", "PR_NUMBER": "7", "GITHUB_TOKEN": "s3cret"}
+        for key, text in (("suites/team.json", "team v1"), ("jax-smoke", "jax v1"), ("", "plain v1"), ("suites/team.json", "team v2")):
+            self.write_summary(text)
+            p = self.post("github", dict(env, ATTNGATE_COMMENT_KEY=key), self.summary)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        mine = [c["body"] for c in FakeForge.comments[150:]]
+        self.assertEqual(len(mine), 3, mine)
+        self.assertIn("team v2", mine[0])
+        self.assertNotIn("team v1", mine[0])
+        self.assertIn("jax v1", mine[1])
+        self.assertIn("plain v1", mine[2])
+        self.assertTrue(mine[0].startswith("<!-- attngate summary suites/team.json: "), mine[0])
+        self.write_summary("evil")
+        p = self.post("github", dict(env, ATTNGATE_COMMENT_KEY="x --> <script>"), self.summary)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("-->", FakeForge.comments[-1]["body"].splitlines()[0][:-3], "a key that closes the marker early")
+
     def test_a_refused_token_is_exit_3_and_a_missing_variable_exit_2(self):
         self.write_summary("## attngate")
         FakeForge.refuse = True
@@ -559,6 +532,488 @@ class PostSummaryTest(unittest.TestCase):
         p = self.post("github", env, os.path.join(self.dir, "none.md"))
         self.assertEqual(p.returncode, 0)
         self.assertIn("nothing to post", p.stdout)
+
+
+
+# --- the reusable action, run step by step in a team's repository --------------------------
+
+# A team's kernel in plain C against the installed ABI header (found through CPATH, as the
+# action sets it for an attngate installed outside /usr), built by the team's own Makefile.
+TEAM_KERNEL = r"""/* team-causal: softmax(scale q k^T) v in f32, causal or not, with GQA. */
+#include <attngate/kernel_abi.h>
+#include <math.h>
+#include <stdio.h>
+
+static int team_run(const attngate_kernel *self, const attngate_problem *p, char *err, size_t err_len) {
+    (void)self;
+    const int64_t sq = p->seq_q, sk = p->seq_k, hq = p->heads_q, hkv = p->heads_kv, d = p->head_dim, dv = p->head_dim_v;
+    float *s = p->allocator->alloc(p->allocator->ctx, (size_t)sk * sizeof(float));
+    if (!s) { snprintf(err, err_len, "no memory for %lld scores", (long long)sk); return 1; }
+    for (int64_t b = 0; b < p->batch; ++b)
+    for (int64_t h = 0; h < hq; ++h)
+    for (int64_t i = 0; i < sq; ++i) {
+        const int64_t pos = p->causal_alignment == ATTNGATE_ALIGN_TOP_LEFT ? i : i + sk - sq, kh = h / (hq / hkv);
+        const float *q = (const float *)p->q + ((b * sq + i) * hq + h) * d;
+        float *o = p->out + ((b * sq + i) * hq + h) * dv, m = -INFINITY, sum = 0.0f;
+        for (int64_t j = 0; j < sk; ++j) {
+            const float *k = (const float *)p->k + ((b * sk + j) * hkv + kh) * d;
+            float dot = 0.0f;
+            for (int64_t c = 0; c < d; ++c) dot += q[c] * k[c];
+            s[j] = p->causal && j > pos ? -INFINITY : dot * p->scale;
+            if (s[j] > m) m = s[j];
+        }
+        for (int64_t c = 0; c < dv; ++c) o[c] = 0.0f;
+        if (m == -INFINITY) continue;
+        for (int64_t j = 0; j < sk; ++j) sum += s[j] = expf(s[j] - m);
+        for (int64_t j = 0; j < sk; ++j) {
+            const float *v = (const float *)p->v + ((b * sk + j) * hkv + kh) * dv;
+            for (int64_t c = 0; c < dv; ++c) o[c] += s[j] / sum * v[c];
+        }
+    }
+    p->allocator->free(p->allocator->ctx, s);
+    return 0;
+}
+
+static const attngate_kernel team_kernels[] = {{
+    /* .api_version = */ ATTNGATE_API_VERSION,
+    /* .name        = */ "team-causal",
+    /* .version     = */ "1.0.0",
+    /* .description = */ "a team's attention kernel in plain C",
+    /* .features    = */ ATTNGATE_FEATURE_F32 | ATTNGATE_FEATURE_CAUSAL | ATTNGATE_FEATURE_GQA,
+    /* .workspace   = */ ATTNGATE_WORKSPACE_LINEAR,
+    /* .supports    = */ NULL,
+    /* .run         = */ team_run,
+    /* .user        = */ NULL,
+    /* .init        = */ NULL,
+    /* .free        = */ NULL,
+}};
+
+const attngate_kernel *attngate_plugin_kernels(size_t *count) {
+    *count = 1;
+    return team_kernels;
+}
+"""
+TEAM_MAKEFILE = "build/libteam_kernels.so: src/kernels.c\n\tmkdir -p build\n\t$(CC) -O2 -std=c11 -shared -fPIC -o $@ src/kernels.c -lm\n"
+TEAM_SUITE = {"name": "team", "seed": 7, "kernels": ["team-causal"], "cases": [
+    {"id": "mha_s64_f32", "seq_q": 64, "heads_q": 2, "head_dim": 32},
+    {"id": "causal_s96_f32", "seq_q": 96, "heads_q": 2, "head_dim": 32, "causal": True},
+    {"id": "gqa_s64_f32", "seq_q": 64, "heads_q": 4, "heads_kv": 2, "head_dim": 16, "causal": True}]}
+HARMLESS = ("/* team-causal: softmax", "/* team-causal (reviewed): softmax")
+BROKEN = ("dot * p->scale", "dot * p->scale * 1.5f")  # a wrong scale: every output moves
+AB_FAST = "--rounds 3 --max-rounds 0 --min-time 0.002"  # the A/B's timing kept short; numerics decide here
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", repo, "-c", "user.name=team", "-c", "user.email=team@example.com", *args],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def team_repository(root, change, project="."):
+    """A team's git repository with two commits: the base (the kernel, its Makefile, its suite
+    and goldens in `project`) and the head, whose kernel has change=(old, new) applied.
+    Returns (repository, base commit)."""
+    repo = os.path.join(root, "team")
+    top = os.path.join(repo, project)
+    os.makedirs(os.path.join(top, "src"))
+    os.makedirs(os.path.join(top, "suites"))
+    with open(os.path.join(top, "src", "kernels.c"), "w") as f:
+        f.write(TEAM_KERNEL)
+    with open(os.path.join(top, "Makefile"), "w") as f:
+        f.write(TEAM_MAKEFILE)
+    with open(os.path.join(top, ".gitignore"), "w") as f:
+        f.write("build/\n")
+    with open(os.path.join(top, "suites", "team.json"), "w") as f:
+        json.dump(TEAM_SUITE, f, indent=1)
+    p = attngate("golden", "generate", "--suite", "suites/team.json", "--store", "baselines", cwd=top)
+    assert p.returncode == 0, p.stderr
+    git(root, "init", "-q", "team")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base: the team's kernel")
+    base = git(repo, "rev-parse", "HEAD")
+    kernel = os.path.join(top, "src", "kernels.c")
+    with open(kernel) as f:
+        text = f.read()
+    assert change[0] in text, change
+    with open(kernel, "w") as f:
+        f.write(text.replace(change[0], change[1], 1))
+    git(repo, "commit", "-qam", "head: the pull request's change")
+    return repo, base
+
+
+def run_steps_of(action):
+    """The names of the action's shell steps, in order."""
+    return [s.get("name") for s in action["runs"]["steps"] if "run" in s]
+
+
+class ReusableActionTest(unittest.TestCase):
+    """action.yml, its `run:` steps run in order as GitHub's runner runs them, in a team's
+    repository of two commits (tests/e2e/ci_runners.py): the team's Makefile builds its C
+    plugin at the base (a worktree) and at the head against the installed ABI header, `attngate
+    ab --a-plugin --b-plugin` compares them with the team's goldens, the summary goes to the
+    job summary and one PR comment, and the last step fails on drift. attngate is this
+    build's (install: none, on PATH in an install prefix with the ABI header): the deb and
+    source installs need root and apt, and are checked by the linters only."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="attngate-action-")
+        self.addCleanup(shutil.rmtree, self.root, ignore_errors=True)
+        self.forge = start_forge(self, [{"id": 1, "body": "a reviewer's comment"}])
+        self.prefix = os.path.join(self.root, "prefix")
+        os.makedirs(os.path.join(self.prefix, "bin"))
+        os.makedirs(os.path.join(self.prefix, "include"))
+        os.symlink(ARGS.attngate, os.path.join(self.prefix, "bin", "attngate"))
+        os.symlink(os.path.join(ARGS.source_dir, "kernels", "include", "attngate"), os.path.join(self.prefix, "include", "attngate"))
+        with open(os.path.join(ARGS.source_dir, "action.yml")) as f:
+            self.action = yaml.safe_load(f)
+
+    def run_action(self, repo, base_sha, pull_request=True, **inputs):
+        self.temp = tempfile.mkdtemp(dir=self.root, prefix="runner-temp-")
+        env = {"GITHUB_WORKSPACE": repo, "RUNNER_TEMP": self.temp, "GITHUB_STEP_SUMMARY": os.path.join(self.root, "step-summary.md"),
+               "GITHUB_REPOSITORY": "team/kernels", "GITHUB_API_URL": self.forge, "CI": "true", "GITHUB_ACTIONS": "true",
+               "PATH": os.path.join(self.prefix, "bin") + os.pathsep + os.environ["PATH"]}
+        event = {"pull_request": {"number": 7, "base": {"sha": base_sha}}} if pull_request else {}
+        github = {"event": event, "token": "s3cret", "action_ref": "v0.2.0"}
+        inputs = dict({"install": "none", "build": "make", "plugin": "build/libteam_kernels.so", "suite": "suites/team.json",
+                       "store": "baselines", "args": AB_FAST}, **inputs)
+        return run_composite(ARGS.source_dir, inputs, github, env)
+
+    def comments(self):
+        return [c["body"] for c in FakeForge.comments if "attngate summary" in c["body"]]
+
+    def summary(self):
+        with open(os.path.join(self.root, "step-summary.md")) as f:
+            return f.read()
+
+    def test_a_head_that_changes_nothing_passes_and_comments_once(self):
+        repo, base = team_repository(self.root, HARMLESS)
+        r = self.run_action(repo, base)
+        self.assertEqual(r.rc, 0, r.log)
+        self.assertEqual([name for name, _, _ in r.steps], run_steps_of(self.action))  # every step ran
+        self.assertEqual(r.skipped, [("restore attngate's build", self.action["runs"]["steps"][1]["uses"], False)])
+        self.assertIn("attngate 0.", r.log)  # the installed attngate named itself
+        results = os.path.join(repo, r.outputs["results"])
+        self.assertEqual(r.outputs["results"], "attngate-report/results.json")
+        results_schema.validate_all(results)
+        ab = read_json(results)
+        self.assertIn(os.path.join(self.temp, "attngate-base", "build", "libteam_kernels.so"), json.dumps(ab["ab"]["a"]))
+        self.assertIn(os.path.join(repo, "build", "libteam_kernels.so"), json.dumps(ab["ab"]["b"]))
+        self.assertEqual({e["case"] for e in ab["results"]}, {c["id"] for c in TEAM_SUITE["cases"]})
+        golden = [c for e in ab["results"] for c in e["checks"] if c["check"] == "golden"]
+        self.assertEqual(len(golden), 3, "the team's goldens were not used")
+        for name in ("report", "summary"):
+            self.assertTrue(os.path.isfile(os.path.join(repo, r.outputs[name])), name)
+        self.assertTrue(os.path.isfile(os.path.join(repo, "attngate-report", "junit.xml")))
+        self.assertIn("PASS", self.summary())
+        self.assertEqual(r.outputs["exit-code"], "0")
+        comments = self.comments()
+        self.assertEqual(len(comments), 1, FakeForge.calls)
+        self.assertIn("PASS", comments[0])
+        self.assertIn("suites/team.json", comments[0].splitlines()[0])  # one comment per suite
+        self.assertEqual(FakeForge.comments[0]["body"], "a reviewer's comment")
+        for _, path, headers in FakeForge.calls:
+            self.assertTrue(path.startswith("/repos/team/kernels/issues/7/comments") or path.startswith("/repos/team/kernels/issues/comments/"), path)
+            self.assertEqual(headers.get("authorization"), "Bearer s3cret")
+        # The next push: the same comment, updated in place.
+        r = self.run_action(repo, base)
+        self.assertEqual(r.rc, 0, r.log)
+        self.assertEqual(len(self.comments()), 1)
+        self.assertIn("PATCH", [c[0] for c in FakeForge.calls])
+
+    def test_a_broken_head_fails_the_last_step_after_the_summary_and_the_comment(self):
+        repo, base = team_repository(self.root, BROKEN, project="kernels/attention")  # a project in a subfolder
+        r = self.run_action(repo, base, **{"working-directory": "kernels/attention"})
+        self.assertEqual(r.rc, 1, r.log)
+        self.assertEqual(r.failed_step, "pass or fail the gate")
+        self.assertEqual(r.outputs["exit-code"], "1")
+        self.assertIn("::error title=attngate::drift between the base and the head (exit 1)", r.steps[-1][2])
+        summary = self.summary()
+        self.assertIn("FAIL", summary)
+        self.assertIn("golden", summary)
+        comments = self.comments()
+        self.assertEqual(len(comments), 1)
+        self.assertIn("FAIL", comments[0])
+        results = read_json(os.path.join(repo, r.outputs["results"]))
+        failed = {e["case"] for e in results["results"] for c in e["checks"] if c["check"] == "golden" and c["verdict"] == "fail"}
+        self.assertEqual(failed, {c["id"] for c in TEAM_SUITE["cases"]})
+        with open(os.path.join(repo, "attngate-report", "junit.xml")) as f:
+            self.assertIn("<failure", f.read())
+
+    def test_shards_then_their_merge_gate_as_one_run(self):
+        repo, base = team_repository(self.root, BROKEN)
+        shards = []
+        for i in (1, 2):
+            r = self.run_action(repo, base, shard=f"{i}/2")
+            self.assertEqual(r.rc, 0, r.log)  # a shard's drift is decided by the merge
+            self.assertEqual(r.outputs["results"], f"attngate-report/shard-{i}.json")
+            self.assertEqual(r.outputs["summary"], "")
+            shards.append(read_json(os.path.join(repo, r.outputs["results"])))
+        self.assertEqual(self.comments(), [], "a shard commented")
+        cases = [sorted(e["case"] for e in s["results"]) for s in shards]
+        self.assertEqual(sorted(cases[0] + cases[1]), sorted(c["id"] for c in TEAM_SUITE["cases"]))
+        self.assertTrue(cases[0] and cases[1], cases)
+        r = self.run_action(repo, base, merge="attngate-report/shard-*.json", build="false")  # merging builds nothing
+        self.assertEqual(r.rc, 1, r.log)
+        self.assertIn("nothing to build", r.log)
+        merged = read_json(os.path.join(repo, r.outputs["results"]))
+        self.assertEqual(len(merged["results"]), 3)
+        self.assertEqual(len(self.comments()), 1)
+        self.assertIn("FAIL", self.comments()[0])
+
+    def test_inputs_that_cannot_work_stop_with_exit_2_and_say_why(self):
+        repo, base = team_repository(self.root, HARMLESS)
+        for inputs, step, message in (
+                ({"lock": "requirements.lock"}, "check the inputs", "plugin and lock"),
+                ({"install": "pip"}, "check the inputs", "install: 'pip' is none of deb, source, none"),
+                ({"install": "deb"}, "check the inputs", "install: deb needs the input deb"),
+                ({"shard": "2"}, "check the inputs", "shard: '2' is not I/N"),
+                ({"working-directory": "nowhere"}, "check the inputs", "working-directory: nowhere is not a directory"),
+                ({"plugin": "build/libnope.so"}, "build the base and the head", "the build made no build/libnope.so at the base"),
+                ({"build": "exit 4"}, "build the base and the head", "the build command failed at the base")):
+            r = self.run_action(repo, base, **inputs)
+            self.assertEqual((r.rc, r.failed_step), (2, step), f"{inputs}: {r.log}")
+            self.assertIn(message, r.log, inputs)
+        r = self.run_action(repo, base, pull_request=False)  # a push: no base unless it is given
+        self.assertEqual((r.rc, r.failed_step), (2, "build the base and the head"), r.log)
+        self.assertIn("no base commit", r.log)
+        r = self.run_action(repo, base, pull_request=False, base=base, comment="false")
+        self.assertEqual(r.rc, 0, r.log)
+        self.assertEqual(self.comments(), [])
+
+
+
+class GitLabComponentTest(unittest.TestCase):
+    """templates/gate/template.yml included as a component (tests/e2e/ci_runners.py: inputs
+    interpolated, variables expanded, each job's scripts run as a GitLab runner runs them) in
+    the same team repository: two parallel attngate-gate jobs, attngate-merge, then
+    attngate-comment with attngate's comment script fetched from attngate's source at the
+    component's commit (a local git server here). attngate is the image's (install: none)."""
+
+    PATH = os.path.join(SOURCE, "templates", "gate", "template.yml")
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="attngate-component-")
+        self.addCleanup(shutil.rmtree, self.root, ignore_errors=True)
+        self.forge = start_forge(self)
+        # attngate's project on the GitLab server: its comment script at the component's commit.
+        self.server = os.path.join(self.root, "server")
+        project = os.path.join(self.server, "attngate", "attngate.git")
+        os.makedirs(os.path.join(project, "ci"))
+        shutil.copy(os.path.join(ARGS.source_dir, "ci", "post-summary.py"), os.path.join(project, "ci"))
+        git(self.server, "init", "-q", project)
+        git(project, "config", "uploadpack.allowAnySHA1InWant", "true")  # as GitLab's server allows
+        git(project, "add", ".")
+        git(project, "commit", "-qm", "attngate")
+        self.sha = git(project, "rev-parse", "HEAD")
+
+    def predefined(self, repo, base, **more):
+        return dict({"CI": "true", "GITLAB_CI": "true", "CI_PROJECT_DIR": repo, "CI_PIPELINE_SOURCE": "merge_request_event",
+                     "CI_MERGE_REQUEST_DIFF_BASE_SHA": base, "CI_SERVER_URL": "file://" + self.server,
+                     "CI_API_V4_URL": self.forge + "/api/v4", "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "3",
+                     "ATTNGATE_GITLAB_TOKEN": "t0k",
+                     "PATH": os.path.dirname(ARGS.attngate) + os.pathsep + os.environ["PATH"],  # the image's attngate
+                     "CPATH": os.path.join(ARGS.source_dir, "kernels", "include")}, **more)  # ... and its ABI header
+
+    def jobs(self, **inputs):
+        inputs = dict({"install": "none", "build": "make", "plugin": "build/libteam_kernels.so", "suite": "suites/team.json",
+                       "store": "baselines", "args": AB_FAST, "shards": 2}, **inputs)
+        return gitlab_component(self.PATH, inputs, {"sha": self.sha})
+
+    def test_shards_merge_and_comment_gate_a_merge_request(self):
+        repo, base = team_repository(self.root, BROKEN)
+        jobs = self.jobs()
+        self.assertEqual(jobs["attngate-gate"]["parallel"], 2)
+        for i in (1, 2):
+            p = run_gitlab_job(jobs, "attngate-gate", self.predefined(repo, base, CI_NODE_INDEX=str(i), CI_NODE_TOTAL="2"), repo)
+            self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])  # drift is the merge's to decide
+            self.assertTrue(os.path.isfile(os.path.join(repo, "attngate-report", f"shard-{i}.json")))
+        p = run_gitlab_job(jobs, "attngate-merge", self.predefined(repo, base), repo)
+        self.assertEqual(p.returncode, 1, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertIn("FAIL", p.stdout)  # the summary in the job log
+        merged = read_json(os.path.join(repo, "attngate-report", "results.json"))
+        self.assertEqual({e["case"] for e in merged["results"]}, {c["id"] for c in TEAM_SUITE["cases"]})
+        self.assertEqual(merged["ab"]["a"].split()[-1], os.path.join(repo, ".attngate", "base", "build", "libteam_kernels.so"))
+        for name in ("report.html", "junit.xml", "summary.md"):
+            self.assertTrue(os.path.isfile(os.path.join(repo, "attngate-report", name)), name)
+        p = run_gitlab_job(jobs, "attngate-comment", self.predefined(repo, base), repo)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertEqual(len(FakeForge.comments), 1)
+        self.assertIn("FAIL", FakeForge.comments[0]["body"])
+        self.assertTrue(all(path.startswith("/api/v4/projects/42/merge_requests/3/notes") for _, path, _ in FakeForge.calls))
+        self.assertTrue(all(headers.get("private-token") == "t0k" for _, _, headers in FakeForge.calls))
+
+    def test_a_head_that_changes_nothing_passes_in_one_shard(self):
+        repo, base = team_repository(self.root, HARMLESS)
+        jobs = self.jobs(shards=1)
+        p = run_gitlab_job(jobs, "attngate-gate", self.predefined(repo, base, CI_NODE_INDEX="1", CI_NODE_TOTAL="1"), repo)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        p = run_gitlab_job(jobs, "attngate-merge", self.predefined(repo, base), repo)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertIn("PASS", p.stdout)
+
+    def test_the_component_runs_nothing_of_the_including_project(self):
+        with open(self.PATH) as f:
+            text = f.read()
+        self.assertNotRegex(text, r"(?<![\w/.])ci/[\w-]+\.sh", "a script of the including project's ci/")
+        self.assertIn('"$state/src/ci/install-deps.sh"', text)  # attngate's own, from its source
+        jobs = self.jobs()
+        self.assertEqual(set(j for j in jobs if not j.startswith(".")), {"attngate-gate", "attngate-merge", "attngate-comment"})
+        # One rule for all three: a merge request gets all of them, a push none (needs stay whole).
+        self.assertEqual(gitlab_pipeline(jobs, MR, ["src/kernels.c"]), ({"attngate-gate", "attngate-merge", "attngate-comment"}, []))
+        self.assertEqual(gitlab_pipeline(jobs, PUSH_MAIN, ["src/kernels.c"]), (set(), []))
+        self.assertEqual(jobs["attngate-comment"]["rules"][0]["when"], "always")
+        with self.assertRaises(ValueError):
+            self.jobs(install="pip")  # not among the input's options
+        with self.assertRaises(ValueError):
+            self.jobs(shard="1/2")  # not an input
+
+    def test_a_component_not_included_as_one_says_so(self):
+        repo, base = team_repository(self.root, HARMLESS)
+        jobs = gitlab_component(self.PATH, {"install": "none", "plugin": "build/libteam_kernels.so"}, {"sha": ""})
+        p = run_gitlab_job(jobs, "attngate-comment", self.predefined(repo, base), repo)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("include this file as a component", p.stderr)
+
+
+
+# --- the reusable pieces, linted and held together -------------------------------------------
+
+def project_version():
+    with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
+        return re.search(r"project\(attngate VERSION ([\d.]+)", f.read()).group(1)
+
+
+def check_jsonschema(schema, path):
+    return subprocess.run([tools("check-jsonschema"), "--builtin-schema", schema, path], capture_output=True, text=True, timeout=120)
+
+
+def zizmor(path):
+    return subprocess.run([tools("zizmor"), "--offline", "--persona=auditor", "--no-progress", path], capture_output=True,
+                          text=True, timeout=120)
+
+
+class ReusableLintTest(unittest.TestCase):
+    """action.yml, .github/workflows/gate.yml and templates/gate/template.yml against the
+    schemas GitHub and GitLab publish, zizmor's auditor persona, and each other."""
+
+    FILES = {"action": os.path.join(SOURCE, "action.yml"), "workflow": os.path.join(SOURCE, ".github", "workflows", "gate.yml"),
+             "component": os.path.join(SOURCE, "templates", "gate", "template.yml")}
+
+    def load(self, name):
+        with open(self.FILES[name]) as f:
+            return yaml.safe_load(f) if name != "component" else yaml.safe_load(f.read().partition("\n---\n")[0])
+
+    @unittest.skipUnless(os.path.exists(tools("check-jsonschema")), ".venv/tools is missing: bash ci/install-deps.sh creates it")
+    def test_each_passes_its_forge_schema(self):
+        for name, schema in (("action", "vendor.github-actions"), ("workflow", "vendor.github-workflows")):
+            p = check_jsonschema(schema, self.FILES[name])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # The component: its spec, and its jobs as GitLab sees them once included (a number input
+        # is a number only after interpolation), with the defaults and with every input set.
+        with open(self.FILES["component"]) as f:
+            spec = f.read().partition("\n---\n")[0]
+        everything = {"install": "deb", "deb": "https://example.com/attngate.deb", "deb-sha256": "0" * 64, "build": "make -j$(nproc)",
+                      "plugin": "build/k.so", "suite": "suites/team.json", "store": "https://store.example.com/team/",
+                      "args": "--strict", "shards": 8, "working-directory": "kernels", "stage": "gate", "image": "debian:12.8"}
+        with tempfile.TemporaryDirectory() as d:
+            documents = {"spec.yml": spec}
+            for i, inputs in enumerate(({"plugin": "build/k.so"}, everything)):
+                documents[f"jobs-{i}.yml"] = yaml.safe_dump(gitlab_component(self.FILES["component"], inputs, {"sha": "0" * 40}, resolve=False))
+            for name, text in documents.items():
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+                p = check_jsonschema("vendor.gitlab-ci", os.path.join(d, name))
+                self.assertEqual(p.returncode, 0, f"{name}: {p.stdout}{p.stderr}")
+            # ... and the schemas have teeth: a misspelt step key, an input type GitLab lacks.
+            action = self.load("action")
+            action["runs"]["steps"][0]["runz"] = action["runs"]["steps"][0].pop("run")
+            with open(os.path.join(d, "action.yml"), "w") as f:
+                yaml.safe_dump(action, f)
+            self.assertNotEqual(check_jsonschema("vendor.github-actions", os.path.join(d, "action.yml")).returncode, 0)
+            with open(os.path.join(d, "spec.yml"), "w") as f:
+                f.write(spec.replace("type: number", "type: integer"))
+            self.assertNotEqual(check_jsonschema("vendor.gitlab-ci", os.path.join(d, "spec.yml")).returncode, 0)
+
+    @unittest.skipUnless(os.path.exists(tools("zizmor")), ".venv/tools is missing: bash ci/install-deps.sh creates it")
+    def test_the_action_and_the_workflow_pass_zizmor_and_say_why_of_each_ignore(self):
+        for name in ("action", "workflow"):
+            p = zizmor(self.FILES[name])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("No findings to report", p.stdout)
+            with open(self.FILES[name]) as f:
+                for line in f:
+                    if "zizmor: ignore[" in line:
+                        self.assertRegex(line, r"zizmor: ignore\[[a-z-]+\] \w.{20,}", "an ignore without its reason")
+        # ... and zizmor has teeth on an action: an input expanded inside a script is found.
+        with open(self.FILES["action"]) as f:
+            text = f.read()
+        self.assertIn('bash -eo pipefail -c "$BUILD"', text)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "action.yml"), "w") as f:
+                f.write(text.replace('bash -eo pipefail -c "$BUILD"', "${{ inputs.build }}"))
+            p = zizmor(os.path.join(d, "action.yml"))
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("template-injection", p.stdout)
+
+    def test_no_expression_reaches_a_script(self):
+        action, workflow = self.load("action"), self.load("workflow")
+        steps = action["runs"]["steps"] + [s for job in workflow["jobs"].values() for s in job.get("steps", [])]
+        for step in steps:
+            self.assertNotIn("${{", step.get("run", ""), step.get("name"))
+            if "run" in step and step in action["runs"]["steps"]:
+                self.assertEqual(step["shell"], "bash", step.get("name"))
+        with open(self.FILES["component"]) as f:
+            for job in yaml.safe_load(f.read().partition("\n---\n")[2]).values():
+                for script in [*job.get("before_script", []), *job.get("script", [])]:
+                    self.assertNotIn("$[[", script, "an input interpolated into a script: pass it through variables")
+
+    def test_the_workflow_runs_the_action_with_the_inputs_it_declares(self):
+        action, workflow = self.load("action"), self.load("workflow")
+        declared = workflow[True]["workflow_call"]["inputs"]  # PyYAML reads `on:` as True
+        self.assertEqual(declared["version"]["default"], f"v{project_version()}")
+        for name, spec in action["inputs"].items():
+            if name in declared:  # the same default on both, so that the two read alike
+                self.assertEqual(str(declared[name].get("default", "")), str(spec.get("default", "")), name)
+        jobs = workflow["jobs"]
+        self.assertEqual(set(jobs), {"plan", "shard", "merge", "comment"})
+        self.assertEqual(workflow["permissions"], {})
+        self.assertEqual(jobs["comment"]["permissions"], {"pull-requests": "write"})
+        for name in ("shard", "merge"):
+            self.assertEqual(jobs[name]["permissions"], {"contents": "read"}, name)
+            uses = [s for s in jobs[name]["steps"] if s.get("uses") == "./.attngate/action"]
+            self.assertEqual(len(uses), 1, name)
+            self.assertTrue(set(uses[0]["with"]) <= set(action["inputs"]), set(uses[0]["with"]) - set(action["inputs"]))
+            checkout = [s for s in jobs[name]["steps"] if s.get("with", {}).get("path") == ".attngate/action"][0]
+            self.assertEqual(checkout["with"]["ref"], "${{ inputs.version }}")
+            for step in jobs[name]["steps"]:
+                if "uses" in step and not step["uses"].startswith("./"):
+                    self.assertRegex(step["uses"], r"^[\w-]+/[\w-]+@[0-9a-f]{40}$", name)
+        shard = [s for s in jobs["shard"]["steps"] if s.get("uses") == "./.attngate/action"][0]["with"]
+        self.assertEqual(shard["shard"], "${{ matrix.shard }}/${{ inputs.shards }}")
+        self.assertEqual(set(declared) - {"version", "shards", "runs-on", "container"}, set(shard) - {"shard", "comment"},
+                         "an input of the workflow that the shard jobs do not pass on")
+        merge = [s for s in jobs["merge"]["steps"] if s.get("uses") == "./.attngate/action"][0]["with"]
+        self.assertEqual(merge["merge"], "attngate-shards/shard-*.json")
+        self.assertIn("!cancelled()", jobs["merge"]["if"])
+        self.assertIn("head.repo.full_name == github.repository", jobs["comment"]["if"])
+        # The plan job's script, run: the matrix of shard numbers, and a bad count refused.
+        plan = jobs["plan"]["steps"][0]
+        for shards, rc, out in (("4", 0, "shards=[1,2,3,4]"), ("1", 0, "shards=[1]"), ("0", 2, ""), ("x", 2, "")):
+            with tempfile.NamedTemporaryFile("r") as output:
+                p = subprocess.run(["bash", "-eo", "pipefail", "-c", plan["run"]], capture_output=True, text=True,
+                                   env=dict(os.environ, SHARDS=shards, GITHUB_OUTPUT=output.name))
+                self.assertEqual((p.returncode, output.read().strip()), (rc, out), shards)
+
+    def test_the_versions_named_are_this_release(self):
+        version = project_version()
+        with open(self.FILES["action"]) as f:
+            self.assertIn(f"uses: attngate/attngate@v{version}", f.read())
+        with open(self.FILES["component"]) as f:
+            self.assertIn(f"/attngate/attngate/gate@{version}", f.read())
+        with open(os.path.join(SOURCE, "docs", "fleet.md")) as f:
+            docs = f.read()
+        for line in (f"uses: attngate/attngate@v{version}", f"uses: attngate/attngate/.github/workflows/gate.yml@v{version}",
+                     f"component: $CI_SERVER_FQDN/attngate/attngate/gate@{version}"):
+            self.assertTrue(line in docs, f"docs/fleet.md does not show `{line}`")
 
 
 if __name__ == "__main__":
