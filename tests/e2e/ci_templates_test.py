@@ -622,6 +622,8 @@ def team_repository(root, change, project="."):
         f.write(TEAM_MAKEFILE)
     with open(os.path.join(top, ".gitignore"), "w") as f:
         f.write("build/\n")
+    with open(os.path.join(top, "attngate.toml"), "w") as f:  # what the action's empty suite and store mean
+        f.write('suite = "suites/team.json"\nstore = "baselines"\nplugins = ["build/libteam_kernels.so"]\n')
     with open(os.path.join(top, "suites", "team.json"), "w") as f:
         json.dump(TEAM_SUITE, f, indent=1)
     p = attngate("golden", "generate", "--suite", "suites/team.json", "--store", "baselines", cwd=top)
@@ -645,14 +647,11 @@ def run_steps_of(action):
     return [s.get("name") for s in action["runs"]["steps"] if "run" in s]
 
 
-class ReusableActionTest(unittest.TestCase):
-    """action.yml, its `run:` steps run in order as GitHub's runner runs them, in a team's
-    repository of two commits (tests/e2e/ci_runners.py): the team's Makefile builds its C
-    plugin at the base (a worktree) and at the head against the installed ABI header, `attngate
-    ab --a-plugin --b-plugin` compares them with the team's goldens, the summary goes to the
-    job summary and one PR comment, and the last step fails on drift. attngate is this
-    build's (install: none, on PATH in an install prefix with the ABI header): the deb and
-    source installs need root and apt, and are checked by the linters only."""
+class ActionRun(unittest.TestCase):
+    """A runner for action.yml (tests/e2e/ci_runners.py) in a scratch directory, with a stand-in
+    of GitHub's comment API. attngate is this build's (install: none, on PATH in an install
+    prefix with the ABI header): the deb and source installs need root and apt, and are
+    checked by the linters only."""
 
     def setUp(self):
         self.root = tempfile.mkdtemp(prefix="attngate-action-")
@@ -684,9 +683,18 @@ class ReusableActionTest(unittest.TestCase):
         with open(os.path.join(self.root, "step-summary.md")) as f:
             return f.read()
 
+
+
+class ReusableActionTest(ActionRun):
+    """action.yml, its `run:` steps run in order as GitHub's runner runs them, in a team's
+    repository of two commits: the team's Makefile builds its C plugin at the base (a
+    worktree) and at the head against the installed ABI header, `attngate ab --a-plugin
+    --b-plugin` compares them with the team's goldens, the summary goes to the job summary and
+    one PR comment, and the last step fails on drift."""
+
     def test_a_head_that_changes_nothing_passes_and_comments_once(self):
         repo, base = team_repository(self.root, HARMLESS)
-        r = self.run_action(repo, base)
+        r = self.run_action(repo, base, suite="", store="")  # attngate.toml's
         self.assertEqual(r.rc, 0, r.log)
         self.assertEqual([name for name, _, _ in r.steps], run_steps_of(self.action))  # every step ran
         self.assertEqual(r.skipped, [("restore attngate's build", self.action["runs"]["steps"][1]["uses"], False)])
@@ -708,13 +716,13 @@ class ReusableActionTest(unittest.TestCase):
         comments = self.comments()
         self.assertEqual(len(comments), 1, FakeForge.calls)
         self.assertIn("PASS", comments[0])
-        self.assertIn("suites/team.json", comments[0].splitlines()[0])  # one comment per suite
+        self.assertTrue(comments[0].startswith("<!-- attngate summary: "), "no suite input: the plain marker")
         self.assertEqual(FakeForge.comments[0]["body"], "a reviewer's comment")
         for _, path, headers in FakeForge.calls:
             self.assertTrue(path.startswith("/repos/team/kernels/issues/7/comments") or path.startswith("/repos/team/kernels/issues/comments/"), path)
             self.assertEqual(headers.get("authorization"), "Bearer s3cret")
         # The next push: the same comment, updated in place.
-        r = self.run_action(repo, base)
+        r = self.run_action(repo, base, suite="", store="")
         self.assertEqual(r.rc, 0, r.log)
         self.assertEqual(len(self.comments()), 1)
         self.assertIn("PATCH", [c[0] for c in FakeForge.calls])
@@ -723,6 +731,7 @@ class ReusableActionTest(unittest.TestCase):
         repo, base = team_repository(self.root, BROKEN, project="kernels/attention")  # a project in a subfolder
         r = self.run_action(repo, base, **{"working-directory": "kernels/attention"})
         self.assertEqual(r.rc, 1, r.log)
+        self.assertIn("suites/team.json", self.comments()[0].splitlines()[0])  # one comment per suite
         self.assertEqual(r.failed_step, "pass or fail the gate")
         self.assertEqual(r.outputs["exit-code"], "1")
         self.assertIn("::error title=attngate::drift between the base and the head (exit 1)", r.steps[-1][2])
@@ -779,6 +788,54 @@ class ReusableActionTest(unittest.TestCase):
         self.assertEqual(r.rc, 0, r.log)
         self.assertEqual(self.comments(), [])
 
+
+
+@unittest.skipUnless(os.path.exists(venv_python("new")), ".venv/jax-new is missing: bash ci/install-deps.sh creates it")
+class ReusableActionAdapterTest(ActionRun):
+    """The action's lock mode: a team's JAX kernel (examples/jax-kernel's team_attention) whose
+    head breaks its scale, each side's venv found by its lock's hash (the lock is jax-new's,
+    whose venv is seeded under .attngate/venvs/, so nothing is installed), each side's tree on
+    PYTHONPATH. The adapter command runs attngate's launcher (kernels/jax/adapter.py) from the
+    venv: jax-new does not have the attngate-jax distribution a team's lock would install."""
+
+    def test_a_broken_head_of_an_adapter_kernel_fails_on_its_side_alone(self):
+        src = os.path.join(ARGS.source_dir, "examples", "jax-kernel")
+        repo = os.path.join(self.root, "team")
+        shutil.copytree(os.path.join(src, "src"), os.path.join(repo, "src"), ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        lock = os.path.join(ARGS.source_dir, "kernels", "jax", "requirements-new.lock")
+        shutil.copy(lock, os.path.join(repo, "requirements.lock"))
+        suite = read_json(os.path.join(src, "suite.json"))
+        suite["cases"] = [dict(suite["cases"][0], id="mha_s128_f32", seq_q=128)]  # one small case: interpret mode is slow
+        os.makedirs(os.path.join(repo, "suites"))
+        with open(os.path.join(repo, "suites", "team.json"), "w") as f:
+            json.dump(suite, f)
+        p = attngate("golden", "generate", "--suite", "suites/team.json", "--store", "baselines", cwd=repo)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        git(self.root, "init", "-q", "team")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", "base")
+        base = git(repo, "rev-parse", "HEAD")
+        blocked = os.path.join(repo, "src", "team_attention", "blocked.py")
+        with open(blocked) as f:
+            text = f.read()
+        self.assertIn("preferred_element_type=jnp.float32) * sm_scale", text)
+        with open(blocked, "w") as f:
+            f.write(text.replace("preferred_element_type=jnp.float32) * sm_scale", "preferred_element_type=jnp.float32) * sm_scale * 1.5"))
+        git(repo, "commit", "-qam", "head: a wrong scale")
+        venvs = os.path.join(repo, ".attngate", "venvs")
+        os.makedirs(venvs)
+        os.symlink(os.path.realpath(os.path.dirname(os.path.dirname(venv_python("new")))), os.path.join(venvs, f"lock-{sha256_of(lock)[:16]}"))
+        adapter = f"python {os.path.join(ARGS.source_dir, 'kernels', 'jax', 'adapter.py')} --interpret hlo --no-builtins --kernels team_attention.gate:make"
+        r = self.run_action(repo, base, plugin="", build="", lock="requirements.lock", adapter=adapter)
+        self.assertEqual(r.rc, 1, r.log[-5000:])
+        self.assertNotIn("making", r.log, "a venv was made instead of found by its lock's hash")
+        results = read_json(os.path.join(repo, r.outputs["results"]))
+        self.assertIn(f"PYTHONPATH={repo}/src", results["ab"]["b"])
+        self.assertIn(os.path.join(self.temp, "attngate-base", "src"), results["ab"]["a"])
+        checks = {c["check"]: c for c in results["results"][0]["checks"]}
+        self.assertEqual(checks["golden"]["verdict"], "fail")  # B's, the head's
+        self.assertIn("bits changed against side A", checks["numerics"]["reason"])  # A ran the base's code
+        self.assertIn("FAIL", self.comments()[0])
 
 
 class GitLabComponentTest(unittest.TestCase):
