@@ -179,6 +179,9 @@ Result<void> RemoteBackend::handshake() {
     Call call{*this, std::nullopt};
     const Answer hello = call.json("GET", "/v1/hello", nullptr);
     if (!hello.ok()) return fail(ErrorKind::Infra, "adapter {}: {}", origin_, hello.message());
+    if (auto mismatch = protocol_mismatch(hello.body); !mismatch.empty())
+        return fail(ErrorKind::Infra, "adapter at {} ({}{}) {}", url_, adapter_self_description(hello.body),
+                    command_.empty() ? "--remote" : "started: " + command_, mismatch);
     auto h = decode_hello(hello.body);
     if (!h) return fail(ErrorKind::Infra, "adapter {}: GET /v1/hello: {}", origin_, h.error());
     adapter_ = std::move(h->adapter);

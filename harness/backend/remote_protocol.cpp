@@ -1,6 +1,7 @@
 // The remote protocol's requests and answers: pure functions over JSON and bytes.
 #include "backend/remote_protocol.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -152,11 +153,40 @@ Decoded<json::object> decode_answer(long status, std::string_view body, const st
     return std::move(v->get_object());
 }
 
+std::string protocol_mismatch(const json::object &hello) {
+    constexpr std::string_view where = "(docs/protocol.md#versions)";
+    const auto *protocol = hello.if_contains("protocol");
+    if (!protocol)
+        return fmt::format("announces no attngate protocol version (GET /v1/hello has no \"protocol\"), this "
+                           "attngate speaks {}: not an attngate adapter, or one older than the version handshake {}",
+                           kRemoteProtocol, where);
+    std::error_code ec;
+    const auto version = protocol->to_number<int64_t>(ec);
+    if (ec || version < 1)
+        return fmt::format("announces attngate protocol {}, not a version number; this attngate speaks {} {}",
+                           protocol->is_number() ? fmt::format("{:g}", protocol->to_number<double>()) : shown(*protocol),
+                           kRemoteProtocol, where);
+    if (version == kRemoteProtocol) return {};
+    return fmt::format("speaks attngate protocol {}, this attngate speaks {}: {} {}", version, kRemoteProtocol,
+                       version > kRemoteProtocol ? "upgrade attngate, or use an older adapter"
+                                                 : "upgrade the adapter (attngate-jax: the release of `attngate --version`)",
+                       where);
+}
+
+std::string adapter_self_description(const json::object &hello) {
+    std::string out;
+    for (const char *key : {"adapter", "adapter_version"}) {
+        const auto *v = hello.if_contains(key);
+        if (!v || !v->is_string() || v->get_string().empty() || v->get_string().size() > 64) continue;
+        const std::string_view s = v->get_string();
+        if (std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 127; })) out += std::string(s) + " ";
+    }
+    if (!out.empty()) out.back() = ',', out += ' ';
+    return out;
+}
+
 Decoded<Hello> decode_hello(const json::object &body) {
-    const auto *protocol = body.if_contains("protocol");
-    if (!protocol || !protocol->is_number() || protocol->to_number<double>() != kRemoteProtocol)
-        return std::unexpected(fmt::format("speaks protocol {}, this attngate speaks {} (docs/protocol.md)",
-                                           protocol ? shown(*protocol) : "(none)", kRemoteProtocol));
+    if (auto mismatch = protocol_mismatch(body); !mismatch.empty()) return std::unexpected(std::move(mismatch));
     Hello h;
     h.adapter = string_at(body, "adapter");
     if (h.adapter.empty()) h.adapter = "adapter";

@@ -16,6 +16,8 @@
 
 namespace attngate {
 
+/// The protocol this attngate speaks; an adapter announces its own in GET /v1/hello, and
+/// the two must be equal (docs/protocol.md#versions).
 constexpr int kRemoteProtocol = 1;
 /// The largest count an answer may carry: every integer up to 2^53 is exact in a JSON number.
 constexpr double kMaxRemoteCount = 9007199254740992.0;
@@ -43,7 +45,14 @@ struct Hello {
     std::string adapter;              ///< its name, held to the kernel-name rule
     boost::json::object fingerprint;  ///< adapter_version plus its "fingerprint" object
 };
-/// GET /v1/hello: protocol 1, a name, a fingerprint object.
+/// The version handshake: empty when GET /v1/hello announces kRemoteProtocol, else what is
+/// wrong, worded to follow "adapter at URL " ("speaks attngate protocol 2, this attngate
+/// speaks 1: ..."). A hello with no "protocol" is refused too: no version is no promise.
+std::string protocol_mismatch(const boost::json::object &hello);
+/// "attngate-jax 0.2.0, " from a hello's "adapter" and "adapter_version", for a message that
+/// names the adapter before its hello was accepted: short printable strings only, else "".
+std::string adapter_self_description(const boost::json::object &hello);
+/// GET /v1/hello: protocol kRemoteProtocol (protocol_mismatch), a name, a fingerprint object.
 Decoded<Hello> decode_hello(const boost::json::object &body);
 /// GET /v1/kernels: every kernel held to the plugin rules (name, version, description).
 Decoded<std::vector<KernelInfo>> decode_kernels(const boost::json::object &body, const std::string &origin);

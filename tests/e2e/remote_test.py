@@ -1,7 +1,8 @@
 """End-to-end tests of the remote backend's failure modes (issue 8, section 4): an adapter
 that dies, hangs, answers garbage or a malformed .npy, or raises becomes a failed case
 with its message, never a hung or crashed harness, and the other cases still run; an
-adapter that cannot be reached is exit 3; the bearer token never leaks."""
+adapter that cannot be reached, or speaks another protocol version (or none), is exit 3;
+the bearer token never leaks."""
 import json
 import os
 import socket
@@ -25,6 +26,31 @@ SUITE = {
         {"id": "bf16_after", "seq_q": 24, "seq_k": 40, "heads_q": 2, "heads_kv": 1, "head_dim": 8, "dtype": "bf16"},
     ],
 }
+
+
+# An adapter that answers GET /v1/hello with the JSON object of its first argument and
+# nothing else: another protocol version, or none, as an older or a newer adapter would.
+HELLO_ONLY_ADAPTER = """
+import json, sys, threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+hello = json.dumps(json.loads(sys.argv[1])).encode()
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        body = hello if self.path == "/v1/hello" else b'{"error": "hello only"}'
+        self.send_response(200 if self.path == "/v1/hello" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_POST = do_GET
+port = int(sys.argv[sys.argv.index("--http") + 1].rsplit(":", 1)[1]) if "--http" in sys.argv else 0
+server = HTTPServer(("127.0.0.1", port), Handler)
+print(f"ATTNGATE-ADAPTER LISTENING http://127.0.0.1:{server.server_port}", flush=True)
+server.serve_forever()
+"""
 
 
 def free_port():
@@ -95,6 +121,43 @@ class RemoteTest(GoldenWorkspace):
             r = self.run_suite("--adapter", silent, env=dict(os.environ, ATTNGATE_ADAPTER_READY_TIMEOUT=bad), timeout=100)
             self.assertEqual(r.returncode, 2, bad + r.stdout + r.stderr)
             self.assertIn(f'$ATTNGATE_ADAPTER_READY_TIMEOUT: expected seconds in (0, 86400], got "{bad}"', r.stderr)
+
+    def hello_only_adapter(self, hello):
+        script = os.path.join(self.dir, "hello_only_adapter.py")
+        with open(script, "w") as f:
+            f.write(HELLO_ONLY_ADAPTER)
+        return f"{sys.executable} {script} '{json.dumps(hello)}'"
+
+    def test_an_adapter_of_another_protocol_version_is_exit_3_naming_both_versions(self):
+        adapter = self.hello_only_adapter({"protocol": 2, "adapter": "future-adapter", "adapter_version": "9.1"})
+        r = self.run_suite("--adapter", adapter)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, r"adapter at http://127\.0\.0\.1:\d+ \(future-adapter 9\.1, started: .*hello_only_adapter"
+                                   r"\.py.*\) speaks attngate protocol 2, this attngate speaks 1: upgrade attngate")
+        self.assertFalse(os.path.exists(self.results))
+        # The same check for an adapter already serving (--remote), before any kernel is listed.
+        port = free_port()
+        server = subprocess.Popen(adapter.split(" ", 2)[:2] + [json.dumps({"protocol": 2}), "--http", f"127.0.0.1:{port}"],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertIn("LISTENING", server.stdout.readline())
+            r = attngate("kernels", "--remote", f"http://127.0.0.1:{port}")
+            self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+            self.assertIn(f"adapter at http://127.0.0.1:{port} (--remote) speaks attngate protocol 2, this attngate speaks 1",
+                          r.stderr)
+        finally:
+            server.kill()
+            server.wait()
+            server.stdout.close()
+
+    def test_an_adapter_that_announces_no_protocol_version_is_exit_3_too(self):
+        for hello, words in (({"adapter": "old-adapter"}, "announces no attngate protocol version"),
+                             ({"protocol": "1"}, 'announces attngate protocol "1", not a version number'),
+                             ({"protocol": 1.5}, "announces attngate protocol 1.5, not a version number")):
+            r = self.run_suite("--adapter", self.hello_only_adapter(hello))
+            self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+            self.assertIn(words, r.stderr)
+            self.assertIn("this attngate speaks 1", r.stderr)
 
     def test_an_unreachable_remote_is_infrastructure_exit_3(self):
         r = self.run_suite("--remote", f"http://127.0.0.1:{free_port()}")
