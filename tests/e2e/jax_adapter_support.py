@@ -20,6 +20,16 @@ import oracle  # noqa: E402
 ADAPTER = os.path.join(SOURCE_DIR, "kernels", "jax", "adapter.py")
 
 
+def build_wheel(out_dir):
+    """The attngate-jax wheel, as attngate's build makes it (kernels/jax/build-wheel.sh,
+    offline, with this interpreter's pip, setuptools and wheel): its path."""
+    build = subprocess.run(["bash", os.path.join(SOURCE_DIR, "kernels", "jax", "build-wheel.sh"), out_dir],
+                           env=dict(os.environ, PYTHON=sys.executable), capture_output=True, text=True, timeout=300)
+    if build.returncode != 0:
+        raise AssertionError(f"kernels/jax/build-wheel.sh: exit {build.returncode}\n{build.stderr}")
+    return build.stdout.strip()
+
+
 class Adapter:
     """An adapter child process on a free loopback port, and one keep-alive connection."""
 

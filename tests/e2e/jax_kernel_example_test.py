@@ -1,8 +1,9 @@
 """examples/jax-kernel, a team's own Pallas kernel in a package of its own, gated without
-editing attngate (issue 23): installed by pip into a clean venv and gated through its
-entry point by the commands of its ci.sh; again through `--kernels
-team_attention.gate:make` from a plain source tree; and a bump of the team's package shows
-in the fingerprint's "What changed".
+editing attngate (issue 23): its ci.sh, run outside the checkout, installs the attngate-jax
+wheel (kernels/jax/build-wheel.sh) and the package by pip into a clean venv and gates it
+through its entry point with the installed attngate-jax-adapter; again through `--kernels
+team_attention.gate:make` from a plain source tree and the checkout's adapter.py; and a
+bump of the team's package shows in the fingerprint's "What changed".
 
 Skips (exit 77) when ci/install-deps.sh has not made .venv/jax-new."""
 import os
@@ -14,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json, require_jax_venvs  # noqa: E402
 import results_schema  # noqa: E402
+from jax_adapter_support import build_wheel  # noqa: E402
 
 SUITE = "examples/jax-kernel/suite.json"
 
@@ -22,8 +24,13 @@ class ExampleKernelTest(TempDirTest):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.ci = subprocess.run(["bash", "examples/jax-kernel/ci.sh", cls.dir, ARGS.attngate], cwd=ARGS.source_dir,
-                                capture_output=True, text=True, timeout=1200)
+        # As a team's CI runs it: from its own directory, with the installed attngate and attngate-jax.
+        wheel = build_wheel(os.path.join(cls.dir, "dist"))
+        env = dict(os.environ, ATTNGATE=ARGS.attngate, PYTHON=jax_venv_python("new"), ATTNGATE_JAX=wheel,
+                   DEPS_VENV=os.path.dirname(os.path.dirname(jax_venv_python("new"))))
+        env.pop("PYTHONPATH", None)
+        cls.ci = subprocess.run(["bash", os.path.join(ARGS.source_dir, "examples", "jax-kernel", "ci.sh"), cls.dir],
+                                cwd=cls.dir, env=env, capture_output=True, text=True, timeout=1200)
 
     def assertGated(self, results):
         rows = results["results"]
@@ -39,12 +46,14 @@ class ExampleKernelTest(TempDirTest):
         self.assertEqual(self.ci.returncode, 0, self.ci.stdout[-4000:] + self.ci.stderr)
         # ci.sh ran attngate itself: its results and baselines are checked against the schema here.
         results_schema.validate_all(os.path.join(self.dir, "results.json"), os.path.join(self.dir, "baselines"))
-        # pip put the package into the fresh venv, and only there.
-        lib = subprocess.run([self.path("venv", "bin", "python"), "-c", "import team_attention; print(team_attention.__file__)"],
-                             capture_output=True, text=True, check=True).stdout
-        self.assertTrue(lib.startswith(self.path("venv")), lib)
-        missing = subprocess.run([jax_venv_python("new"), "-c", "import team_attention"], capture_output=True, text=True)
-        self.assertNotEqual(missing.returncode, 0, "the pinned venv stays untouched")
+        # pip put the package and attngate-jax into the fresh venv, and only there.
+        for module in ("team_attention", "attngate_jax"):
+            lib = subprocess.run([self.path("venv", "bin", "python"), "-c", f"import {module}; print({module}.__file__)"],
+                                 capture_output=True, text=True, check=True, cwd=self.dir).stdout
+            self.assertTrue(lib.startswith(self.path("venv")), lib)
+            missing = subprocess.run([jax_venv_python("new"), "-c", f"import {module}"], capture_output=True, text=True,
+                                     cwd=self.dir)
+            self.assertNotEqual(missing.returncode, 0, "the pinned venv stays untouched")
         conform = read_json(self.path("conform.json"))
         self.assertTrue(conform["pass"])
         [kernel] = conform["kernels"]
@@ -80,7 +89,7 @@ class ExampleKernelTest(TempDirTest):
         subprocess.run([self.path("venv", "bin", "pip"), "install", "-q", "--no-index", "--no-build-isolation",
                         "--disable-pip-version-check", src], check=True, capture_output=True)
         out = self.path("bumped.json")
-        r = attngate("run", "--suite", SUITE, "--adapter", f"{self.path('venv', 'bin', 'python')} kernels/jax/adapter.py "
+        r = attngate("run", "--suite", SUITE, "--adapter", f"{self.path('venv', 'bin', 'attngate-jax-adapter')} "
                      "--interpret hlo", "--baselines", self.path("baselines"), "--checks", "golden", "--case", "mha_s256_f32",
                      "--out", out, cwd=ARGS.source_dir, timeout=600)
         self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)

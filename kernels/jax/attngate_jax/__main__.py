@@ -1,5 +1,5 @@
-"""Command line: python -m attngate_jax --http HOST:PORT --interpret auto|tpu|hlo|none
-[--kernels MODULE:FACTORY ...] [--no-builtins] [--no-entry-points] ...
+"""Command line: attngate-jax-adapter (or python -m attngate_jax) --http HOST:PORT
+--interpret auto|tpu|hlo|none [--kernels MODULE:FACTORY ...] [--no-builtins] [--no-entry-points] ...
 
 Prints exactly one line to stdout once it accepts connections:
     ATTNGATE-ADAPTER LISTENING http://127.0.0.1:43567
@@ -17,7 +17,12 @@ from collections.abc import Sequence
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="attngate_jax", description="attngate's JAX adapter (remote protocol v1)")
+    from . import PROTOCOL, VERSION
+    from .api import API_VERSION
+    p = argparse.ArgumentParser(prog="attngate-jax-adapter",
+                                description=f"attngate's JAX adapter (attngate protocol {PROTOCOL})")
+    p.add_argument("--version", action="version",
+                   version=f"attngate-jax {VERSION} (attngate protocol {PROTOCOL}, kernel API {API_VERSION})")
     p.add_argument("--http", default="127.0.0.1:0", metavar="HOST:PORT",
                    help="address to listen on (default 127.0.0.1:0: loopback, a free port)")
     p.add_argument("--interpret", default="auto", choices=["auto", "tpu", "hlo", "none"],

@@ -1,5 +1,10 @@
 """attngate's kernel API for the JAX adapter, version 1: what a kernel of the adapter is.
 
+This module is attngate-jax's public surface: a team's kernel package imports from it
+alone (`from attngate_jax.api import KernelAdapter, Case, ...`), and type-checks against it
+(the distribution ships `py.typed`). Its names are `__all__`; the API version below covers
+them. Every other module of attngate_jax is the adapter's own and may change in any release.
+
 A kernel is an instance of a `KernelAdapter` subclass, handed to the adapter by a factory:
 a function of no arguments returning one kernel or a list of them, named `module:function`
 (`--kernels team_attention.gate:make`) or published as an entry point of the group
@@ -32,30 +37,31 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Final, Protocol, TypeAlias
 
 import ml_dtypes
 import numpy as np
 
 from .case import Case
 
-API_VERSION = 1
+API_VERSION: Final = 1
 
-FEATURES = frozenset({"causal", "window", "segment_ids", "bias", "softcap", "gqa", "head_dim_v", "f32", "bf16",
-                      "paged_kv", "ragged"})  # paged_kv: Case.paged set; ragged: some q_len != 1
-WORKSPACE_GROWTHS = frozenset({"unspecified", "constant", "linear", "quadratic"})
+FEATURES: Final[frozenset[str]] = frozenset({
+    "causal", "window", "segment_ids", "bias", "softcap", "gqa", "head_dim_v", "f32", "bf16",
+    "paged_kv", "ragged"})  # paged_kv: Case.paged set; ragged: some q_len != 1
+WORKSPACE_GROWTHS: Final[frozenset[str]] = frozenset({"unspecified", "constant", "linear", "quadratic"})
 # What a kernel may round to a bf16 case's dtype; the golden tolerance widens by its cost.
-ROUNDINGS = frozenset({"output", "probabilities"})
+ROUNDINGS: Final[frozenset[str]] = frozenset({"output", "probabilities"})
 # "case": the case's causal_alignment is honoured (attngate's); otherwise the one the kernel applies always.
-CAUSAL_ALIGNMENTS = frozenset({"case", "top_left", "bottom_right"})
+CAUSAL_ALIGNMENTS: Final[frozenset[str]] = frozenset({"case", "top_left", "bottom_right"})
 # What a query row with no allowed key gets; attngate's is "zeros".
-FULLY_MASKED_ROWS = frozenset({"zeros", "mean_of_v", "nan"})
+FULLY_MASKED_ROWS: Final[frozenset[str]] = frozenset({"zeros", "mean_of_v", "nan"})
 # Inputs in which a NaN at a key that some row masks still reaches that row; attngate's is none.
-MASKED_NAN_INPUTS = frozenset({"k", "v"})
+MASKED_NAN_INPUTS: Final[frozenset[str]] = frozenset({"k", "v"})
 # Unreadable slots of a paged case (attngate's NaN) a kernel loads and masks: "past_kv_len", "outside_table".
-UNREADABLE_SLOTS = frozenset({"past_kv_len", "outside_table"})
+UNREADABLE_SLOTS: Final[frozenset[str]] = frozenset({"past_kv_len", "outside_table"})
 
-Tensors = Mapping[str, np.ndarray]
+Tensors: TypeAlias = Mapping[str, np.ndarray]
 
 
 class Mode(Protocol):
@@ -130,7 +136,7 @@ class KernelAdapter(abc.ABC):
                 "reads_unreadable_slots": list(self.reads_unreadable_slots)}
 
 
-Factory = Callable[[], "KernelAdapter | list[KernelAdapter] | tuple[KernelAdapter, ...] | Iterator[KernelAdapter]"]
+Factory: TypeAlias = Callable[[], "KernelAdapter | list[KernelAdapter] | tuple[KernelAdapter, ...] | Iterator[KernelAdapter]"]
 
 
 def operand(x: np.ndarray, case: Case) -> np.ndarray:
@@ -144,5 +150,9 @@ def as_output(x: Any) -> np.ndarray:
     return np.asarray(x).astype(np.float32)
 
 
-__all__ = ["API_VERSION", "CAUSAL_ALIGNMENTS", "Case", "FEATURES", "FULLY_MASKED_ROWS", "Factory", "KernelAdapter",
-           "MASKED_NAN_INPUTS", "Mode", "ROUNDINGS", "Tensors", "UNREADABLE_SLOTS", "WORKSPACE_GROWTHS", "as_output", "operand"]
+__all__ = [
+    "API_VERSION", "CAUSAL_ALIGNMENTS", "FEATURES", "FULLY_MASKED_ROWS", "MASKED_NAN_INPUTS", "ROUNDINGS",
+    "UNREADABLE_SLOTS", "WORKSPACE_GROWTHS",
+    "Case", "Factory", "KernelAdapter", "Mode", "Tensors",
+    "as_output", "operand",
+]

@@ -29,7 +29,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import tokamax
+import tokamax  # type: ignore[import-untyped]  # tokamax 0.0.12 ships no py.typed
 from absl import flags as absl_flags
 
 from ..api import Case, KernelAdapter, Mode, Tensors, as_output, operand
