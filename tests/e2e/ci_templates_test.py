@@ -4,7 +4,10 @@ with the jobs the fleet needs; GitLab's rules evaluated as GitLab does at pipeli
 (a merge request that touches none of the paths still gets a pipeline); every attngate
 command they run parses with the real CLI (ATTNGATE_PARSE_ONLY=1); the JAX-bump job run
 for real on two lock files (jax 0.7.2 and 0.10.2); the PR/MR comment posted, then updated
-in place, against a local stand-in of each forge's API."""
+in place, against a local stand-in of each forge's API. The reusable pieces a team's
+repository uses (action.yml, .github/workflows/gate.yml, templates/gate/template.yml): the
+same schemas and zizmor, and their steps and jobs run as a runner would in a team repository
+of two commits (tests/e2e/ci_runners.py)."""
 import copy
 import hashlib
 import json
@@ -622,12 +625,14 @@ def team_repository(root, change, project="."):
         f.write(TEAM_MAKEFILE)
     with open(os.path.join(top, ".gitignore"), "w") as f:
         f.write("build/\n")
-    with open(os.path.join(top, "attngate.toml"), "w") as f:  # what the action's empty suite and store mean
-        f.write('suite = "suites/team.json"\nstore = "baselines"\nplugins = ["build/libteam_kernels.so"]\n')
     with open(os.path.join(top, "suites", "team.json"), "w") as f:
         json.dump(TEAM_SUITE, f, indent=1)
     p = attngate("golden", "generate", "--suite", "suites/team.json", "--store", "baselines", cwd=top)
     assert p.returncode == 0, p.stderr
+    # What the action's empty suite and store mean. Written after the goldens: attngate checks
+    # that the plugins it names exist, and the build makes this one.
+    with open(os.path.join(top, "attngate.toml"), "w") as f:
+        f.write('suite = "suites/team.json"\nstore = "baselines"\nplugins = ["build/libteam_kernels.so"]\n')
     git(root, "init", "-q", "team")
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "base: the team's kernel")
@@ -760,10 +765,17 @@ class ReusableActionTest(ActionRun):
         cases = [sorted(e["case"] for e in s["results"]) for s in shards]
         self.assertEqual(sorted(cases[0] + cases[1]), sorted(c["id"] for c in TEAM_SUITE["cases"]))
         self.assertTrue(cases[0] and cases[1], cases)
-        r = self.run_action(repo, base, merge="attngate-report/shard-*.json", build="false")  # merging builds nothing
+        # The merge job: a fresh checkout (no build), the shards downloaded as the workflow does.
+        merger = os.path.join(self.root, "merge-job")
+        subprocess.run(["git", "clone", "-q", repo, merger], check=True)
+        os.makedirs(os.path.join(merger, "attngate-shards"))
+        for i in (1, 2):
+            shutil.copy(os.path.join(repo, "attngate-report", f"shard-{i}.json"), os.path.join(merger, "attngate-shards"))
+        r = self.run_action(merger, base, merge="attngate-shards/shard-*.json", build="false")  # merging builds nothing
         self.assertEqual(r.rc, 1, r.log)
         self.assertIn("nothing to build", r.log)
-        merged = read_json(os.path.join(repo, r.outputs["results"]))
+        self.assertFalse(os.path.exists(os.path.join(merger, "build")))
+        merged = read_json(os.path.join(merger, r.outputs["results"]))
         self.assertEqual(len(merged["results"]), 3)
         self.assertEqual(len(self.comments()), 1)
         self.assertIn("FAIL", self.comments()[0])
