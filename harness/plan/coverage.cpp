@@ -138,6 +138,42 @@ const char *meaningless_pair(Feature a, Feature b) {
     return nullptr;
 }
 
+bool declares(uint32_t bits, Feature f) {
+    const auto has = [&](uint32_t b) { return (bits & b) == b; };
+    switch (f) {
+    case Feature::Causal: return has(ATTNGATE_FEATURE_CAUSAL);
+    case Feature::Window: return has(ATTNGATE_FEATURE_WINDOW);
+    case Feature::Segments: return has(ATTNGATE_FEATURE_SEGMENT_IDS);
+    case Feature::Bias: return has(ATTNGATE_FEATURE_BIAS);
+    case Feature::Softcap: return has(ATTNGATE_FEATURE_SOFTCAP);
+    case Feature::Gqa: return has(ATTNGATE_FEATURE_GQA);
+    case Feature::HeadDimV: return has(ATTNGATE_FEATURE_HEAD_DIM_V);
+    case Feature::F32: return has(ATTNGATE_FEATURE_F32);
+    case Feature::Bf16: return has(ATTNGATE_FEATURE_BF16);
+    case Feature::CrossLength:
+    case Feature::PartialBlock:
+    case Feature::Batch:
+    case Feature::Nan: return true;
+    case Feature::EmptyRows: return has(ATTNGATE_FEATURE_CAUSAL) || has(ATTNGATE_FEATURE_WINDOW);
+    case Feature::Paged:
+    case Feature::PartialPage: return has(ATTNGATE_FEATURE_PAGED_KV);
+    case Feature::Ragged: return has(ATTNGATE_FEATURE_PAGED_KV | ATTNGATE_FEATURE_RAGGED);
+    }
+    return false;
+}
+
+const char *unreachable_pair(Feature a, Feature b, uint32_t bits) {
+    const bool causal_paged = (a == Feature::Causal && (b == Feature::Paged || b == Feature::PartialPage)) ||
+                              (b == Feature::Causal && (a == Feature::Paged || a == Feature::PartialPage));
+    if (causal_paged && !declares(bits, Feature::Ragged))
+        return "without ragged batches every paged query is a decode step's one row, whose causal mask masks no key";
+    return nullptr;
+}
+
+bool required_pair(Feature a, Feature b, uint32_t bits) {
+    return !meaningless_pair(a, b) && declares(bits, a) && declares(bits, b) && !unreachable_pair(a, b, bits);
+}
+
 int Coverage::meaningful_pairs() const {
     int n = 0;
     for (size_t a = 0; a < kFeatureCount; ++a)
@@ -145,7 +181,30 @@ int Coverage::meaningful_pairs() const {
     return n;
 }
 
-Coverage suite_coverage(const Suite &suite) {
+int Coverage::required_pairs() const {
+    int n = 0;
+    for (size_t a = 0; a < kFeatureCount; ++a)
+        for (size_t b = a + 1; b < kFeatureCount; ++b) n += required[a][b];
+    return n;
+}
+
+std::vector<std::pair<Feature, Feature>> Coverage::missing_for_some_kernel() const {
+    std::vector<std::pair<Feature, Feature>> out;
+    for (const auto &k : kernels) out.insert(out.end(), k.missing.begin(), k.missing.end());
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+namespace {
+
+/// A kernel as coverage sees it: what it declares and the indexes of the cases it runs.
+struct CoveredKernel {
+    const KernelInfo *info = nullptr;  ///< null: every feature, every case
+    std::vector<size_t> cases;
+};
+
+Coverage coverage_of(const Suite &suite, const std::vector<CoveredKernel> &kernels) {
     Coverage cov;
     for (const auto &c : suite.cases) {
         auto features = case_features(suite, c);
@@ -153,12 +212,59 @@ Coverage suite_coverage(const Suite &suite) {
             for (Feature b : features) ++cov.together[static_cast<size_t>(a)][static_cast<size_t>(b)];
         cov.cases.emplace_back(c.id, std::move(features));
     }
+    std::array<std::array<bool, kFeatureCount>, kFeatureCount> met_by_one{};
+    for (const auto &k : kernels) {
+        KernelCoverage kc;
+        kc.kernel = k.info ? k.info->name : "";
+        kc.origin = k.info ? k.info->origin : "";
+        kc.features = k.info ? k.info->features : uint32_t{ATTNGATE_FEATURE_ALL_PAGED};
+        kc.cases = static_cast<int>(k.cases.size());
+        std::array<std::array<bool, kFeatureCount>, kFeatureCount> met{};
+        for (size_t i : k.cases)
+            for (Feature a : cov.cases[i].second)
+                for (Feature b : cov.cases[i].second) met[static_cast<size_t>(a)][static_cast<size_t>(b)] = true;
+        for (size_t a = 0; a < kFeatureCount; ++a)
+            for (size_t b = a + 1; b < kFeatureCount; ++b) {
+                const auto fa = static_cast<Feature>(a), fb = static_cast<Feature>(b);
+                if (!required_pair(fa, fb, kc.features)) continue;
+                ++kc.required;
+                cov.required[a][b] = true;
+                if (met[a][b]) met_by_one[a][b] = true;
+                else kc.missing.emplace_back(fa, fb);
+            }
+        cov.kernels.push_back(std::move(kc));
+    }
     for (size_t a = 0; a < kFeatureCount; ++a)
-        for (size_t b = a + 1; b < kFeatureCount; ++b) {
-            const auto fa = static_cast<Feature>(a), fb = static_cast<Feature>(b);
-            if (!meaningless_pair(fa, fb) && cov.together[a][b] == 0) cov.missing.emplace_back(fa, fb);
-        }
+        for (size_t b = a + 1; b < kFeatureCount; ++b)
+            if (cov.required[a][b] && !met_by_one[a][b]) cov.missing.emplace_back(static_cast<Feature>(a), static_cast<Feature>(b));
     return cov;
+}
+
+}  // namespace
+
+Coverage suite_coverage(const Suite &suite, const Plan &plan) {
+    std::vector<CoveredKernel> kernels;  // one per kernel, however many labels the suite gives it
+    const auto entry = [&](const KernelInfo *info) {
+        return std::find_if(kernels.begin(), kernels.end(), [&](const CoveredKernel &k) { return k.info == info; });
+    };
+    for (const auto &k : plan.kernels)
+        if (entry(k->info) == kernels.end()) kernels.push_back(CoveredKernel{k->info, {}});
+    for (size_t i = 0; i < suite.cases.size(); ++i) {
+        const CaseSpec &c = suite.cases[i];
+        const auto planned = std::find_if(plan.cases.begin(), plan.cases.end(), [&](const PlannedCase &pc) { return pc.spec == &c; });
+        if (planned == plan.cases.end()) continue;
+        for (const PlannedKernel *k : planned->kernels) {
+            auto &cases = entry(k->info)->cases;
+            if (missing_features(*k->info, c).empty() && (cases.empty() || cases.back() != i)) cases.push_back(i);
+        }
+    }
+    return coverage_of(suite, kernels);
+}
+
+Coverage suite_coverage(const Suite &suite) {
+    CoveredKernel every;
+    for (size_t i = 0; i < suite.cases.size(); ++i) every.cases.push_back(i);
+    return coverage_of(suite, {every});
 }
 
 }  // namespace attngate

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan/plan.hpp"
 #include "plan/suite.hpp"
 
 namespace attngate {
@@ -49,15 +50,55 @@ std::vector<Feature> case_features(const Suite &suite, const CaseSpec &c);
 /// Why two features cannot meet in one case, or nullptr when they can.
 const char *meaningless_pair(Feature a, Feature b);
 
-/// How often each pair of features meets in a suite's cases.
+/// True when a kernel declaring `bits` (ATTNGATE_FEATURE_*) can run a case with feature f.
+/// Sq != Sk, a partial block, batch > 1 and NaN inputs need no declaration; empty rows need
+/// a mask that can empty one (causal or window: packed segments alone line up queries with
+/// keys); a partial page needs paged KV, and ragged needs paged KV too.
+bool declares(uint32_t bits, Feature f);
+
+/// Why a kernel declaring `bits` runs no case with both a and b although it declares both
+/// (causal x paged without ragged: a decode step's one row sees every key), or nullptr.
+const char *unreachable_pair(Feature a, Feature b, uint32_t bits);
+
+/// True when a kernel declaring `bits` asks a suite for the pair: meaningful, both features
+/// declared, and reachable.
+bool required_pair(Feature a, Feature b, uint32_t bits);
+
+/// One kernel of the suite: the pairs it declares, and those no case it runs has.
+struct KernelCoverage {
+    std::string kernel;
+    std::string origin;     ///< "built-in", a plugin's path, an adapter's URL, or "" when not loaded
+    uint32_t features = 0;  ///< declared ATTNGATE_FEATURE_* bits
+    int cases = 0;          ///< cases the plan gives it and its features allow
+    int required = 0;       ///< meaningful pairs it declares and can reach
+    std::vector<std::pair<Feature, Feature>> missing;  ///< of those, the ones none of its cases has, a < b
+};
+
+/// How often each pair of features meets in a suite's cases, and which pairs that the
+/// suite's kernels declare no case covers: overall (some kernel that declares the pair runs
+/// a case with both) and for each kernel (a case it runs has both).
 struct Coverage {
     std::vector<std::pair<std::string, std::vector<Feature>>> cases;  ///< case id -> its features
     std::array<std::array<int, kFeatureCount>, kFeatureCount> together{};  ///< [a][b]: cases with both; [a][a]: with a
-    std::vector<std::pair<Feature, Feature>> missing;  ///< meaningful pairs no case has, a < b
+    std::array<std::array<bool, kFeatureCount>, kFeatureCount> required{};  ///< [a][b], a < b: some kernel asks for it
+    std::vector<KernelCoverage> kernels;
+    /// Required pairs that no kernel declaring both meets in a case it runs, a < b, in table order.
+    std::vector<std::pair<Feature, Feature>> missing;
 
     int meaningful_pairs() const;
+    int required_pairs() const;
+    /// The pairs some kernel misses (its KernelCoverage::missing, all kernels), in table order:
+    /// `missing` and the pairs that only another kernel meets.
+    std::vector<std::pair<Feature, Feature>> missing_for_some_kernel() const;
 };
 
+/// Coverage for the kernels of `plan` (make_plan of the same suite): a pair counts for a
+/// kernel when both features are declared by it and it can reach them, and is covered when
+/// some case the plan gives it, and its declared features allow, has both.
+Coverage suite_coverage(const Suite &suite, const Plan &plan);
+
+/// Coverage as though one kernel declared every feature and ran every case: every
+/// meaningful pair is required.
 Coverage suite_coverage(const Suite &suite);
 
 }  // namespace attngate
