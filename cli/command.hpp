@@ -47,5 +47,6 @@ Command add_merge_command(CLI::App &app, Console &console);
 Command add_history_command(CLI::App &app, Console &console);
 Command add_conform_command(CLI::App &app, Console &console);
 Command add_config_command(CLI::App &app, Console &console);
+Command add_init_command(CLI::App &app, Console &console);
 
 }  // namespace attngate::cli

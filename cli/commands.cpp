@@ -10,6 +10,7 @@ const std::vector<AddCommand> &command_registry() {
         add_compare_command, add_ab_command,              add_bench_command,  add_suite_coverage_command,
         add_merge_command,   add_history_command,         add_conform_command,
         add_config_command,
+        add_init_command,
     };
     return commands;
 }
