@@ -41,11 +41,6 @@ def tools(name):
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".venv", "tools", "bin", name)
 
 
-def has_config_loader():
-    """True when this attngate reads attngate.toml (it has the `config` subcommand)."""
-    return attngate("config", "--help").returncode == 0
-
-
 class InitTest(unittest.TestCase):
     def setUp(self):
         self.top = tempfile.mkdtemp(prefix="attngate-init-")
@@ -116,20 +111,18 @@ class InitTest(unittest.TestCase):
         self.assertIn("complete: every meaningful pair", r.stdout)
         self.assertIn("kernel mine (", r.stdout)
 
-        # golden generate && run: with no flag once attngate reads attngate.toml.
-        flagless = has_config_loader()
-        extra = [] if flagless else ["--suite", suite_file]
-        r = self.run_here("golden", "generate", *extra)
+        # golden generate && run, with no flag: attngate.toml says the suite, the plugin, the reports.
+        r = self.run_here("golden", "generate")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        r = self.run_here("run", *extra, *([] if flagless else ["--plugin", ARGS.user_plugin]), timeout=900)
+        r = self.run_here("run", timeout=900)
         self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
         self.assertIn("GATE PASSED", r.stdout)
         self.assertRegex(r.stdout, rf"{len(suite['cases'])} passed, 0 failed, 0 errors")
-        if flagless:
-            for f in ("reports/report.html", "reports/summary.md", "reports/junit.xml"):  # [report] of the toml
-                self.assertTrue(os.path.isfile(os.path.join(self.repo, f)), f)
-            r = self.run_here("suite", "coverage")  # the toml's suite and plugin
-            self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
+        for f in ("reports/report.html", "reports/summary.md", "reports/junit.xml"):  # [report] of the toml
+            self.assertTrue(os.path.isfile(os.path.join(self.repo, f)), f)
+        r = self.run_here("suite", "coverage", "--each-kernel")  # the toml's suite and plugin
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
+        self.assertIn("kernel mine (", r.stdout)
 
         # A second init, with the flags and without: every file skipped, not a byte changed.
         before = snapshot(self.repo)
@@ -140,11 +133,11 @@ class InitTest(unittest.TestCase):
                 self.assertIn(f"skipped {f}:", r.stdout)
             self.assertNotIn("wrote ", r.stdout)
             self.assertEqual(snapshot(self.repo), before)
-        if flagless:
-            r = self.run_here("init")  # the kernels from attngate.toml's plugins
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertNotIn("wrote ", r.stdout)
-            self.assertEqual(snapshot(self.repo), before)
+        r = self.run_here("init")  # the kernels from attngate.toml's plugins
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("kernel mine (", r.stdout)
+        self.assertNotIn("wrote ", r.stdout)
+        self.assertEqual(snapshot(self.repo), before)
 
     def test_a_file_in_the_way_is_kept_and_said(self):
         os.makedirs(os.path.join(self.repo, "suites"))
