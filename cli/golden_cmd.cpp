@@ -1,4 +1,5 @@
-// `attngate golden generate`: every case's golden output from the fp64 reference.
+// `attngate golden generate`: every case's golden output from the fp64 reference, and the
+// fingerprint (the kernels' sources included) that runs are compared with.
 #include <fmt/format.h>
 
 #include "command.hpp"
@@ -14,6 +15,7 @@ namespace {
 struct GoldenArgs {
     std::string suite;
     StoreArgs store;
+    KernelSources sources;  ///< recorded in the goldens' fingerprint: what `run` will compare it with
     std::vector<std::string> lockfiles;
 };
 
@@ -22,7 +24,7 @@ int generate(const GoldenArgs &a, const Console &console) {
     if (!suite) return report_error(suite.error());
     auto store = open_store(a.store);
     if (!store) return report_error(store.error());
-    auto backends = open_backends({});
+    auto backends = open_backends(a.sources);
     if (!backends) return report_error(backends.error());
     auto fp = collect_fingerprint(backends->kernels(), backends->fingerprint(), a.lockfiles);
     if (!fp) return report_error(fp.error());
@@ -44,6 +46,10 @@ Command add_golden_generate_command(CLI::App &app, Console &console) {
     auto *cmd = golden->add_subcommand("generate", "compute every case's golden with the reference kernel");
     add_suite_option(cmd, a->suite);
     add_store_options(cmd, a->store);
+    // The goldens come from the fp64 reference whatever the kernels; a team's plugins and
+    // adapters go into their fingerprint, so that a run of them is compared with a baseline
+    // that has them, not told they were "added".
+    add_kernel_source_options(cmd, a->sources);
     cmd->add_option("--lockfile", a->lockfiles, "a lock file of yours to record in the baseline's fingerprint (repeatable)");
     return {cmd, [a, &console] { return generate(*a, console); }};
 }

@@ -172,9 +172,13 @@ Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &
             return fail(ErrorKind::Usage, "--lockfile {}: a second lock file named {}; give each a distinct file name", path, name);
         locks[name] = std::move(*parsed);
     }
+    std::vector<std::string> origins;
+    for (const auto *k : infos) origins.push_back(k->origin);
+    auto plugins = plugin_toolchains(origins);
+    if (!plugins) return std::unexpected(plugins.error());
     json::object fp{{"toolchain", toolchain()}, {"libraries", library_versions()}, {"loaded", loaded_libraries()},
                     {"cpu", cpu()},             {"os", os()},                      {"kernels", kernels},
-                    {"adapters", json::object{}}, {"lockfiles", locks}};
+                    {"plugins", std::move(*plugins)}, {"adapters", json::object{}}, {"lockfiles", locks}};
     for (const auto &[key, value] : backends) fp[key] = value;
     return fp;
 }

@@ -14,9 +14,10 @@ namespace attngate {
 
 /// Collects the compiler, flags, standard library and glibc, the libraries' versions as
 /// they run (libcurl, OpenSSL, SLEEF, the bench's OpenBLAS), every loaded shared object
-/// with its package version ("loaded"), CPU, OS, the kernels' versions, what the backends
-/// report (an adapter's python, jax, jaxlib... under "adapters"), and the given lock files
-/// (an unreadable or malformed one is an error).
+/// with its package version ("loaded"), CPU, OS, the kernels' versions, each plugin's own
+/// toolchain ("plugins": the compilers in its .comment section, its resolved DT_NEEDED; see
+/// plugin_toolchains), what the backends report (an adapter's python, jax, jaxlib... under
+/// "adapters"), and the given lock files (an unreadable or malformed one is an error).
 Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &kernels, const json::object &backends,
                                          const std::vector<std::string> &lockfiles);
 

@@ -1,10 +1,12 @@
 // Loaded shared objects from dl_iterate_phdr, their sonames from each object's dynamic
-// section, and their packages from dpkg's file lists and status file.
+// section, and their packages from dpkg's file lists and status file; plugins' toolchains
+// from their ELF files.
 #include "results/loaded_libraries.hpp"
 
 #include <elf.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -12,6 +14,7 @@
 #include <sstream>
 
 #include "io/files.hpp"
+#include "results/elf_file.hpp"
 
 namespace attngate {
 
@@ -155,6 +158,68 @@ json::object loaded_libraries() {
         sorted.emplace(loaded[i].soname.empty() ? std::filesystem::path(loaded[i].name).filename().string() : loaded[i].soname, origins[i]);
     json::object out;
     for (auto &[soname, origin] : sorted) out[soname] = std::move(origin);
+    return out;
+}
+
+namespace {
+
+std::string canonical_or_same(const std::string &path) {
+    std::error_code ec;
+    const auto c = std::filesystem::canonical(path, ec);
+    return ec ? path : c.string();
+}
+
+/// The keys of plugin_toolchains: a file name, or the path when two plugins share the name.
+std::vector<std::string> plugin_keys(const std::vector<std::string> &paths) {
+    std::map<std::string, int> uses;
+    for (const auto &p : paths) ++uses[std::filesystem::path(p).filename().string()];
+    std::vector<std::string> keys;
+    for (const auto &p : paths) {
+        const std::string name = std::filesystem::path(p).filename().string();
+        keys.push_back(uses[name] > 1 ? p : name);
+    }
+    return keys;
+}
+
+}  // namespace
+
+Result<json::object> plugin_toolchains(const std::vector<std::string> &origins) {
+    std::vector<Loaded> loaded;
+    dl_iterate_phdr(collect, &loaded);
+    std::set<std::string> loaded_paths;
+    std::map<std::string, std::string> by_soname;  // as the loader matches DT_NEEDED: soname, else file name
+    for (const auto &l : loaded) {
+        const std::string path = canonical_or_same(l.name);
+        loaded_paths.insert(path);
+        by_soname.emplace(l.soname.empty() ? std::filesystem::path(l.name).filename().string() : l.soname, path);
+    }
+    std::vector<std::string> plugins, given;  // canonical, each once, in origin order; as given
+    for (const auto &origin : origins) {
+        const std::string path = canonical_or_same(origin);
+        if (!loaded_paths.contains(path) || std::find(plugins.begin(), plugins.end(), path) != plugins.end()) continue;
+        plugins.push_back(path);
+        given.push_back(origin);
+    }
+    std::vector<ElfBuildInfo> infos;
+    std::vector<std::filesystem::path> needed_paths;  // every plugin's DT_NEEDED, resolved, in order
+    for (const auto &path : plugins) {
+        auto info = read_elf_build_info(path);
+        if (!info) return fail(ErrorKind::BadInput, "plugin {}", info.error().message);  // the message starts with the path
+        for (const auto &soname : info->needed)
+            needed_paths.emplace_back(by_soname.contains(soname) ? by_soname.at(soname) : soname);
+        infos.push_back(std::move(*info));
+    }
+    const auto origins_of_needed = file_origins(needed_paths);
+    const auto keys = plugin_keys(given);  // the name given, not a symlink's target: libteam.so, not libteam.so.1.2
+    json::object out;
+    size_t next = 0;
+    for (size_t i = 0; i < plugins.size(); ++i) {
+        json::object needed;
+        for (const auto &soname : infos[i].needed) needed[soname] = origins_of_needed.at(next++);
+        json::object p{{"compilers", json::array(infos[i].comments.begin(), infos[i].comments.end())}, {"needed", std::move(needed)}};
+        if (!infos[i].runpath.empty()) p["runpath"] = infos[i].runpath;
+        out[keys[i]] = std::move(p);
+    }
     return out;
 }
 

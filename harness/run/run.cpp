@@ -7,6 +7,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
@@ -272,8 +273,42 @@ std::optional<RunResults> previous_results(const RunOptions &o, const Suite &sui
     return std::nullopt;
 }
 
+/// The fingerprint the baselines this run compares with were made with, for "What changed
+/// since the baseline": of the numerics, memory and perf baseline entries of the planned
+/// case x kernels, the one accepted last (its provenance's fingerprint: the run it was
+/// accepted from, plugins and adapters included); without one, the goldens' (golden
+/// generate's); {} when neither is known.
+Result<json::object> baselines_fingerprint(const RunContext &ctx, const Plan &plan) {
+    std::optional<BaselineFile> perf;
+    if (wants(ctx.checks, CheckName::Perf)) {
+        auto key = baseline_key(CheckName::Perf, ctx.suite.name, ctx.machine);
+        if (!key) return std::unexpected(key.error());
+        auto file = load_baseline_file(*ctx.options.store, *key);
+        if (!file) return std::unexpected(file.error());
+        perf = std::move(*file);
+    }
+    const json::object *latest = nullptr;
+    std::string latest_date;
+    for (const std::optional<BaselineFile> *file : {&ctx.numerics_baselines, &ctx.memory_baselines, &std::as_const(perf)}) {
+        if (!*file) continue;
+        for (const auto &pc : plan.cases)
+            for (const PlannedKernel *k : pc.kernels) {
+                const BaselineEntry *e = (*file)->find(pc.spec->id, k->spec.label());
+                const json::value *fp = e ? e->provenance.if_contains("fingerprint") : nullptr;
+                if (!fp || !fp->is_object() || !fp->get_object().contains("toolchain")) continue;  // results that had none
+                const json::value *date = e->provenance.if_contains("date");
+                const std::string d = date && date->is_string() ? std::string(date->get_string()) : "";
+                if (!latest || d > latest_date) latest = &fp->get_object(), latest_date = d;
+            }
+    }
+    if (latest) return *latest;
+    auto golden = load_golden_fingerprint(ctx.suite, *ctx.options.store);
+    if (!golden) return std::unexpected(golden.error());
+    return golden->value_or(json::object{});
+}
+
 /// The results before the first case: what ran, on what, against which baselines.
-Result<RunResults> new_results(const RunContext &ctx, json::object fingerprint, json::object shard) {
+Result<RunResults> new_results(const RunContext &ctx, const Plan &plan, json::object fingerprint, json::object shard) {
     RunResults results;
     results.tool_version = tool_version();
     results.suite = ctx.suite.name;
@@ -284,9 +319,9 @@ Result<RunResults> new_results(const RunContext &ctx, json::object fingerprint, 
     results.fingerprint = std::move(fingerprint);
     results.machine_class = ctx.machine;
     results.shard = std::move(shard);
-    auto base = load_golden_fingerprint(ctx.suite, *ctx.options.store);
+    auto base = baselines_fingerprint(ctx, plan);
     if (!base) return std::unexpected(base.error());
-    if (*base) results.baseline_fingerprint = std::move(**base);
+    results.baseline_fingerprint = std::move(*base);
     return results;
 }
 
@@ -372,7 +407,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     const std::optional<RunResults> previous = previous_results(options, suite);
     ctx.previous = previous ? &*previous : nullptr;
     ResultsWriter writer(options.results_path);
-    auto results = new_results(ctx, std::move(*fingerprint), std::move(shard));
+    auto results = new_results(ctx, *plan, std::move(*fingerprint), std::move(shard));
     if (!results) return std::unexpected(results.error());
     // A kernel in this process can end it: results.json then says so (complete: false).
     if (!options.isolation)

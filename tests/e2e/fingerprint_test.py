@@ -1,6 +1,7 @@
 """End-to-end tests of the fingerprint: it records what actually runs (the shared objects
 loaded, with their packages), so a library swapped under an unchanged binary shows in
-"What changed", for a run against its baseline and for the two builds of an A/B run."""
+"What changed", for a run against its baseline and for the two builds of an A/B run; a run
+is compared with the fingerprint of the baselines it used, a plugin's included."""
 import hashlib
 import json
 import os
@@ -10,7 +11,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ARGS, attngate, main, read_json, suite_with_goldens  # noqa: E402
+from common import ARGS, attngate, developer_env, main, read_json, suite_with_goldens  # noqa: E402
 
 SUITE = {
     "name": "fp",
@@ -83,6 +84,49 @@ class FingerprintTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         with open(md) as f:
             self.assertIn("Nothing: the fingerprint is identical.", f.read())
+
+    def read_markdown(self, md):
+        with open(md) as f:
+            return f.read().replace("\\", "")
+
+    def test_goldens_generated_with_the_plugin_make_its_run_show_no_change(self):
+        # A team makes its goldens with its plugin loaded: the goldens' fingerprint has it, so
+        # "What changed" of a run of it is empty instead of listing the plugin as added.
+        store = self.path("with-plugin")
+        p = attngate("golden", "generate", "--suite", self.suite, "--baselines", store, "--plugin", ARGS.user_plugin)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        plugin = os.path.basename(ARGS.user_plugin)
+        with open(os.path.join(store, "goldens", "fp", "fingerprint.json")) as f:
+            golden_fp = json.load(f)
+        self.assertIn("mine", golden_fp["kernels"])
+        self.assertIn(plugin, golden_fp["plugins"])
+        out, md = self.path("plugin-run.json"), self.path("plugin-run.md")
+        p = attngate("run", "--suite", self.suite, "--baselines", store, "--plugin", ARGS.user_plugin, "--checks", "golden", "--out", out,
+                     "--markdown", md)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(read_json(out)["baseline_fingerprint"], golden_fp)
+        self.assertIn("Nothing: the fingerprint is identical.", self.read_markdown(md))
+
+    def test_what_changed_compares_with_the_fingerprint_of_the_baselines_the_run_used(self):
+        # The goldens were made without the plugin; the memory baselines were accepted from a
+        # run with it. A run checked against those memory baselines is compared with their
+        # fingerprint, which has the plugin.
+        store = self.path("store")
+        shutil.copytree(self.baselines, store)
+        run = ["run", "--suite", self.suite, "--baselines", store, "--plugin", ARGS.user_plugin, "--kernel", "mine", "--checks", "golden,memory"]
+        first, md = self.path("first.json"), self.path("first.md")
+        p = attngate(*run, "--out", first, "--markdown", md)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("kernels.mine: added 0.1.0", self.read_markdown(md))  # against the goldens': true, they lack it
+        p = attngate("baseline", "update", "--results", first, "--baselines", store, "--checks", "memory", "--yes", env=developer_env())
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        second, md = self.path("second.json"), self.path("second.md")
+        p = attngate(*run, "--out", second, "--markdown", md)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        r = read_json(second)
+        self.assertIn(os.path.basename(ARGS.user_plugin), r["baseline_fingerprint"]["plugins"])
+        self.assertEqual(r["baseline_fingerprint"], read_json(first)["fingerprint"])
+        self.assertIn("Nothing: the fingerprint is identical.", self.read_markdown(md))
 
     def test_ab_of_two_builds_diffs_each_sides_own_fingerprint(self):
         # Side B is the same binary with the library swapped: each side's `env --json` is

@@ -195,3 +195,31 @@ TEST_CASE("file origins come from dpkg's file lists and status, else from the fi
     CHECK(origins[1].at("sha256").as_string() == sha256_hex("other bytes"));
     CHECK(origins[2].at("missing").as_bool());
 }
+
+TEST_CASE("a loaded plugin's toolchain: its .comment compilers and its DT_NEEDED as the loader resolved them", "[fingerprint]") {
+    // libsleef is loaded in every attngate process: it stands for a plugin here.
+    auto fp = collect_fingerprint({}, {}, {});
+    REQUIRE(fp);
+    const std::string sleef(fp->at("loaded").at("libsleef.so.3").at("path").as_string());
+    auto plugins = plugin_toolchains({"built-in", "/nonexistent/libgone.so", "http://127.0.0.1:1/adapter", sleef});
+    REQUIRE(plugins);
+    const std::string key = std::filesystem::path(sleef).filename().string();
+    REQUIRE(plugins->size() == 1);  // only what this process loaded
+    REQUIRE(plugins->contains(key));
+    const json::object &p = plugins->at(key).as_object();
+    CHECK(p.at("compilers").is_array());  // Debian strips .comment from its packages: often empty
+    const json::object &needed = p.at("needed").as_object();
+    REQUIRE(needed.contains("libc.so.6"));  // its one DT_NEEDED, resolved to the libc this process runs
+    CHECK(needed.at("libc.so.6").at("path").as_string() == fp->at("loaded").at("libc.so.6").at("path").as_string());
+    if (std::filesystem::exists("/var/lib/dpkg/status") && !std::getenv("DPKG_ADMINDIR"))
+        CHECK(needed.at("libc.so.6").at("package").as_string() == "libc6");
+}
+
+TEST_CASE("the fingerprint records each loaded plugin's toolchain under plugins", "[fingerprint]") {
+    KernelInfo builtin;
+    builtin.name = "flash";
+    builtin.origin = "built-in";
+    auto fp = collect_fingerprint({&builtin}, {}, {});
+    REQUIRE(fp);
+    CHECK(fp->at("plugins").as_object().empty());  // the built-ins are attngate's own toolchain
+}
