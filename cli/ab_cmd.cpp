@@ -1,14 +1,20 @@
-// `attngate ab`: paired A/B of two attngate builds (or two adapters) on the same machine.
+// `attngate ab`: paired A/B of two sides on the same machine: two attngate builds, two builds
+// of a team's plugin (each in an attngate process of its own), or two adapters.
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "backend/in_process_backend.hpp"
 #include "command.hpp"
 #include "common.hpp"
 #include "io/json_io.hpp"
 #include "perf_table.hpp"
+#include "report/console.hpp"
+#include "results/fingerprint.hpp"
 #include "report_options.hpp"
 #include "run/ab.hpp"
 #include "run/run.hpp"
@@ -19,9 +25,16 @@ namespace attngate::cli {
 
 namespace {
 
+/// One side's own settings: a build, and the plugins, adapters and lock files that are its own.
+struct SideArgs {
+    std::string build;
+    std::vector<std::string> plugins, adapters, lockfiles;
+};
+
 struct AbArgs {
-    std::string suite, a, b, a_adapter, b_adapter, out = "reports/ab.json";
-    std::vector<std::string> plugins;
+    std::string suite, out = "reports/ab.json";
+    SideArgs a, b;
+    std::vector<std::string> plugins;  ///< both sides load these
     PlanFilter filter;
     StoreArgs store;
     AbOptions options;  ///< bound to the options directly; the CLI fills in the rest
@@ -29,29 +42,79 @@ struct AbArgs {
     ReportPaths reports;
 };
 
-/// One side of `ab`: an adapter kept up for the whole run, or an attngate build.
-Result<std::unique_ptr<AbSide>> make_side(const char *which, const std::string &build, const std::string &adapter, const Suite &suite,
-                                          const AbArgs &a) {
-    if (!adapter.empty()) {
-        // Only the adapter's kernels: the built-ins are the same on both sides.
-        auto backends = open_backends(KernelSources{{}, {adapter}, {}, false});
-        if (!backends) return std::unexpected(backends.error());
-        return backend_side(fmt::format("{}: {}", which, adapter), std::make_unique<Backends>(std::move(*backends)), suite, a.filter);
+/// A side as it will run: resident adapters, or a build (this attngate by default) with its
+/// plugins and adapters, and the kernels it times.
+struct ResolvedSide {
+    const char *which;
+    bool resident = false;  ///< adapters alone, kept up in this process
+    AbSideSpec spec;
+    PlanFilter filter;
+};
+
+/// The kernels a plugin provides, from loading it alone.
+Result<std::vector<std::string>> kernels_of(const std::string &plugin) {
+    auto backend = InProcessBackend::create({plugin});
+    if (!backend) return std::unexpected(backend.error());
+    std::vector<std::string> names;
+    for (const auto &k : (*backend)->kernels())
+        if (k.origin != "built-in") names.push_back(k.name);
+    return names;
+}
+
+/// Resolves one side. A side with plugins of its own times their kernels (unless --kernel
+/// says which), not the built-ins both sides share, and its own build of a kernel replaces
+/// a --plugin both sides load that provides a kernel of the same name.
+Result<ResolvedSide> resolve_side(const char *which, const SideArgs &side, const AbArgs &a) {
+    ResolvedSide r{which, false, {side.build, {}, side.adapters, side.lockfiles, ""}, a.filter};
+    if (!side.adapters.empty() && side.build.empty() && side.plugins.empty()) {
+        r.resident = true;  // the built-ins are the same on both sides: only the adapters' kernels
+        return r;
     }
-    if (build.empty()) return fail(ErrorKind::Usage, "ab: side {} needs --{} (a build) or --{}-adapter (an adapter command)", which, which, which);
-    std::vector<std::string> time_args = {"--suite", suite.file.string()}, env_args;
-    for (const auto &p : a.plugins) time_args.insert(time_args.end(), {"--plugin", p}), env_args.insert(env_args.end(), {"--plugin", p});
-    for (const auto &k : a.filter.kernels) time_args.insert(time_args.end(), {"--kernel", k});
-    for (const auto &c : a.filter.cases) time_args.insert(time_args.end(), {"--case", c});
-    return build_side(build, std::move(time_args), std::move(env_args));
+    if (side.build.empty() && side.plugins.empty())
+        return fail(ErrorKind::Usage, "ab: side {0} needs --{0} (an attngate build), --{0}-plugin (a build of your plugin) or --{0}-adapter "
+                    "(an adapter command)", which);
+    std::vector<std::string> own;
+    for (const auto &p : side.plugins) {
+        auto names = kernels_of(p);
+        if (!names) return std::unexpected(names.error());
+        own.insert(own.end(), names->begin(), names->end());
+    }
+    for (const auto &p : a.plugins) {
+        bool replaced = false;
+        if (!own.empty()) {
+            auto names = kernels_of(p);
+            if (!names) return std::unexpected(names.error());
+            replaced = std::any_of(names->begin(), names->end(), [&](const std::string &n) { return std::find(own.begin(), own.end(), n) != own.end(); });
+        }
+        if (!replaced) r.spec.plugins.push_back(p);
+    }
+    r.spec.plugins.insert(r.spec.plugins.end(), side.plugins.begin(), side.plugins.end());
+    if (!side.plugins.empty()) {
+        std::string name = side.build.empty() ? "attngate" : side.build;
+        for (const auto &p : side.plugins) name += " --plugin " + p;
+        r.spec.name = std::move(name);
+        if (r.filter.kernels.empty()) r.filter.kernels = std::move(own);
+    }
+    return r;
+}
+
+/// One side of `ab`: adapters kept up for the whole run, or an attngate build.
+Result<std::unique_ptr<AbSide>> make_side(const ResolvedSide &side, const Suite &suite) {
+    if (side.resident) {
+        auto backends = open_backends(KernelSources{{}, side.spec.adapters, {}, false});
+        if (!backends) return std::unexpected(backends.error());
+        return backend_side(fmt::format("{}: {}", side.which, fmt::join(side.spec.adapters, " + ")),
+                            std::make_unique<Backends>(std::move(*backends)), suite, side.filter, side.spec.lockfiles);
+    }
+    return build_side(side.spec, suite.file, side.filter);
 }
 
 /// For `ab --shard I/N`: this shard's cases (whole cases, so both builds' `time` take them
-/// as --case) and the shard's description for the results.
-Result<std::pair<std::vector<std::string>, json::object>> ab_shard(const Suite &suite, const AbArgs &a, Store &store) {
-    auto backends = open_backends(KernelSources{a.plugins, {}, {}, true});
+/// as --case) and the shard's description for the results, planned with side B's plugins.
+Result<std::pair<std::vector<std::string>, json::object>> ab_shard(const Suite &suite, const AbArgs &a, const ResolvedSide &b, Store &store) {
+    auto backends = open_backends(KernelSources{b.spec.plugins, {}, {}, true});
     if (!backends) return std::unexpected(backends.error());
-    auto plan = make_plan(suite, backends->kernels(), a.plugins, a.filter);
+    auto plan = make_plan(suite, backends->kernels(), b.spec.plugins, b.filter);
     if (!plan) return std::unexpected(plan.error());
     auto shard = shard_plan(*plan, suite, *a.shard, ShardUnit::Case, store, machine_class(""), {CheckName::Perf}, a.options.policy.alpha);
     if (!shard) return std::unexpected(shard.error());
@@ -87,15 +150,6 @@ std::vector<PerfRow> perf_rows(const RunResults &results) {
     return rows;
 }
 
-/// The closing line: a regression, or how many cases could not be gated.
-std::string headline(const std::vector<PerfRow> &rows, bool strict) {
-    size_t regressions = 0, ungated = 0;
-    for (const auto &row : rows) regressions += row.status == "regression", ungated += row.status == "too_noisy";
-    std::string said = regressions ? fmt::format("REGRESSION in {} case(s)", regressions) : "no regression";
-    if (ungated) said += fmt::format("{} {} case(s) too noisy to gate{}", regressions ? ";" : ", but", ungated, strict ? " (strict: failed)" : "");
-    return said;
-}
-
 /// The results of a shard with no case to time: complete, and empty.
 int empty_shard(const Suite &suite, json::object shard, const AbArgs &a, const Console &console) {
     RunResults empty;
@@ -122,22 +176,26 @@ int ab(AbArgs a, const Console &console) {
     if (!suite) return report_error(suite.error());
     auto store = open_store(a.store);
     if (!store) return report_error(store.error());
+    auto resolved_a = resolve_side("a", a.a, a);
+    if (!resolved_a) return report_error(resolved_a.error());
+    auto resolved_b = resolve_side("b", a.b, a);
+    if (!resolved_b) return report_error(resolved_b.error());
     json::object shard;
     if (a.shard) {
-        auto mine = ab_shard(*suite, a, **store);
+        auto mine = ab_shard(*suite, a, *resolved_b, **store);
         if (!mine) return report_error(mine.error());
         if (mine->first.empty()) return empty_shard(*suite, std::move(mine->second), a, console);  // more shards than cases
         shard = std::move(mine->second);
-        a.filter.cases = std::move(mine->first);
+        resolved_a->filter.cases = resolved_b->filter.cases = std::move(mine->first);
     }
     AbOptions &o = a.options;
     o.store = store->get();
     o.compile_threshold_pct = suite->perf.compile_threshold_pct;
     o.profiles_dir = std::filesystem::absolute(a.out).parent_path() / "profiles";
     o.strict = o.strict || suite->perf.require_verdict;
-    auto side_a = make_side("a", a.a, a.a_adapter, *suite, a);
+    auto side_a = make_side(*resolved_a, *suite);
     if (!side_a) return report_error(side_a.error());
-    auto side_b = make_side("b", a.b, a.b_adapter, *suite, a);
+    auto side_b = make_side(*resolved_b, *suite);
     if (!side_b) return report_error(side_b.error());
     const std::time_t started = std::time(nullptr);
     auto results = timed_rounds(*suite, **side_a, **side_b, o, console);
@@ -153,16 +211,31 @@ int ab(AbArgs a, const Console &console) {
     console.say("{}", numerics_table(results->results));
     if (auto w = save_results(*results, a.out); !w) return report_error(w.error());
     if (auto w = write_reports(*results, ReportContext{}, a.reports); !w) return report_error(w.error());
-    console.say("\n{}: B ({}) against A ({}), {}; results in {}\n", headline(rows, o.strict), (*side_b)->describe(), (*side_a)->describe(),
+    if (!results->baseline_fingerprint.empty() && !results->fingerprint.empty())
+        console.say("\nWhat changed from A to B: {}", console_fingerprint_diff(diff_fingerprints(results->baseline_fingerprint, results->fingerprint)));
+    // The closing line and the exit code come from the same verdict.
+    console.say("\n{}: B ({}) against A ({}), {}; results in {}\n", ab_verdict_line(*results), (*side_b)->describe(), (*side_a)->describe(),
                 rounds_said(*results), a.out);
     return results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
 }
 
 void add_side_options(CLI::App *cmd, AbArgs &a) {
-    cmd->add_option("--a", a.a, "build A: an attngate binary, a build directory, or a command line (no shell; quote words with spaces)");
-    cmd->add_option("--b", a.b, "build B, likewise");
-    cmd->add_option("--a-adapter", a.a_adapter, "side A is this adapter command (kept up for the whole run), e.g. an older jax venv");
-    cmd->add_option("--b-adapter", a.b_adapter, "side B is this adapter command");
+    for (auto [which, side] : {std::pair{"a", &a.a}, std::pair{"b", &a.b}}) {
+        const std::string w = which, other = w == "a" ? "the older build" : "the newer build";
+        cmd->add_option("--" + w, side->build,
+                        w == "a" ? "build A: an attngate binary, a build directory, or a command line (no shell; quote words with spaces); "
+                                   "default with --a-plugin: this attngate"
+                                 : "build B, likewise");
+        cmd->add_option("--" + w + "-plugin", side->plugins,
+                        fmt::format("side {} loads this kernel plugin .so ({} of your plugin; repeatable): each side's plugins run in "
+                                    "their own attngate process, so both may hold the same kernel names", w, other));
+        cmd->add_option("--" + w + "-adapter", side->adapters,
+                        fmt::format("side {} is this adapter command (kept up for the whole run; repeatable), e.g. {}", w,
+                                    w == "a" ? "the adapter in an older venv" : "the adapter in a newer venv"));
+        cmd->add_option("--" + w + "-lockfile", side->lockfiles,
+                        fmt::format("a lock file of side {} to record in its fingerprint (repeatable): what changed between the "
+                                    "sides' lock files shows in \"What changed\"", w));
+    }
 }
 
 void add_round_options(CLI::App *cmd, AbOptions &o) {
@@ -185,12 +258,14 @@ void add_round_options(CLI::App *cmd, AbOptions &o) {
 
 Command add_ab_command(CLI::App &app, Console &console) {
     auto a = std::make_shared<AbArgs>();
-    auto *cmd = app.add_subcommand("ab", "paired A/B: time two attngate builds interleaved on the same machine");
+    auto *cmd = app.add_subcommand("ab", "paired A/B: time two builds (of attngate, of your plugin, or two adapters) interleaved on the same machine");
     add_side_options(cmd, *a);
     add_store_options(cmd, a->store);
     add_suite_option(cmd, a->suite);
     add_round_options(cmd, a->options);
-    cmd->add_option("--plugin", a->plugins, "kernel plugin .so both sides load (repeatable)");
+    cmd->add_option("--plugin", a->plugins,
+                    "kernel plugin .so both sides load (repeatable); a side's own --a-plugin/--b-plugin replaces one that "
+                    "provides a kernel of the same name");
     add_filter_options(cmd, a->filter);
     add_out_option(cmd, a->out, "where the A/B results.json goes")->capture_default_str();
     add_shard_option(cmd, a->shard,

@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/ranges.h>
+
 #include "checks/compile_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
@@ -258,6 +260,28 @@ RunResults ab_header(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &
 }
 
 }  // namespace
+
+std::string ab_verdict_line(const RunResults &results) {
+    size_t regressions = 0, noisy = 0, errors = 0;
+    std::map<std::string, size_t> failed;  // by check name
+    for (const auto &r : results.results)
+        for (const auto &c : r.checks) {
+            const PerfMetrics *m = c.get<PerfMetrics>();
+            const bool regression = m && m->status == PerfCheckStatus::Regression, too_noisy = m && m->status == PerfCheckStatus::TooNoisy;
+            if (c.verdict == Verdict::Error) ++errors;
+            else if (c.verdict == Verdict::Fail && regression) ++regressions;
+            else if (c.verdict == Verdict::Fail) ++failed[too_noisy ? "perf (too noisy to gate, --strict)" : c.name()];
+            else if (too_noisy) ++noisy;
+        }
+    std::vector<std::string> said;
+    if (regressions) said.push_back(fmt::format("REGRESSION in {} case x kernel(s)", regressions));
+    for (const auto &[check, n] : failed) said.push_back(fmt::format("{} failed on {} case x kernel(s)", check, n));
+    if (errors) said.push_back(fmt::format("{} check(s) errored", errors));
+    const std::string noisy_said = noisy ? fmt::format("{} case x kernel(s) too noisy to gate", noisy) : "";
+    if (results.verdict() != Verdict::Fail) return "passed: no regression" + (noisy ? ", but " + noisy_said : "");
+    if (noisy) said.push_back(noisy_said);
+    return "FAILED: " + (said.empty() ? std::string("a check failed") : fmt::format("{}", fmt::join(said, "; ")));
+}
 
 Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress) {
     auto manifest = manifest_if_any(suite, *o.store);

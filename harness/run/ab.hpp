@@ -50,4 +50,9 @@ using AbProgressFn = std::function<void(const AbProgress &)>;
 /// compile checks per case x kernel.
 Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &options, const AbProgressFn &progress);
 
+/// The verdict an A/B run's closing line says, decided as its exit code is (RunResults::
+/// verdict()): "FAILED: " and what failed (perf regressions, each other check's failures,
+/// errors), else "passed: no regression", adding the case x kernels too noisy to gate.
+std::string ab_verdict_line(const RunResults &results);
+
 }  // namespace attngate

@@ -259,8 +259,8 @@ private:
 
 class BackendSide final : public AbSide {
 public:
-    BackendSide(std::string name, std::unique_ptr<Backends> backends, const Suite &suite, Plan plan)
-        : name_(std::move(name)), backends_(std::move(backends)), suite_(suite), plan_(std::move(plan)) {
+    BackendSide(std::string name, std::unique_ptr<Backends> backends, const Suite &suite, Plan plan, std::vector<std::string> lockfiles)
+        : name_(std::move(name)), backends_(std::move(backends)), suite_(suite), plan_(std::move(plan)), lockfiles_(std::move(lockfiles)) {
         for (const auto &pc : plan_.cases) {
             inputs_.push_back(std::make_unique<CaseInputs>(generate_inputs(suite_, *pc.spec)));
             for (const PlannedKernel *k : pc.kernels)
@@ -269,7 +269,11 @@ public:
     }
 
     std::string describe() const override { return name_; }
-    Result<json::object> fingerprint(double) override { return backends_->fingerprint(); }
+    /// Both sides run in this process: what differs is the backends' own (an adapter's
+    /// versions), their kernels' and the side's lock files.
+    Result<json::object> fingerprint(double) override {
+        return collect_fingerprint(backends_->kernels(), backends_->fingerprint(), lockfiles_);
+    }
 
     Result<std::filesystem::path> profile(const AbLabel &label, const std::filesystem::path &dir) override {
         for (const auto &[l, inv] : targets_)
@@ -321,28 +325,38 @@ private:
     Plan plan_;
     std::vector<std::unique_ptr<CaseInputs>> inputs_;
     std::vector<std::pair<AbLabel, Invocation>> targets_;
+    std::vector<std::string> lockfiles_;
 };
 
 }  // namespace
 
-std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args, std::vector<std::string> env_args) {
-    const std::string cmd = ab_command(command);
+std::unique_ptr<AbSide> build_side(const AbSideSpec &side, const std::filesystem::path &suite_file, const PlanFilter &filter) {
     std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    const std::string cmd = side.build.empty() && !ec ? self : ab_command(side.build);
     std::vector<std::string> argv;
     if (std::filesystem::exists(cmd, ec)) argv = {cmd};  // a path, spaces and all
     else if (auto words = split_command(cmd)) argv = std::move(*words);
     else argv = {cmd};
-    return std::make_unique<BuildSide>(std::move(argv), cmd, std::move(time_args), std::move(env_args));
+    std::vector<std::string> time_args = {"--suite", suite_file.string()}, env_args;
+    for (const auto &[flag, values] : {std::pair{"--plugin", &side.plugins}, std::pair{"--adapter", &side.adapters}})
+        for (const auto &v : *values) time_args.insert(time_args.end(), {flag, v}), env_args.insert(env_args.end(), {flag, v});
+    for (const auto &l : side.lockfiles) env_args.insert(env_args.end(), {"--lockfile", l});
+    for (const auto &k : filter.kernels) time_args.insert(time_args.end(), {"--kernel", k});
+    for (const auto &c : filter.cases) time_args.insert(time_args.end(), {"--case", c});
+    return std::make_unique<BuildSide>(std::move(argv), side.name.empty() ? cmd : side.name, std::move(time_args), std::move(env_args));
 }
 
 Result<std::unique_ptr<AbSide>> backend_side(std::string name, std::unique_ptr<Backends> backends, const Suite &suite,
-                                             const PlanFilter &filter) {
+                                             const PlanFilter &filter, std::vector<std::string> lockfiles) {
     std::vector<std::string> origins;
-    for (const auto *k : backends->kernels()) origins.push_back(k->origin);
+    for (const auto *k : backends->kernels())
+        if (k->origin != "built-in") origins.push_back(k->origin);
     auto plan = make_plan(suite, backends->kernels(), origins, filter);
     if (!plan) return std::unexpected(plan.error());
     if (plan->runs() == 0) return fail(ErrorKind::Usage, "{}: no case x kernel of suite {} to compare", name, suite.name);
-    return std::unique_ptr<AbSide>(std::make_unique<BackendSide>(std::move(name), std::move(backends), suite, std::move(*plan)));
+    return std::unique_ptr<AbSide>(
+        std::make_unique<BackendSide>(std::move(name), std::move(backends), suite, std::move(*plan), std::move(lockfiles)));
 }
 
 }  // namespace attngate

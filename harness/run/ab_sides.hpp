@@ -62,16 +62,30 @@ public:
     }
 };
 
-/// An attngate build: `<command> time --serve ...` kept running for the whole run and timed
-/// row by row (a build older than --serve: `<command> time ...` spawned once per round),
-/// without a shell; a directory means DIR/attngate. time_args carry the suite, plugins and
-/// filters; env_args what its `env --json` needs (the plugins).
-std::unique_ptr<AbSide> build_side(const std::string &command, std::vector<std::string> time_args, std::vector<std::string> env_args);
+/// What one side of an A/B runs: a build of attngate and the kernel sources and lock files
+/// that are this side's own (two builds of a team's plugin, two venvs of its adapter).
+struct AbSideSpec {
+    std::string build;                   ///< an attngate binary, a build directory or a command line; empty: this attngate
+    std::vector<std::string> plugins;    ///< the side's --plugin files (those both sides load included)
+    std::vector<std::string> adapters;   ///< the side's --adapter command lines
+    std::vector<std::string> lockfiles;  ///< recorded in the side's fingerprint
+    /// How results and the console name the side; empty: its command line.
+    std::string name;
+};
 
-/// Backends that stay up for the whole A/B run (adapters): timed and run in-process.
-/// An error when the suite and filter plan nothing on these backends.
+/// A build side: `<build> time --serve --suite SUITE ...` kept running for the whole run
+/// and timed row by row (a build older than --serve: `<build> time ...` spawned once per
+/// round), without a shell; a directory means DIR/attngate. Its `time` and `env --json`
+/// get the side's plugins, adapters and lock files; `time` gets the filter's kernels and
+/// cases.
+std::unique_ptr<AbSide> build_side(const AbSideSpec &side, const std::filesystem::path &suite_file, const PlanFilter &filter);
+
+/// Backends that stay up for the whole A/B run (adapters): timed and run in-process. Its
+/// fingerprint is collected here, with these lock files. An error when the suite and filter
+/// plan nothing of these backends' own kernels (the built-ins are left out: both sides
+/// share them).
 Result<std::unique_ptr<AbSide>> backend_side(std::string name, std::unique_ptr<Backends> backends, const Suite &suite,
-                                             const PlanFilter &filter);
+                                             const PlanFilter &filter, std::vector<std::string> lockfiles);
 
 /// "DIR/attngate" for a build directory, else the argument.
 std::string ab_command(const std::string &side);

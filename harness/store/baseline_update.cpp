@@ -91,6 +91,7 @@ std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind
         row.golden_failed = golden_failed;
         row.values = std::move(values);
         const BaselineEntry *entry = existing ? existing->find(r.case_id, r.kernel) : nullptr;
+        if (entry) row.old_values = entry->values;
         if (entry)
             if (const auto old = headline(entry->values); old && std::isfinite(*old)) row.old_value = old;
         row.changed = !entry || row.verdict != Verdict::Pass || moved(*row.values, entry->values);

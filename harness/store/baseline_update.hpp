@@ -38,6 +38,7 @@ struct UpdateRow {
     /// moved (BaselineValues' moved_from). An unchanged row is kept as it is stored.
     bool changed = true;
     std::optional<BaselineValues> values;  ///< what would be stored
+    std::optional<BaselineValues> old_values;  ///< what is stored now; nullopt: no baseline yet
     std::string label() const { return case_id + "/" + kernel; }
     /// Percent change, or nullopt without an old value.
     std::optional<double> change_pct() const;

@@ -1,6 +1,7 @@
 // run_ab's sequential rounds, on two synthetic sides: a row the first rounds already place
 // against the threshold stops there; a row they cannot place gets more rounds until it is
-// placed or max_rounds is reached; the verdict is taken on every pair it got.
+// placed or max_rounds is reached; the verdict is taken on every pair it got. And the closing
+// line of `ab`, which must say what its exit code says.
 #include <cmath>
 #include <map>
 
@@ -153,5 +154,51 @@ TEST_CASE("sequential A/B rounds: more pairs only for the rows that need them", 
         const auto perf = perf_of(*r);
         for (const auto &[id, got] : perf) CHECK(got.first == 21);
         CHECK(perf.at("slower").second != "regression");
+    }
+}
+
+namespace {
+
+/// One case x kernel's results with these checks.
+CaseResult row_with(std::vector<CheckResult> checks) {
+    CaseResult r;
+    r.case_id = "c";
+    r.kernel = "k";
+    r.checks = std::move(checks);
+    return r;
+}
+
+CheckResult perf_row(PerfCheckStatus status, Verdict v) {
+    PerfMetrics m;
+    m.status = status;
+    return CheckResult(m, v, "");
+}
+
+}  // namespace
+
+TEST_CASE("the A/B closing line says what its exit code says", "[ab]") {
+    RunResults r;
+    SECTION("golden failures with no perf regression are a failure, never \"no regression\"") {
+        for (int i = 0; i < 2; ++i)
+            r.results.push_back(row_with({CheckResult(CheckName::Golden, Verdict::Fail, "max abs error"), perf_row(PerfCheckStatus::Ok, Verdict::Pass)}));
+        REQUIRE(r.verdict() == Verdict::Fail);
+        CHECK(ab_verdict_line(r) == "FAILED: golden failed on 2 case x kernel(s)");
+    }
+    SECTION("a regression, an error and a row too noisy to gate") {
+        r.results.push_back(row_with({perf_row(PerfCheckStatus::Regression, Verdict::Fail)}));
+        r.results.push_back(row_with({CheckResult(CheckName::Numerics, Verdict::Error, "crashed")}));
+        r.results.push_back(row_with({perf_row(PerfCheckStatus::TooNoisy, Verdict::Skip)}));
+        CHECK(ab_verdict_line(r) == "FAILED: REGRESSION in 1 case x kernel(s); 1 check(s) errored; 1 case x kernel(s) too noisy to gate");
+    }
+    SECTION("too noisy under --strict fails, and says why") {
+        r.results.push_back(row_with({perf_row(PerfCheckStatus::TooNoisy, Verdict::Fail)}));
+        CHECK(ab_verdict_line(r) == "FAILED: perf (too noisy to gate, --strict) failed on 1 case x kernel(s)");
+    }
+    SECTION("a green run says so, and what it could not gate") {
+        r.results.push_back(row_with({CheckResult(CheckName::Golden), perf_row(PerfCheckStatus::Ok, Verdict::Pass)}));
+        CHECK(ab_verdict_line(r) == "passed: no regression");
+        r.results.push_back(row_with({perf_row(PerfCheckStatus::TooNoisy, Verdict::Skip)}));
+        REQUIRE(r.verdict() == Verdict::Pass);
+        CHECK(ab_verdict_line(r) == "passed: no regression, but 1 case x kernel(s) too noisy to gate");
     }
 }
