@@ -7,7 +7,6 @@
 #include <ctime>
 #include <map>
 #include <memory>
-#include <utility>
 
 #include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
@@ -18,6 +17,7 @@
 #include "plan/inputs.hpp"
 #include "results/fingerprint.hpp"
 #include "results/results_writer.hpp"
+#include "run/baseline_fingerprint.hpp"
 #include "run/perf_phase.hpp"
 #include "run/sharding.hpp"
 #include "store/baseline_store.hpp"
@@ -273,40 +273,6 @@ std::optional<RunResults> previous_results(const RunOptions &o, const Suite &sui
     return std::nullopt;
 }
 
-/// The fingerprint the baselines this run compares with were made with, for "What changed
-/// since the baseline": of the numerics, memory and perf baseline entries of the planned
-/// case x kernels, the one accepted last (its provenance's fingerprint: the run it was
-/// accepted from, plugins and adapters included); without one, the goldens' (golden
-/// generate's); {} when neither is known.
-Result<json::object> baselines_fingerprint(const RunContext &ctx, const Plan &plan) {
-    std::optional<BaselineFile> perf;
-    if (wants(ctx.checks, CheckName::Perf)) {
-        auto key = baseline_key(CheckName::Perf, ctx.suite.name, ctx.machine);
-        if (!key) return std::unexpected(key.error());
-        auto file = load_baseline_file(*ctx.options.store, *key);
-        if (!file) return std::unexpected(file.error());
-        perf = std::move(*file);
-    }
-    const json::object *latest = nullptr;
-    std::string latest_date;
-    for (const std::optional<BaselineFile> *file : {&ctx.numerics_baselines, &ctx.memory_baselines, &std::as_const(perf)}) {
-        if (!*file) continue;
-        for (const auto &pc : plan.cases)
-            for (const PlannedKernel *k : pc.kernels) {
-                const BaselineEntry *e = (*file)->find(pc.spec->id, k->spec.label());
-                const json::value *fp = e ? e->provenance.if_contains("fingerprint") : nullptr;
-                if (!fp || !fp->is_object() || !fp->get_object().contains("toolchain")) continue;  // results that had none
-                const json::value *date = e->provenance.if_contains("date");
-                const std::string d = date && date->is_string() ? std::string(date->get_string()) : "";
-                if (!latest || d > latest_date) latest = &fp->get_object(), latest_date = d;
-            }
-    }
-    if (latest) return *latest;
-    auto golden = load_golden_fingerprint(ctx.suite, *ctx.options.store);
-    if (!golden) return std::unexpected(golden.error());
-    return golden->value_or(json::object{});
-}
-
 /// The results before the first case: what ran, on what, against which baselines.
 Result<RunResults> new_results(const RunContext &ctx, const Plan &plan, json::object fingerprint, json::object shard) {
     RunResults results;
@@ -319,7 +285,11 @@ Result<RunResults> new_results(const RunContext &ctx, const Plan &plan, json::ob
     results.fingerprint = std::move(fingerprint);
     results.machine_class = ctx.machine;
     results.shard = std::move(shard);
-    auto base = baselines_fingerprint(ctx, plan);
+    // "What changed" is against the fingerprint of the baselines this run uses, plugins included.
+    auto base = baselines_fingerprint(*ctx.options.store, ctx.suite, plan,
+                                      {ctx.numerics_baselines ? &*ctx.numerics_baselines : nullptr,
+                                       ctx.memory_baselines ? &*ctx.memory_baselines : nullptr},
+                                      wants(ctx.checks, CheckName::Perf) ? std::optional(ctx.machine) : std::nullopt);
     if (!base) return std::unexpected(base.error());
     results.baseline_fingerprint = std::move(*base);
     return results;
