@@ -1,6 +1,9 @@
 // `attngate ab`: paired A/B of two sides on the same machine: two attngate builds, two builds
 // of a team's plugin (each in an attngate process of its own), or two adapters.
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -11,6 +14,9 @@
 #include "backend/in_process_backend.hpp"
 #include "command.hpp"
 #include "common.hpp"
+#include "config_file.hpp"
+#include "io/files.hpp"
+#include "io/process.hpp"
 #include "io/json_io.hpp"
 #include "perf_table.hpp"
 #include "report/console.hpp"
@@ -109,6 +115,17 @@ Result<std::unique_ptr<AbSide>> make_side(const ResolvedSide &side, const Suite 
     return build_side(side.spec, suite.file, side.filter);
 }
 
+/// The sides' attngate processes take every setting from the arguments `ab` gives them (its
+/// own attngate.toml is applied to it already): an empty attngate.toml of their own, through
+/// $ATTNGATE_CONFIG, keeps them from applying the team's file again, whose adapters would
+/// start in every side and whose kernels would replace the ones a side was asked to time.
+Result<void> sides_without_config(const TempDir &dir) {
+    const auto empty = dir.path / std::string(kConfigName);
+    if (auto w = write_file_atomic(empty, ""); !w) return w;
+    if (::setenv("ATTNGATE_CONFIG", empty.c_str(), 1) != 0) return fail(ErrorKind::Infra, "setenv ATTNGATE_CONFIG: {}", std::strerror(errno));
+    return {};
+}
+
 /// For `ab --shard I/N`: this shard's cases (whole cases, so both builds' `time` take them
 /// as --case) and the shard's description for the results, planned with side B's plugins.
 Result<std::pair<std::vector<std::string>, json::object>> ab_shard(const Suite &suite, const AbArgs &a, const ResolvedSide &b, Store &store) {
@@ -193,6 +210,8 @@ int ab(AbArgs a, const Console &console) {
     o.compile_threshold_pct = suite->perf.compile_threshold_pct;
     o.profiles_dir = std::filesystem::absolute(a.out).parent_path() / "profiles";
     o.strict = o.strict || suite->perf.require_verdict;
+    const TempDir config_dir("ab-config");
+    if (auto c = sides_without_config(config_dir); !c) return report_error(c.error());
     auto side_a = make_side(*resolved_a, *suite);
     if (!side_a) return report_error(side_a.error());
     auto side_b = make_side(*resolved_b, *suite);

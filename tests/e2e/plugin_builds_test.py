@@ -129,6 +129,19 @@ class AbPluginsTest(unittest.TestCase):
         self.assertNotIn("already registered", p.stderr)
         self.assert_last_line_agrees(p)
 
+    def test_the_sides_take_their_settings_from_ab_not_from_attngate_toml_again(self):
+        # A team's attngate.toml: its plugin (ab's --plugin, replaced by each side's own build)
+        # and an adapter that would fail to start. The sides' processes must not start it.
+        repo = self.path("repo")
+        os.makedirs(repo, exist_ok=True)
+        with open(os.path.join(repo, "attngate.toml"), "w") as f:
+            f.write(f'plugins = ["{self.gcc}"]\nadapters = ["/bin/false"]\n')
+        p = attngate("ab", "--suite", self.suite, "--baselines", self.baselines, *FAST, "--out", self.path("toml.json"),
+                     "--a-plugin", self.gcc, "--b-plugin", self.wrong, cwd=repo)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertNotIn("/bin/false", p.stderr)
+        self.assert_last_line_agrees(p)
+
     def test_each_sides_lock_files_show_in_what_changed(self):
         for side, numpy in (("base", "1.26.4"), ("head", "2.0.0")):
             os.makedirs(self.path("locks", side), exist_ok=True)
