@@ -35,7 +35,7 @@ int show(const std::vector<std::string> &rest, const Console &console) {
         return report_error(Error{ErrorKind::Usage, fmt::format("config: {}", e.what())});
     }
     CLI::App *cmd = chosen_command(app);
-    auto settings = apply_config(cmd, *config ? &**config : nullptr);
+    auto settings = apply_config(cmd, *config ? &**config : nullptr, /*report_missing=*/true);
     if (!settings) return report_error(settings.error());
     console.say("{}", *config ? fmt::format("config file: {}", (*config)->path.string())
                               : fmt::format("config file: none ({} in no directory from here up)", kConfigName));

@@ -267,7 +267,7 @@ void relax_required(CLI::App &app, const ConfigFile &config) {
     }
 }
 
-Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *config) {
+Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *config, bool report_missing) {
     std::vector<Setting> out;
     for (const Key &k : keys()) {
         const ConfigValue *v = config ? config->find(k.key) : nullptr;
@@ -290,14 +290,18 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
             out.push_back({k.key, k.flag, d, d.empty() ? "unset" : "default"});
             continue;
         }
-        if (auto r = check_files(k, *v); !r) return std::unexpected(r.error());
+        std::string where = v->where;
+        if (auto r = check_files(k, *v); !r) {
+            if (!report_missing) return std::unexpected(r.error());
+            where += ", but: " + r.error().message.substr(v->where.size() + 2);
+        }
         try {
             for (const auto &a : v->args) o->add_result(a);
             o->run_callback();
         } catch (const CLI::Error &e) {
             return fail(ErrorKind::BadInput, "{}: {}: {}", v->where, k.key, e.what());
         }
-        out.push_back({k.key, k.flag, joined(v->args), v->where});
+        out.push_back({k.key, k.flag, joined(v->args), where});
     }
     return out;
 }

@@ -62,8 +62,10 @@ struct Setting {
 };
 
 /// After parsing: fills each option of `cmd` that the command line left unset from the
-/// file, and returns every setting `cmd` has with its origin. `config` may be null.
-Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *config);
+/// file, and returns every setting `cmd` has with its origin. `config` may be null. A file the
+/// value names that does not exist is bad input, or with `report_missing` (`attngate config`,
+/// before the plugin is built) said in the origin.
+Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *config, bool report_missing = false);
 
 /// The directory suite names are looked up in first (the file's `suites`), if any.
 std::optional<std::filesystem::path> config_suites_dir(const ConfigFile *config);

@@ -67,6 +67,11 @@ class ConfigTest(unittest.TestCase):
         self.assertIn(f"({toml}:4)", lines["kernels"])
         self.assertIn("(flag --checks)", lines["checks"])
         self.assertIn("(default)", lines["device_class"])
+        # Before the plugin is built, config still shows everything, and says what is missing.
+        self.write('suite = "mine"\nsuites = "suites"\nplugins = ["build/libmine.so"]\n')
+        r = attngate("config", cwd=self.sub)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("no such file " + os.path.join(self.dir, "build", "libmine.so"), r.stdout)
 
     def bad(self, text, *expect):
         self.write(text)
