@@ -20,6 +20,7 @@
 #include <openssl/opensslv.h>
 
 #include "io/files.hpp"
+#include "results/fingerprint_shape.hpp"
 #include "results/loaded_libraries.hpp"
 #include "results/lockfile.hpp"
 
@@ -249,8 +250,10 @@ Result<json::object> parse_fingerprint(std::string_view text, const std::string 
     if (o.contains("schema_version")) {  // a results.json
         const auto *fp = o.if_contains("fingerprint");
         if (!fp || !fp->is_object()) return fail(ErrorKind::BadInput, "{}: at $.fingerprint: expected an object (results written before fingerprints?)", where);
+        if (auto bad = fingerprint_shape_error(fp->get_object(), "$.fingerprint")) return fail(ErrorKind::BadInput, "{}: at {}", where, *bad);
         return fp->get_object();
     }
+    if (auto bad = fingerprint_shape_error(o)) return fail(ErrorKind::BadInput, "{}: at {}", where, *bad);
     return o;
 }
 

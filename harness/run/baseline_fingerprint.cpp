@@ -1,6 +1,7 @@
 // Picking the baselines' fingerprint: the last-accepted entry the run uses, else the goldens'.
 #include "run/baseline_fingerprint.hpp"
 
+#include "results/fingerprint_shape.hpp"
 #include "store/golden.hpp"
 #include "store/keys.hpp"
 
@@ -26,6 +27,12 @@ Result<json::object> baselines_fingerprint(Store &store, const Suite &suite, con
                 const BaselineEntry *e = file->find(pc.spec->id, k->spec.label());
                 const json::value *fp = e ? e->provenance.if_contains("fingerprint") : nullptr;
                 if (!fp || !fp->is_object() || !fp->get_object().contains("toolchain")) continue;  // accepted from results that had none
+                // It is copied into results.json: a malformed one is bad input, not a bad results file.
+                if (auto bad = fingerprint_shape_error(fp->get_object(), "$.provenance.fingerprint")) {
+                    auto key = baseline_key(file->check, file->suite, file->machine_class);
+                    return fail(ErrorKind::BadInput, "{}: the entry of {} / {}: at {}", key ? store.where(*key) : file->suite, pc.spec->id,
+                                k->spec.label(), *bad);
+                }
                 const json::value *date = e->provenance.if_contains("date");
                 const std::string d = date && date->is_string() ? std::string(date->get_string()) : "";
                 if (!latest || d > latest_date) latest = &fp->get_object(), latest_date = d;

@@ -5,6 +5,7 @@
 
 #include "io/files.hpp"
 #include "results/fingerprint.hpp"
+#include "results/fingerprint_shape.hpp"
 #include "results/loaded_libraries.hpp"
 #include "results/lockfile.hpp"
 #include "test_support.hpp"
@@ -222,4 +223,24 @@ TEST_CASE("the fingerprint records each loaded plugin's toolchain under plugins"
     auto fp = collect_fingerprint({&builtin}, {}, {});
     REQUIRE(fp);
     CHECK(fp->at("plugins").as_object().empty());  // the built-ins are attngate's own toolchain
+}
+
+TEST_CASE("a collected fingerprint has its schema's shape, and each wrong type is named by path", "[fingerprint]") {
+    const Backends backends = test::builtin_backends();
+    auto fp = collect_fingerprint(backends.kernels(), backends.fingerprint(), {});
+    REQUIRE(fp);
+    CHECK_FALSE(fingerprint_shape_error(*fp));
+    json::object bad = *fp;
+    bad["kernels"].as_object()["flash"] = 2147483648LL;  // what e2e_fuzz found copied into results.json
+    CHECK(fingerprint_shape_error(bad) == "$.kernels.flash: expected a string");
+    bad = *fp;
+    bad["cpu"].as_object()["cores"] = -2;
+    CHECK(fingerprint_shape_error(bad, "$.fp") == "$.fp.cpu.cores: expected a count of cores");
+    bad = *fp;
+    bad["loaded"].as_object()["libc.so.6"].as_object().erase("path");
+    CHECK(fingerprint_shape_error(bad) == "$.loaded.libc.so.6: expected a field \"path\"");
+    bad = *fp;
+    bad["lockfiles"] = json::object{{"r.txt", json::object{{"format", "yarn"}}}};
+    CHECK(fingerprint_shape_error(bad) == "$.lockfiles.r.txt.format: expected pip, npm, vcpkg, conan or opaque");
+    CHECK(fingerprint_shape_error(json::object{}) == std::nullopt);
 }
