@@ -23,6 +23,10 @@ install(FILES baselines/pricing.json DESTINATION "${ATTNGATE_INSTALL_DATADIR}/ba
 install(DIRECTORY baselines/workloads baselines/memory DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
 install(DIRECTORY baselines/goldens/smoke DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines/goldens")
 
+# The attngate-jax wheel, when it was built (target attngate_jax_wheel, not in ALL): a team
+# installs the adapter from the .deb with `pip install /usr/share/attngate/python/*.whl`.
+install(FILES "${ATTNGATE_JAX_WHEEL}" DESTINATION "${ATTNGATE_INSTALL_DATADIR}/python" OPTIONAL)
+
 # The .deb: its Depends are the runtime packages of the libraries the binary links, found by
 # dpkg-shlibdeps (never the -dev packages); OpenBLAS is dlopen()ed by `bench` alone.
 set(CPACK_GENERATOR DEB)

@@ -30,6 +30,25 @@ def build_wheel(out_dir):
     return build.stdout.strip()
 
 
+def make_team_venv(venv, wheel, *packages):
+    """A team's own venv made by .venv/jax-new's interpreter, without system site-packages:
+    attngate-jax from `wheel` and the team's `packages` (source trees) installed by pip with no
+    index; jax and its dependencies reached through a .pth to jax-new's site-packages, since
+    installing jax anew needs the network. Returns the venv's python."""
+    pinned_python = os.path.join(SOURCE_DIR, ".venv", "jax-new", "bin", "python")
+    subprocess.run([pinned_python, "-m", "venv", venv], check=True, timeout=300)
+    python = os.path.join(venv, "bin", "python")
+    where = [subprocess.run([p, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True,
+                            check=True).stdout.strip() for p in (python, pinned_python)]
+    with open(os.path.join(where[0], "pinned-jax.pth"), "w") as f:
+        f.write(where[1] + "\n")
+    pip = [os.path.join(venv, "bin", "pip"), "install", "-q", "--no-index", "--disable-pip-version-check"]
+    subprocess.run(pip + [wheel], check=True, timeout=300, cwd=venv)
+    for package in packages:
+        subprocess.run(pip + ["--no-build-isolation", package], check=True, timeout=300, cwd=venv)
+    return python
+
+
 class Adapter:
     """An adapter child process on a free loopback port, and one keep-alive connection."""
 

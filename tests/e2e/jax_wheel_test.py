@@ -24,7 +24,7 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json, require_jax_venvs  # noqa: E402
-from jax_adapter_support import build_wheel  # noqa: E402
+from jax_adapter_support import build_wheel, make_team_venv  # noqa: E402
 
 PROTOCOL = 1  # docs/protocol.md's version, which this attngate speaks
 CASES = ("mha_s256_f32", "gqa_causal_s256_bf16")  # two of the example suite's five: f32 and bf16
@@ -42,19 +42,9 @@ class WheelTest(TempDirTest):
         super().setUpClass()
         cls.wheel = build_wheel(os.path.join(cls.dir, "dist"))
         cls.venv = os.path.join(cls.dir, "venv")
-        subprocess.run([jax_venv_python("new"), "-m", "venv", cls.venv], check=True, timeout=300)
-        python = os.path.join(cls.venv, "bin", "python")
-        purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
-        pinned = subprocess.run([jax_venv_python("new"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                capture_output=True, text=True, check=True).stdout.strip()
-        with open(os.path.join(purelib, "pinned-jax.pth"), "w") as f:
-            f.write(pinned + "\n")
         cls.team = os.path.join(cls.dir, "team")  # the team's repository: a copy of the example, outside the checkout
         shutil.copytree(os.path.join(ARGS.source_dir, "examples", "jax-kernel"), cls.team)
-        pip = [os.path.join(cls.venv, "bin", "pip"), "install", "-q", "--no-index", "--disable-pip-version-check"]
-        subprocess.run(pip + [cls.wheel], check=True, timeout=300, cwd=cls.dir)
-        subprocess.run(pip + ["--no-build-isolation", cls.team], check=True, timeout=300, cwd=cls.dir)
+        make_team_venv(cls.venv, cls.wheel, cls.team)
 
     def wheel_version(self):
         return re.fullmatch(r"attngate_jax-(.+)-py3-none-any\.whl", os.path.basename(self.wheel)).group(1)

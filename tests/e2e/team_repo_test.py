@@ -15,21 +15,26 @@ import tempfile
 import time
 import unittest
 
+import yaml
+
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
-from common import ARGS  # noqa: E402
+from common import ARGS, jax_venv_python  # noqa: E402
+from ci_runners import run_composite, start_forge  # noqa: E402
+from jax_adapter_support import make_team_venv  # noqa: E402
 
-TEAM_FILES = ("CMakeLists.txt", "attngate.toml", "src", "suites", ".gitignore")
+TEAM_FILES = ("CMakeLists.txt", "attngate.toml", "src", "jax", "suites", ".gitignore", ".github")
+KERNELS = {"team-causal", "team-jax"}  # the C++ plugin's and the JAX package's
 
 
 def sh(cmd, cwd=None, env=None, timeout=900):
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, shell=isinstance(cmd, str))
 
 
-def copy_team_repo(dest):
+def copy_team_repo(dest, files=TEAM_FILES):
     src = os.path.join(ARGS.source_dir, "examples", "team-repo")
     os.makedirs(dest)
-    for name in TEAM_FILES:
+    for name in files:
         p = os.path.join(src, name)
         (shutil.copytree if os.path.isdir(p) else shutil.copy)(p, os.path.join(dest, name))
 
@@ -47,15 +52,24 @@ def break_causal_mask(repo):
 class TeamRepoInstalled(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        if not os.path.exists(jax_venv_python("new")):
+            raise unittest.SkipTest(".venv/jax-new is missing (bash ci/install-deps.sh makes it): the team's JAX kernel needs jax")
         cls.dir = tempfile.mkdtemp(prefix="attngate-team-")
         cls.prefix = os.path.join(cls.dir, "prefix")
         build_dir = os.path.dirname(ARGS.attngate)
-        r = sh(["cmake", "--install", build_dir, "--prefix", cls.prefix])
-        assert r.returncode == 0, r.stdout + r.stderr
+        for cmd in (["cmake", "--build", build_dir, "--target", "attngate_jax_wheel"], ["cmake", "--install", build_dir, "--prefix", cls.prefix]):
+            r = sh(cmd)
+            assert r.returncode == 0, r.stdout + r.stderr
         cls.repo = os.path.join(cls.dir, "team")
         copy_team_repo(cls.repo)
+        # The team's venv: attngate-jax from the wheel the install put in share/, and the team's package.
+        share = os.path.join(cls.prefix, "share", "attngate", "python")
+        wheels = [os.path.join(share, f) for f in os.listdir(share)]
+        venv = os.path.join(cls.dir, "venv")
+        make_team_venv(venv, wheels[0], os.path.join(cls.repo, "jax"))
         env = {k: v for k, v in os.environ.items() if not k.startswith("ATTNGATE_") or k == "ATTNGATE_ADAPTER_READY_TIMEOUT"}
-        env["PATH"] = os.path.join(cls.prefix, "bin") + os.pathsep + env["PATH"]
+        env.pop("PYTHONPATH", None)
+        env["PATH"] = os.pathsep.join((os.path.join(venv, "bin"), os.path.join(cls.prefix, "bin"), env["PATH"]))  # the venv activated
         env["CMAKE_PREFIX_PATH"] = cls.prefix
         env.pop("CI", None)  # a developer's machine: baseline update writes
         cls.env = env
@@ -74,6 +88,57 @@ class TeamRepoInstalled(unittest.TestCase):
         self.run_in(["cmake", "-S", ".", "-B", "build", "-DCMAKE_BUILD_TYPE=Release"])
         self.run_in(["cmake", "--build", "build"])
 
+    def test_init_in_a_repository_with_only_its_kernel(self):
+        repo = os.path.join(self.dir, "fresh")
+        copy_team_repo(repo, ("CMakeLists.txt", "src"))
+        self.run_in(["git", "init", "-q"], cwd=repo)
+        self.run_in(["cmake", "-S", ".", "-B", "build"], cwd=repo)
+        self.run_in(["cmake", "--build", "build"], cwd=repo)
+        r = self.run_in(["attngate", "init", "--plugin", "build/libteam_kernels.so"], cwd=repo)
+        for written in ("attngate.toml", ".github/workflows/attngate.yml"):
+            self.assertTrue(os.path.exists(os.path.join(repo, written)), r.stdout)
+        self.run_in(["attngate", "golden", "generate"], cwd=repo)
+        r = self.run_in(["ctest", "--output-on-failure"], cwd=os.path.join(repo, "build"))
+        self.assertIn("100% tests passed", r.stdout)
+        r = self.run_in(["attngate", "run"], cwd=repo)
+        self.assertIn("GATE PASSED", r.stdout)
+
+    def test_the_reusable_action_gates_a_pull_request_of_the_team(self):
+        """The sample's own workflow: its action step's inputs, run step by step as GitHub's
+        runner would, on a pull request whose head breaks the causal cases."""
+        repo = os.path.join(self.dir, "pr")
+        copy_team_repo(repo)
+        with open(os.path.join(repo, ".github", "workflows", "attngate.yml")) as f:
+            steps = yaml.safe_load(f)["jobs"]["gate"]["steps"]
+        inputs = next(s["with"] for s in steps if s.get("uses", "").startswith("attngate/attngate@"))
+        # The release's .deb is on no network here: this build's install (on PATH) stands in for it.
+        inputs = dict(inputs, install="none", deb="", **{"deb-sha256": ""}, args="--rounds 3 --max-rounds 0 --min-time 0.002")
+        git = lambda *a: self.run_in(["git", *a], cwd=repo)  # noqa: E731
+        git("init", "-q")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+        base = self.run_in(["git", "rev-parse", "HEAD"], cwd=repo).stdout.strip()
+        self.run_in(["cmake", "-S", ".", "-B", "build"], cwd=repo)
+        self.run_in(["cmake", "--build", "build"], cwd=repo)
+        self.run_in(["attngate", "golden", "generate"], cwd=repo)
+        git("-c", "user.name=t", "-c", "user.email=t@t", "add", "baselines")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "goldens")
+        base = self.run_in(["git", "rev-parse", "HEAD"], cwd=repo).stdout.strip()
+        break_causal_mask(repo)
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "head: one key fewer")
+        shutil.rmtree(os.path.join(repo, "build"))
+        temp = tempfile.mkdtemp(dir=self.dir)
+        env = dict(self.env, GITHUB_WORKSPACE=repo, RUNNER_TEMP=temp, GITHUB_STEP_SUMMARY=os.path.join(temp, "summary.md"),
+                   GITHUB_REPOSITORY="team/kernels", GITHUB_API_URL=start_forge(self), CI="true", GITHUB_ACTIONS="true")
+        github = {"event": {"pull_request": {"number": 3, "base": {"sha": base}}}, "token": "t0ken", "action_ref": "v0.2.0"}
+        run = run_composite(ARGS.source_dir, inputs, github, env)
+        self.assertNotEqual(run.rc, 0, run.log)
+        self.assertEqual(run.failed_step, run.steps[-1][0], "only the last step fails, after the summary and comment:\n" + run.log)
+        with open(env["GITHUB_STEP_SUMMARY"]) as f:
+            summary = f.read().replace("\\", "")  # Markdown escapes the underscores
+        self.assertIn("golden", summary)
+        self.assertIn("causal_f32", summary)
+
     def test_the_team_workflow(self):
         installed = os.path.join(self.prefix, "bin", "attngate")
         r = self.run_in([installed, "--version"])
@@ -91,8 +156,8 @@ class TeamRepoInstalled(unittest.TestCase):
         with open(os.path.join(self.repo, "reports", "results.json")) as f:
             res = json.load(f)
         self.assertEqual(res["suite"], "team")
-        self.assertEqual({row["kernel"] for row in res["results"]}, {"team-causal"})
-        self.assertEqual(len(res["results"]), 3)
+        self.assertEqual({row["kernel"] for row in res["results"]}, KERNELS)
+        self.assertEqual(len(res["results"]), 6)
         cost = [c for row in res["results"] for c in row["checks"] if c["check"] == "cost"]
         self.assertTrue(cost and all("USD" in c["reason"] for c in cost), "priced from the installed pricing.json")
         for report in ("report.html", "summary.md", "junit.xml"):
@@ -102,7 +167,8 @@ class TeamRepoInstalled(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(self.repo, "baselines", "memory", "team.json")))
         r = self.run_in(["attngate", "run"])
         with open(os.path.join(self.repo, "reports", "results.json")) as f:
-            memory = [c for row in json.load(f)["results"] for c in row["checks"] if c["check"] == "memory"]
+            memory = [c for row in json.load(f)["results"] if row["kernel"] == "team-causal"  # the plugin's peak is baselined
+                      for c in row["checks"] if c["check"] == "memory"]
         self.assertTrue(memory and all("against baseline" in c["reason"] for c in memory), memory)
         # A change that breaks the causal cases: ctest and run are red, naming the case and why.
         old = os.path.join(self.dir, "libteam_kernels-base.so")
