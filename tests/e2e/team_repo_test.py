@@ -203,6 +203,8 @@ class TeamRepoDeb(unittest.TestCase):
         mounts = []
         try:
             build_dir = os.path.dirname(ARGS.attngate)
+            r = sh(["cmake", "--build", build_dir, "--target", "attngate_jax_wheel"])  # the .deb ships it when built
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             r = sh(["cpack", "-G", "DEB", "--config", os.path.join(build_dir, "CPackConfig.cmake"), "-B", work], cwd=work)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             debs = [f for f in os.listdir(work) if f.endswith(".deb")]
@@ -218,7 +220,17 @@ class TeamRepoDeb(unittest.TestCase):
                 r = sh(["debootstrap", "--variant=minbase", "bookworm", pristine + ".new", "http://deb.debian.org/debian"], timeout=1200)
                 self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
                 os.rename(pristine + ".new", pristine)
+            # The team's JAX pins from PyPI, as its venv would get them; kept beside the chroot.
+            wheels = os.path.join(cache, "wheels")
+            lock = os.path.join(ARGS.source_dir, "examples", "team-repo", "jax", "requirements.lock")
+            r = sh(["/usr/bin/python3", "-m", "pip", "download", "-q", "--disable-pip-version-check", "--require-hashes", "--no-deps",
+                    "-r", lock, "-d", wheels], timeout=1200)
+            self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+            r = sh(["/usr/bin/python3", "-m", "pip", "download", "-q", "--disable-pip-version-check", "-d", wheels, "setuptools>=61", "wheel"],
+                   timeout=600)  # what pip's isolated build of the team's package asks for
+            self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
             self.assertEqual(sh(["cp", "-a", pristine, root]).returncode, 0)
+            shutil.copytree(wheels, os.path.join(root, "tmp", "wheels"))
             shutil.copy(os.path.join(work, debs[0]), os.path.join(root, "tmp"))
             copy_team_repo(os.path.join(root, "home", "team"))
             shutil.copy("/etc/resolv.conf", os.path.join(root, "etc", "resolv.conf"))
@@ -228,16 +240,25 @@ class TeamRepoDeb(unittest.TestCase):
             script = f"""set -e
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends /tmp/{debs[0]} cmake g++ make >/dev/null
-test ! -e /work && test ! -e {ARGS.source_dir}    # no attngate source on any path
 start=$(date +%s)
+apt-get install -y -qq --no-install-recommends /tmp/{debs[0]} cmake g++ make python3-venv >/dev/null
+test ! -e /work && test ! -e {ARGS.source_dir}    # no attngate source on any path
+installed=$(date +%s)
 cd /home/team
 attngate --version
 cmake -S . -B build >/dev/null && cmake --build build >/dev/null
+built=$(date +%s)
+python3 -m venv .venv && . .venv/bin/activate
+pip install -q --disable-pip-version-check --no-index --find-links /tmp/wheels --require-hashes -r jax/requirements.lock
+pip install -q --disable-pip-version-check --no-index /usr/share/attngate/python/attngate_jax-*.whl
+pip install -q --disable-pip-version-check --no-index --find-links /tmp/wheels ./jax
+venv=$(date +%s)
 attngate golden generate >/dev/null
 (cd build && ctest --output-on-failure)
 attngate run | tail -1
-echo "minutes to a green gate: $(( $(date +%s) - start )) s"
+python3 -c "import json; print('kernels gated:', sorted({{r['kernel'] for r in json.load(open('reports/results.json'))['results']}}))"
+python3 -c "import json; print('ctest gated:', sorted({{r['kernel'] for r in json.load(open('build/attngate/team/results.json'))['results']}}))"
+echo "seconds: apt $((installed - start)), C++ build $((built - installed)), JAX venv $((venv - built)), goldens + ctest + run $(( $(date +%s) - venv ))"
 """
             t0 = time.time()
             r = subprocess.run(["chroot", root, "/usr/bin/env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -246,6 +267,8 @@ echo "minutes to a green gate: $(( $(date +%s) - start )) s"
             self.assertEqual(r.returncode, 0)
             self.assertIn("100% tests passed", r.stdout)
             self.assertIn("GATE PASSED", r.stdout)
+            self.assertIn("kernels gated: ['team-causal', 'team-jax']", r.stdout)
+            self.assertIn("ctest gated: ['team-causal', 'team-jax']", r.stdout)
         finally:
             for m in mounts:
                 sh(["umount", "-l", m])
