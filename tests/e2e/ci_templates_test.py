@@ -965,7 +965,8 @@ class ReusableLintTest(unittest.TestCase):
     schemas GitHub and GitLab publish, zizmor's auditor persona, and each other."""
 
     FILES = {"action": os.path.join(SOURCE, "action.yml"), "workflow": os.path.join(SOURCE, ".github", "workflows", "gate.yml"),
-             "component": os.path.join(SOURCE, "templates", "gate", "template.yml")}
+             "component": os.path.join(SOURCE, "templates", "gate", "template.yml"),
+             "team workflow": os.path.join(SOURCE, "examples", "team-repo", ".github", "workflows", "attngate.yml")}
 
     def load(self, name):
         with open(self.FILES[name]) as f:
@@ -973,7 +974,8 @@ class ReusableLintTest(unittest.TestCase):
 
     @unittest.skipUnless(os.path.exists(tools("check-jsonschema")), ".venv/tools is missing: bash ci/install-deps.sh creates it")
     def test_each_passes_its_forge_schema(self):
-        for name, schema in (("action", "vendor.github-actions"), ("workflow", "vendor.github-workflows")):
+        for name, schema in (("action", "vendor.github-actions"), ("workflow", "vendor.github-workflows"),
+                             ("team workflow", "vendor.github-workflows")):
             p = check_jsonschema(schema, self.FILES[name])
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         # The component: its spec, and its jobs as GitLab sees them once included (a number input
@@ -1004,7 +1006,7 @@ class ReusableLintTest(unittest.TestCase):
 
     @unittest.skipUnless(os.path.exists(tools("zizmor")), ".venv/tools is missing: bash ci/install-deps.sh creates it")
     def test_the_action_and_the_workflow_pass_zizmor_and_say_why_of_each_ignore(self):
-        for name in ("action", "workflow"):
+        for name in ("action", "workflow", "team workflow"):
             p = zizmor(self.FILES[name])
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             self.assertIn("No findings to report", p.stdout)
