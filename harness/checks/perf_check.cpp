@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "stats/stats.hpp"
 
 namespace attngate {
@@ -16,12 +18,12 @@ void ungated(CheckResult &r, bool strict) {
     if (strict) r.reason = "ungated in strict mode: " + r.reason;
 }
 
-PerfCheckStatus check_status(PerfStatus s) {
-    switch (s) {
+PerfCheckStatus check_status(const PerfDecision &d) {
+    switch (d.status) {
     case PerfStatus::Ok: return PerfCheckStatus::Ok;
     case PerfStatus::Regression: return PerfCheckStatus::Regression;
     case PerfStatus::Improvement: return PerfCheckStatus::Improvement;
-    case PerfStatus::TooNoisy:
+    case PerfStatus::TooNoisy: return d.machine_moved ? PerfCheckStatus::MachineMoved : PerfCheckStatus::TooNoisy;
     case PerfStatus::Insufficient: return PerfCheckStatus::TooNoisy;
     }
     return PerfCheckStatus::TooNoisy;
@@ -54,12 +56,20 @@ void apply_perf_decision(CheckResult &r, const PerfDecision &d) {
     m.p_value = d.p_value, m.p_adjusted = d.p_adjusted;
     m.relative_noise = d.relative_noise;
     m.required_repetitions = d.required_repetitions;
-    m.status = check_status(d.status);
+    m.status = check_status(d);
     r.reason = d.reason;
     switch (d.status) {
     case PerfStatus::Regression: r.verdict = Verdict::Fail; break;
-    case PerfStatus::Ok:
-    case PerfStatus::Improvement: r.verdict = Verdict::Pass; break;
+    case PerfStatus::Ok: r.verdict = Verdict::Pass; break;
+    case PerfStatus::Improvement:
+        if (m.mode == PerfMode::Ab) {
+            r.verdict = Verdict::Pass;
+            break;
+        }
+        m.status = PerfCheckStatus::StaleBaseline;  // an old baseline cannot catch today's regression
+        r.reason = fmt::format("not gated: stale baseline? {}; accept today's times with `attngate baseline update --checks perf`", d.reason);
+        ungated(r, m.strict.value_or(false));
+        break;
     case PerfStatus::TooNoisy:
     case PerfStatus::Insufficient: ungated(r, m.strict.value_or(false));  // reported, never a silent pass
     }
@@ -79,6 +89,7 @@ CheckResult perf_check(const PerfCheckInput &in) {
     }
     m.baseline_samples_s = in.baseline_samples_s;
     m.baseline_median_s = median(in.baseline_samples_s);
+    if (in.paired) m.mode = PerfMode::Ab;
     apply_perf_decision(r, *in.decision);
     return r;
 }

@@ -36,6 +36,9 @@ struct PerfCheckInput {
     /// A case the rule cannot gate fails instead of skipping (dedicated runners: --strict,
     /// suite perf.require_verdict).
     bool strict = false;
+    /// Paired A/B (side A timed in the same run): faster beyond the threshold is an improvement,
+    /// not a stale baseline.
+    bool paired = false;
 };
 
 /// The check from a decision. A case the rule cannot gate (too noisy, too few

@@ -60,8 +60,10 @@ std::string console_summary(const RunResults &r, const std::string &results_path
                              : error && fail ? "drift and kernel errors found"
                              : error         ? "kernel errors (crash, hang or error) found"
                                              : "drift found";
-    return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped (suite {}, results in {})\n", grouped_failures(r),
-                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, terminal_text(r.suite), terminal_text(results_path));
+    const std::string perf = perf_coverage_said(perf_coverage(r));
+    return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped{} (suite {}, results in {})\n", grouped_failures(r),
+                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, perf.empty() ? "" : "; " + terminal_text(perf),
+                       terminal_text(r.suite), terminal_text(results_path));
 }
 
 std::string console_progress(const CaseResult &r, size_t done, size_t total, double elapsed_s) {

@@ -28,7 +28,10 @@ std::string verdict_header(const RunResults &r) {
     for (const auto &c : counts_per_check(r))
         s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", markup_escape(enum_name(c.check)), c.pass, c.fail,
                          c.error, c.skip);
-    return s + "</table></div>\n";
+    s += "</table>";
+    if (const std::string perf = perf_coverage_said(perf_coverage(r)); !perf.empty())
+        s += fmt::format("<p class=\"coverage\" id=\"perf-coverage\">{}</p>", markup_escape(perf));
+    return s + "</div>\n";
 }
 
 std::string fingerprint_section(const RunResults &r, const ReportContext &ctx) {

@@ -35,11 +35,13 @@ std::string testcase(const std::string &name, const std::string &classname, doub
 /// A testsuite with its testcases' summed time and the run's start as its timestamp (none
 /// when the results do not say: an A/B run).
 std::string suite_element(const std::string &name, const CheckCounts &n, double seconds, const std::string &timestamp,
-                          const std::string &cases) {
-    return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.6f}\"{}>\n{}"
+                          const std::string &cases, const std::string &gated = "") {
+    const std::string properties =
+        gated.empty() ? "" : fmt::format("    <properties>\n      <property name=\"gated\" value=\"{}\"/>\n    </properties>\n", markup_escape(gated));
+    return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.6f}\"{}>\n{}{}"
                        "  </testsuite>\n",
                        markup_escape(name), n.total(), n.fail, n.error, n.skip, seconds,
-                       timestamp.empty() ? "" : fmt::format(" timestamp=\"{}\"", markup_escape(timestamp)), cases);
+                       timestamp.empty() ? "" : fmt::format(" timestamp=\"{}\"", markup_escape(timestamp)), properties, cases);
 }
 
 std::string workload_suite(const RunResults &r) {
@@ -79,7 +81,9 @@ std::string junit_serialize(const RunResults &r) {
                     cases += testcase(c.case_id + " / " + c.kernel, classname, seconds, k.verdict, k.reason, key_numbers(k), &k,
                                       group_of.contains(&k) ? group_of.at(&k) : nullptr);
                 }
-        suites += suite_element(classname, counts, suite_s, r.started_at, cases);
+        // The perf suite says how many of its rows were judged: a skipped row is not a passed one.
+        const std::string gated = counts.check == CheckName::Perf ? perf_coverage_said(perf_coverage(r)) : "";
+        suites += suite_element(classname, counts, suite_s, r.started_at, cases, gated);
         total_s += suite_s;
         all.pass += counts.pass, all.fail += counts.fail, all.skip += counts.skip, all.error += counts.error;
     }

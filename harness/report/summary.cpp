@@ -72,6 +72,52 @@ std::vector<CheckCounts> counts_per_check(const RunResults &r) {
     return out;
 }
 
+namespace {
+
+/// Why a perf row was not gated, or "" when it was.
+std::string not_gated_because(const CheckResult &k) {
+    const PerfMetrics &m = k.as<PerfMetrics>();
+    if (k.verdict == Verdict::Error || !m.status) return "not timed";
+    switch (*m.status) {
+    case PerfCheckStatus::Ok:
+    case PerfCheckStatus::Regression:
+    case PerfCheckStatus::Improvement: return "";
+    case PerfCheckStatus::TooNoisy: return "too noisy";
+    case PerfCheckStatus::MachineMoved: return "machine speed moved";
+    case PerfCheckStatus::StaleBaseline: return "stale baseline?";
+    case PerfCheckStatus::OtherMachine: return "baseline from another machine";
+    case PerfCheckStatus::NoBaseline: return "no baseline for class " + m.machine_class.value_or("?");
+    }
+    return "not timed";
+}
+
+}  // namespace
+
+PerfCoverage perf_coverage(const RunResults &r) {
+    PerfCoverage c;
+    for (const auto &row : r.results)
+        for (const auto &k : row.checks) {
+            if (k.check() != CheckName::Perf) continue;
+            ++c.rows;
+            const std::string why = not_gated_because(k);
+            if (why.empty()) {
+                ++c.gated;
+                continue;
+            }
+            auto it = std::find_if(c.not_gated.begin(), c.not_gated.end(), [&](const auto &p) { return p.first == why; });
+            if (it == c.not_gated.end()) it = c.not_gated.insert(c.not_gated.end(), {why, 0});
+            ++it->second;
+        }
+    return c;
+}
+
+std::string perf_coverage_said(const PerfCoverage &c) {
+    if (c.rows == 0) return "";
+    std::string why;
+    for (const auto &[reason, n] : c.not_gated) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", n, reason);
+    return fmt::format("perf: {} of {} rows gated{}", c.gated, c.rows, why.empty() ? "" : " (" + why + ")");
+}
+
 std::string format_number(const json::value *v) {
     if (!v || v->is_null()) return "-";
     if (v->is_string()) return std::string(v->get_string());

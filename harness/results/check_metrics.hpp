@@ -28,11 +28,26 @@ constexpr auto enum_names(CheckName) {
 }
 
 /// A perf or instruction-count check's state: the decision's, or why there was none.
-enum class PerfCheckStatus { Ok, Regression, Improvement, TooNoisy, NoBaseline, OtherMachine };
+/// MachineMoved: not gated, the machine's speed moved since the baseline or during the run.
+/// StaleBaseline: faster than a stored baseline beyond the threshold, so the baseline can no
+/// longer catch a regression of today's speed: not gated until it is accepted. (Faster than
+/// side A of an A/B run is an Improvement, gated.)
+enum class PerfCheckStatus { Ok, Regression, Improvement, TooNoisy, NoBaseline, OtherMachine, MachineMoved, StaleBaseline };
 constexpr auto enum_names(PerfCheckStatus) {
     using enum PerfCheckStatus;
-    return std::array{std::pair{Ok, "ok"},          std::pair{Regression, "regression"}, std::pair{Improvement, "improvement"},
-                      std::pair{TooNoisy, "too_noisy"}, std::pair{NoBaseline, "no_baseline"}, std::pair{OtherMachine, "other_machine"}};
+    return std::array{std::pair{Ok, "ok"},
+                      std::pair{Regression, "regression"},
+                      std::pair{Improvement, "improvement"},
+                      std::pair{TooNoisy, "too_noisy"},
+                      std::pair{NoBaseline, "no_baseline"},
+                      std::pair{OtherMachine, "other_machine"},
+                      std::pair{MachineMoved, "machine_moved"},
+                      std::pair{StaleBaseline, "stale_baseline"}};
+}
+
+/// Whether the perf rule judged the row (a pass or a regression it could stand behind).
+constexpr bool perf_gated(PerfCheckStatus s) {
+    return s == PerfCheckStatus::Ok || s == PerfCheckStatus::Regression || s == PerfCheckStatus::Improvement;
 }
 
 /// What a perf check's decision compared: times relative to the calibration workload,

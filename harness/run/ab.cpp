@@ -214,7 +214,8 @@ public:
                                     .flops = flops_[c.id],
                                     .threshold_pct = 100 * o_.policy.threshold,
                                     .machine_class = "A/B paired on this machine",
-                                    .strict = o_.strict});
+                                    .strict = o_.strict,
+                                    .paired = true});
         PerfMetrics &m = p.as<PerfMetrics>();
         m.mode = PerfMode::Ab;
         m.looks = looks_of(o_);  // merge redecides with it
@@ -267,7 +268,7 @@ std::string ab_verdict_line(const RunResults &results) {
     for (const auto &r : results.results)
         for (const auto &c : r.checks) {
             const PerfMetrics *m = c.get<PerfMetrics>();
-            const bool regression = m && m->status == PerfCheckStatus::Regression, too_noisy = m && m->status == PerfCheckStatus::TooNoisy;
+            const bool regression = m && m->status == PerfCheckStatus::Regression, too_noisy = m && m->status && !perf_gated(*m->status);
             if (c.verdict == Verdict::Error) ++errors;
             else if (c.verdict == Verdict::Fail && regression) ++regressions;
             else if (c.verdict == Verdict::Fail) ++failed[too_noisy ? "perf (too noisy to gate, --strict)" : c.name()];

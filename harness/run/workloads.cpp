@@ -47,7 +47,7 @@ KernelFigures figures_of(const RunResults &results, const std::string &kernel) {
                 put(f.now, r.case_id, m->median_s);
                 // The baseline's median as the perf check compared it: the same in a run and a merge.
                 put(f.then, r.case_id, m->baseline_median_s);
-                if (m->status && *m->status != PerfCheckStatus::TooNoisy) put(f.ratio_low, r.case_id, m->ci_low);
+                if (m->status && *m->status != PerfCheckStatus::TooNoisy && *m->status != PerfCheckStatus::MachineMoved) put(f.ratio_low, r.case_id, m->ci_low);
             }
             if (const MemoryMetrics *m = c.get<MemoryMetrics>(); m && m->leak_bytes_per_call && std::isfinite(*m->leak_bytes_per_call)) {
                 f.leaks[r.case_id] = *m->leak_bytes_per_call;

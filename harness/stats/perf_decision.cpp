@@ -184,6 +184,7 @@ void guard_machine_speed(PerfDecision &d, const MachineMove &move, bool calibrat
     if (d.status == PerfStatus::Improvement && d.ci_high * higher < 1.0 - d.threshold) return;
     if (d.status == PerfStatus::Ok && (higher <= 1.0 || d.ci_high * higher < 1.0 + d.threshold)) return;
     d.status = PerfStatus::TooNoisy;
+    d.machine_moved = true;
     const std::string parallel = known(move.parallel) ? fmt::format(", x{:.3f} on the suite's threads", move.parallel) : "";
     d.reason = fmt::format(
         "not gated: the machine's speed moved since the baseline was recorded (calibration workload x{:.3f} of its baseline "
@@ -202,6 +203,7 @@ void require_reproduction(PerfDecision &first, const PerfDecision &second) {
         return;
     }
     first.status = PerfStatus::TooNoisy;
+    first.machine_moved = second.status != PerfStatus::Insufficient;  // timed again and not slower: the machine moved
     first.reason = fmt::format("not gated: a regression in the first timing (median time x{:.3f} of baseline, {:.3g}% CI {:.3f} "
                                "to {:.3f}) did not reproduce in a second timing ({}: {}); the machine's speed moved during the "
                                "run, so re-run on a steady machine or use paired A/B",

@@ -59,6 +59,7 @@ struct PerfDecision {
     int required_repetitions = 0;    ///< per side, to gate an inconclusive result at this noise (see below)
     double threshold = 0.05;         ///< the practical threshold it was judged against
     std::string reason;              ///< one line for people
+    bool machine_moved = false;      ///< TooNoisy because the machine's speed moved (guard_machine_speed, require_reproduction)
 };
 
 /// A kernel's times relative to the machine's speed: each sample divided by the median of

@@ -163,11 +163,11 @@ TEST_CASE("merge keeps a regression only where its second timing reproduces it",
     CHECK(reproduced == "regression");
     CHECK_THAT(why, Catch::Contains("reproduced in a second timing: median time x1.2"));
     const auto [gone, why_gone] = merged_status(perf_vs_baseline(0.2, "x", 0.0));  // the second timing saw nothing
-    CHECK(gone == "too_noisy");
+    CHECK(gone == "machine_moved");
     CHECK_THAT(why_gone, Catch::StartsWith("not gated: a regression in the first timing (median time x1.2") &&
                              Catch::Contains("did not reproduce in a second timing (ok:"));
     const auto [unrecorded, why_none] = merged_status(perf_vs_baseline(0.2, "x", std::nan("")));
-    CHECK(unrecorded == "too_noisy");
+    CHECK(unrecorded == "too_noisy");  // never timed again: nothing says the machine moved
     CHECK_THAT(why_none, Catch::Contains("none was recorded"));
     // A paired A/B row has no second timing to ask for: its pairs are the reproduction.
     CheckResult ab = perf_vs_baseline(0.2, "x", std::nan(""));

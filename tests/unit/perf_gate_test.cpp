@@ -11,7 +11,11 @@
 #include "checks/perf_check.hpp"
 #include "results/compare.hpp"
 #include "run/merge.hpp"
+#include "report/console.hpp"
 #include "report/gbench.hpp"
+#include "report/junit.hpp"
+#include "report/markdown.hpp"
+#include "report/summary.hpp"
 #include "stats/stats.hpp"
 #include "test_support.hpp"
 
@@ -142,7 +146,7 @@ TEST_CASE("merge judges a calibrated regression's second timing against the mach
     // calibrated, x1.3 slower, but within what the machine's move explains, so not reproduced.
     const CheckResult moved = merged(1.0, 1 / 1.3);
     CHECK(moved.verdict == Verdict::Skip);
-    CHECK(moved.as<PerfMetrics>().status == PerfCheckStatus::TooNoisy);
+    CHECK(moved.as<PerfMetrics>().status == PerfCheckStatus::MachineMoved);  // counted apart from noise
     CHECK_THAT(moved.reason, Catch::Contains("did not reproduce in a second timing (too_noisy: not gated: the machine's speed moved"));
     CHECK(merged(1.0, 1.0).verdict == Verdict::Skip);  // gone in the second timing
     // A second timing that crashed is an error, as a first one would be.
@@ -194,6 +198,51 @@ TEST_CASE("strict mode fails a case the rule cannot gate and leaves verdicts alo
     const auto quiet = around(1e-3, 15);
     const PerfDecision ok = decide(quiet, quiet, DecisionPolicy{});
     CHECK(perf_check({quiet, quiet, &ok, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true}).verdict == Verdict::Pass);
+}
+
+TEST_CASE("faster than a stored baseline is a stale baseline, not gated; faster than side A is gated", "[perf]") {
+    const auto base = around(1e-3, 15), now = around(0.6e-3, 15);
+    const PerfDecision d = decide(now, base, DecisionPolicy{});
+    REQUIRE(d.status == PerfStatus::Improvement);
+    const CheckResult stale = perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m"});
+    CHECK(stale.verdict == Verdict::Skip);
+    CHECK(stale.as<PerfMetrics>().status == PerfCheckStatus::StaleBaseline);
+    CHECK_THAT(stale.reason, Catch::StartsWith("not gated: stale baseline?") && Catch::Contains("baseline update --checks perf"));
+    CHECK(perf_check({now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m", true}).verdict == Verdict::Fail);  // strict
+    PerfCheckInput paired{now, base, &d, PerfBaselineState::Present, "", kShape, 1e6, 5, "A/B"};
+    paired.paired = true;
+    const CheckResult ab = perf_check(paired);
+    CHECK(ab.verdict == Verdict::Pass);
+    CHECK(ab.as<PerfMetrics>().status == PerfCheckStatus::Improvement);
+}
+
+TEST_CASE("the perf coverage counts gated rows and names why each other row was not gated", "[perf][report]") {
+    RunResults r;
+    const auto row = [&](CheckResult c) {
+        r.results.emplace_back();
+        r.results.back().checks.push_back(std::move(c));
+    };
+    const auto base = around(1e-3, 15);
+    const PerfDecision ok = decide(base, base, DecisionPolicy{}), slow = decide(around(1.2e-3, 15), base, DecisionPolicy{});
+    const PerfDecision fast = decide(around(0.6e-3, 15), base, DecisionPolicy{});
+    PerfDecision moved = ok;
+    guard_machine_speed(moved, {1 / 1.3, 1 / 1.3}, false);  // the machine 1.3x faster: an unchanged time says nothing
+    REQUIRE(moved.machine_moved);
+    for (const PerfDecision *d : std::initializer_list<const PerfDecision *>{&ok, &slow, &fast, &moved, &moved})
+        row(perf_check({base, base, d, PerfBaselineState::Present, "", kShape, 1e6, 5, "m"}));
+    row(perf_check({base, {}, nullptr, PerfBaselineState::Missing, "no perf baseline", kShape, 1e6, 5, "Xeon x2"}));
+    CheckResult not_timed(PerfMetrics{});
+    not_timed.verdict = Verdict::Error;
+    row(std::move(not_timed));
+    const PerfCoverage c = perf_coverage(r);
+    CHECK(c.rows == 7);
+    CHECK(c.gated == 2);
+    CHECK(perf_coverage_said(c) ==
+          "perf: 2 of 7 rows gated (1 stale baseline?, 2 machine speed moved, 1 no baseline for class Xeon x2, 1 not timed)");
+    CHECK(perf_coverage_said(perf_coverage(RunResults{})).empty());
+    CHECK_THAT(console_summary(r, "r.json"), Catch::Contains("; perf: 2 of 7 rows gated ("));
+    CHECK_THAT(junit_serialize(r), Catch::Contains("<property name=\"gated\" value=\"perf: 2 of 7 rows gated"));
+    CHECK_THAT(markdown_serialize(r, ReportContext{}), Catch::Contains("**perf: 2 of 7 rows gated"));
 }
 
 TEST_CASE("a baseline from another machine class is named and not compared", "[perf]") {
