@@ -247,6 +247,7 @@ int init(InitArgs a, const Console &console) {
         {"attngate.toml", config_text(suite_file, plugins, a), "the settings every command here reads"},
         {suite_file, suite->text, fmt::format("{} cases covering {}", suite->cases, covered)},
         {"baselines", "", "the store: goldens and baselines go here"},
+        {".gitignore", "reports/\n", "the reports each run writes stay out of git"},
     };
     const auto sources = ci_sources(plugins, a.sources.adapters);  // a --remote is not built in CI
     if (a.ci != "none" && sources.empty())
@@ -279,7 +280,11 @@ int init(InitArgs a, const Console &console) {
     console.say("\nnext:\n"
                 "  attngate golden generate   the goldens of {} (the fp64 reference), into baselines/\n"
                 "  attngate run               gate your kernels on it: goldens, memory, perf, cost\n"
-                "  then commit attngate.toml, suites/, baselines/ and the CI file; `attngate suite coverage` shows the pairs\n",
+                "  attngate baseline update --yes --reason \"first baselines\"\n"
+                "                             accept that run's output bits, memory and times: numerics, memory and perf\n"
+                "                             are gated from the next run on (before, they say \"no baseline\")\n"
+                "  then commit attngate.toml, suites/, baselines/ and the CI file (keep reports/ out of git);\n"
+                "  `attngate suite coverage` shows the pairs\n",
                 suite_file);
     return kExitPass;
 }

@@ -15,7 +15,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main  # noqa: E402
 
-WRITTEN = ("attngate.toml", ".github/workflows/attngate.yml")
+WRITTEN = ("attngate.toml", ".github/workflows/attngate.yml", ".gitignore")
 
 
 def clean_env():
@@ -120,6 +120,8 @@ class InitTest(unittest.TestCase):
         self.assertRegex(r.stdout, rf"{len(suite['cases'])} passed, 0 failed, 0 errors")
         for f in ("reports/report.html", "reports/summary.md", "reports/junit.xml"):  # [report] of the toml
             self.assertTrue(os.path.isfile(os.path.join(self.repo, f)), f)
+        ignored = subprocess.run(["git", "check-ignore", "reports/summary.md"], cwd=self.repo, capture_output=True, text=True)
+        self.assertEqual(ignored.returncode, 0, "init's .gitignore keeps the reports out of git")
         r = self.run_here("suite", "coverage", "--each-kernel")  # the toml's suite and plugin
         self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
         self.assertIn("kernel mine (", r.stdout)
