@@ -111,7 +111,7 @@ TEST_CASE("the smoke suite has every meaningful pair of features in some case", 
 TEST_CASE("a suite for an f32-only kernel asks only for the pairs the kernel declares", "[coverage]") {
     const KernelInfo f32_only = declaring("f32-only", ATTNGATE_FEATURE_CAUSAL | ATTNGATE_FEATURE_WINDOW | ATTNGATE_FEATURE_BIAS | ATTNGATE_FEATURE_F32);
     Suite s = suite_of({everything_f32("all_f32")});
-    s.kernels = {KernelSpec{"f32-only"}};
+    s.kernels = {KernelSpec{.kernel = "f32-only", .json_path = "$.kernels[0]"}};
     auto plan = make_plan(s, {&f32_only}, {});
     REQUIRE(plan);
     const Coverage cov = suite_coverage(s, *plan);
@@ -141,7 +141,7 @@ TEST_CASE("a pair counts for a kernel only in the cases it runs", "[coverage]") 
     only_biased.causal = true, only_biased.softcap = 5;
     only_biased.kernels = {"biased"};  // a case that names its kernels
     Suite s = suite_of({both, only_biased});
-    s.kernels = {KernelSpec{"plain"}, KernelSpec{"biased"}};
+    s.kernels = {KernelSpec{.kernel = "plain", .json_path = "$.kernels[0]"}, KernelSpec{.kernel = "biased", .json_path = "$.kernels[1]"}};
     auto plan = make_plan(s, {&plain, &biased}, {});
     REQUIRE(plan);
     const Coverage cov = suite_coverage(s, *plan);
