@@ -9,6 +9,7 @@
 
 #include "io/json_io.hpp"
 #include "plan/inputs.hpp"
+#include "plan/paged.hpp"
 
 namespace attngate {
 
@@ -104,16 +105,6 @@ Decoded<KernelInfo> decode_kernel(const json::value &kv, size_t index, const std
     return k;
 }
 
-/// A paged case's "paged" object (docs/protocol.md): the batch's lengths and the pool.
-json::object protocol_paged(const PagedSpec &p) {
-    return json::object{{"q_lens", json::array(p.q_lens.begin(), p.q_lens.end())},
-                        {"kv_lens", json::array(p.kv_lens.begin(), p.kv_lens.end())},
-                        {"page_size", p.page_size},
-                        {"pages", p.pages},
-                        {"pages_per_seq", p.pages_per_seq()},
-                        {"layout", p.scattered ? "scattered" : "contiguous"}};
-}
-
 }  // namespace
 
 json::object protocol_case(const CaseSpec &c, const KernelSpec &k) {
@@ -126,7 +117,7 @@ json::object protocol_case(const CaseSpec &c, const KernelSpec &k) {
                    {"segment_ids", c.segments > 0 || c.segments_per_token},
                    {"block_q", k.block_q},   {"block_k", k.block_k}};
     o["bias_shape"] = c.bias_shape.empty() ? json::value(nullptr) : json::value(json::array(c.bias_shape.begin(), c.bias_shape.end()));
-    if (c.paged) o["paged"] = protocol_paged(*c.paged);
+    if (c.paged) o["paged"] = paged_params(*c.paged);
     return o;
 }
 

@@ -249,4 +249,13 @@ json::object paged_description(const CaseSpec &c, const CaseInputs &in) {
     };
 }
 
+json::object paged_params(const PagedSpec &p) {
+    return json::object{{"q_lens", json::array(p.q_lens.begin(), p.q_lens.end())},
+                        {"kv_lens", json::array(p.kv_lens.begin(), p.kv_lens.end())},
+                        {"page_size", p.page_size},
+                        {"pages", p.pages},
+                        {"pages_per_seq", p.pages_per_seq()},
+                        {"layout", p.scattered ? "scattered" : "contiguous"}};
+}
+
 }  // namespace attngate

@@ -43,6 +43,10 @@ void generate_paged_inputs(const CaseSpec &c, uint64_t seed, CaseInputs &in);
 std::pair<std::vector<int64_t>, std::vector<int64_t>> unreadable_elements(const CaseSpec &c, const CaseInputs &in,
                                                                             Unreadable kind);
 
+/// A paged case's lengths and pool as one JSON object: the protocol's "paged" object
+/// (docs/protocol.md) and the "paged" entry of a result's params (docs/results-schema.md).
+json::object paged_params(const PagedSpec &p);
+
 /// case.json's "paged" object: the layout, the lengths and what the NaN slots mean.
 json::object paged_description(const CaseSpec &c, const CaseInputs &in);
 

@@ -28,6 +28,7 @@ bool has_window(const CaseResult &c) {
 std::string case_feature(const CaseResult &c) {
     const bool causal = c.params.contains("causal") && c.params.at("causal").is_bool() && c.params.at("causal").get_bool();
     if (c.params.contains("nan_in")) return "NaN inputs";
+    if (c.params.contains("paged")) return param_number(c, "seq_q") == param_number(c, "batch") ? "paged decode" : "paged, ragged";
     if (param_number(c, "softcap") > 0) return "softcap";
     if (c.params.contains("bias")) return "bias";
     if (c.params.contains("segments")) return "segments";
@@ -104,7 +105,9 @@ std::string html_matrix(const RunResults &r) {
             const CaseResult *any = nullptr;
             for (const auto &k : kernels) any = any ? any : r.find(id, k);
             if (!any || case_feature(*any) != f) continue;
-            s += fmt::format("<tr><td class=\"case\">{}</td>", markup_escape(id));
+            const std::string paged = paged_said(any->params);
+            s += paged.empty() ? fmt::format("<tr><td class=\"case\">{}</td>", markup_escape(id))
+                               : fmt::format("<tr><td class=\"case\">{}<div class=\"note\">{}</div></td>", markup_escape(id), markup_escape(paged));
             for (const auto &k : kernels) s += matrix_cell(r, r.find(id, k), checks);
             s += "</tr>\n";
         }

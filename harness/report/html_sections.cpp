@@ -118,7 +118,9 @@ std::string trends(const CaseResult &c, const ReportContext &ctx) {
 std::string html_case_section(const CaseResult &c, const std::string &id, const ReportContext &ctx) {
     const Verdict v = c.verdict();
     std::string params;
-    for (const auto &[k, val] : c.params) params += fmt::format("{}={} ", markup_escape(k), markup_escape(format_number(&val)));
+    for (const auto &[k, val] : c.params)
+        if (k != "paged") params += fmt::format("{}={} ", markup_escape(k), markup_escape(format_number(&val)));
+    if (const std::string paged = paged_said(c.params); !paged.empty()) params += "· " + markup_escape(paged) + " ";
     std::string s = fmt::format("<details class=\"case {0}\" id=\"{1}\"{2}><summary>{3} / {4} — <span class=\"v {0}\">{0}</span></summary>"
                                 "<div class=\"mono\">{5}· version {6} · {7:.3g} s</div>",
                                 verdict_name(v), id, is_failing(v) ? " open" : "", markup_escape(c.case_id), markup_escape(c.kernel), params,

@@ -118,6 +118,34 @@ std::string perf_coverage_said(const PerfCoverage &c) {
     return fmt::format("perf: {} of {} rows gated{}", c.gated, c.rows, why.empty() ? "" : " (" + why + ")");
 }
 
+namespace {
+
+std::string short_list(const json::value *v) {
+    if (!v || !v->is_array()) return "-";
+    const json::array &a = v->get_array();
+    std::string s = "[";
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a.size() > 8 && i == 6) {
+            s += "…, ";
+            i = a.size() - 1;
+        }
+        s += format_number(&a[i]) + (i + 1 < a.size() ? ", " : "");
+    }
+    return s + "]";
+}
+
+}  // namespace
+
+std::string paged_said(const json::object &params) {
+    const json::value *p = params.if_contains("paged");
+    if (!p || !p->is_object()) return "";
+    const json::object &o = p->get_object();
+    const json::value *kv = o.if_contains("kv_lens");
+    return fmt::format("paged: {} seqs, q_lens {}, kv_lens {}, page_size {}, {} pages, {}", kv && kv->is_array() ? kv->get_array().size() : 0,
+                       short_list(o.if_contains("q_lens")), short_list(kv), format_number(o.if_contains("page_size")),
+                       format_number(o.if_contains("pages")), format_number(o.if_contains("layout")));
+}
+
 std::string format_number(const json::value *v) {
     if (!v || v->is_null()) return "-";
     if (v->is_string()) return std::string(v->get_string());

@@ -53,6 +53,11 @@ std::string perf_coverage_said(const PerfCoverage &c);
 /// "max_abs_error=1.2e-02 tolerance=2.9e-03 margin=4.14 rms_margin=0.8"; "" when none were measured.
 std::string key_numbers(const CheckResult &c);
 
+/// A paged case's lengths and pool from its params, as the reports show them: "paged: 5 seqs,
+/// q_lens [1, 1, 1, 1, 16], kv_lens [200, 37, 1, 64, 120], page_size 16, 40 pages,
+/// scattered"; a list longer than 8 shows its first 6 and last entry. "" for a dense case.
+std::string paged_said(const json::object &params);
+
 /// A number formatted as the reports show it ("-" for a missing one).
 std::string format_number(const json::value *v);
 

@@ -15,6 +15,7 @@
 #include "checks/memory_check.hpp"
 #include "io/files.hpp"
 #include "plan/inputs.hpp"
+#include "plan/paged.hpp"
 #include "results/fingerprint.hpp"
 #include "results/results_writer.hpp"
 #include "run/baseline_fingerprint.hpp"
@@ -45,6 +46,7 @@ json::object case_params(const CaseSpec &c) {
     if (!c.bias_shape.empty()) o["bias"] = json::array(c.bias_shape.begin(), c.bias_shape.end());
     if (c.nan) o["nan_in"] = c.nan->tensor;
     if (c.top_left) o["causal_alignment"] = "top_left";
+    if (c.paged) o["paged"] = paged_params(*c.paged);
     return o;
 }
 

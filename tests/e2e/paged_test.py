@@ -115,10 +115,24 @@ class KernelsTest(PagedWorkspace):
     def test_built_in_kernels_pass_every_paged_case(self):
         path = self.suite(PAGED_SUITE)
         out = os.path.join(self.dir, "r.json")
-        r = attngate("run", "--suite", path, "--baselines", self.baselines, "--checks", "golden,memory", "--out", out)
+        html = os.path.join(self.dir, "r.html")
+        r = attngate("run", "--suite", path, "--baselines", self.baselines, "--checks", "golden,memory", "--out", out, "--html", html)
         self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
         rows = read_json(out)["results"]
         self.assertEqual(len(rows), 4 * 5)
+        with open(html, encoding="utf-8") as f:
+            report = f.read()
+        for case in PAGED_SUITE["cases"]:  # each row keeps its case's lengths, and the report shows them
+            want = case["paged"]
+            q_lens = want.get("q_lens", [1] * len(want["kv_lens"]))
+            for row in (x for x in rows if x["case"] == case["id"]):
+                got = row["params"]["paged"]
+                self.assertEqual((got["q_lens"], got["kv_lens"], got["page_size"], got["layout"]),
+                                 (q_lens, want["kv_lens"], want["page_size"], want.get("layout", "scattered")), row["case"])
+                self.assertEqual((row["params"]["batch"], row["params"]["seq_q"], row["params"]["seq_k"]),
+                                 (len(want["kv_lens"]), sum(q_lens), max(want["kv_lens"])))
+            said = f"q_lens [{', '.join(map(str, q_lens))}], kv_lens [{', '.join(map(str, want['kv_lens']))}]"
+            self.assertIn(said, report, case["id"])
         for row in rows:
             for check in row["checks"]:  # numerics has no baseline of its own yet: a skip that says so
                 self.assertEqual(check["verdict"], "skip" if check["check"] == "numerics" else "pass",

@@ -7,6 +7,7 @@
 #include "report/html.hpp"
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
+#include "report/summary.hpp"
 #include "report/svg.hpp"
 #include "test_support.hpp"
 
@@ -210,4 +211,17 @@ TEST_CASE("everything written as JSON is valid UTF-8", "[report]") {
     REQUIRE(read);
     CHECK(read->as_object().size() == 2);
     CHECK(read->as_object().at("jax\xEF\xBF\xBD").as_string() == "1");
+}
+
+TEST_CASE("a paged case's lengths are said in full when short and cut when long", "[report]") {
+    CHECK(paged_said(json::object{{"batch", 2}}).empty());
+    json::object p{{"q_lens", json::array{1, 9}}, {"kv_lens", json::array{33, 50}}, {"page_size", 16}, {"pages", 9}, {"layout", "scattered"}};
+    CHECK(paged_said(json::object{{"paged", p}}) == "paged: 2 seqs, q_lens [1, 9], kv_lens [33, 50], page_size 16, 9 pages, scattered");
+    json::array kv;
+    for (int i = 1; i <= 65536; ++i) kv.push_back(i);
+    p["kv_lens"] = kv;
+    const std::string said = paged_said(json::object{{"paged", p}});
+    CHECK(said.find("65536 seqs") != std::string::npos);
+    CHECK(said.find("kv_lens [1, 2, 3, 4, 5, 6, …, 65536]") != std::string::npos);
+    CHECK(said.size() < 200);
 }
