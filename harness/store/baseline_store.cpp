@@ -1,6 +1,8 @@
 // Baseline files: parsing, serialising and conditional saving through the store.
 #include "store/baseline_store.hpp"
 
+#include "results/fingerprint.hpp"
+
 #include "io/files.hpp"
 
 namespace attngate {
@@ -49,6 +51,8 @@ Result<BaselineFile> parse_baseline_file(std::string_view bytes, const std::stri
     f.machine_class = r.string("machine_class", "");
     const json::value *entries = r.raw("entries");
     if (r.ok() && (!entries || !entries->is_array())) r.fail_at("entries", "expected an array");
+    const json::value *fingerprints = r.raw("fingerprints");
+    if (r.ok() && fingerprints && !fingerprints->is_object()) r.fail_at("fingerprints", "expected an object of fingerprints by id");
     if (auto e = r.finish()) return std::unexpected(*e);
     for (size_t i = 0; i < entries->get_array().size(); ++i) {
         ObjectReader er(entries->get_array()[i], file, fmt::format("$.entries[{}]", i));
@@ -59,7 +63,19 @@ Result<BaselineFile> parse_baseline_file(std::string_view bytes, const std::stri
         for (const char *key : {"values", "provenance"}) {
             const json::value *v = er.raw(key);
             if (er.ok() && (!v || !v->is_object())) er.fail_at(key, "expected an object");
-            else if (v && er.ok() && std::string_view(key) == "provenance") e.provenance = v->get_object();
+            else if (v && er.ok() && std::string_view(key) == "provenance") {
+                e.provenance = v->get_object();
+                // The file keeps each fingerprint once; an entry names it by id.
+                if (const json::value *id = e.provenance.if_contains("fingerprint_id")) {
+                    const json::value *fp = id->is_string() && fingerprints ? fingerprints->get_object().if_contains(id->get_string()) : nullptr;
+                    if (!fp || !fp->is_object())
+                        er.fail_at("provenance.fingerprint_id", "expected the id of a fingerprint in $.fingerprints");
+                    else {
+                        e.provenance.erase("fingerprint_id");
+                        e.provenance["fingerprint"] = fp->get_object();
+                    }
+                }
+            }
             else if (v && er.ok())
                 er.adopt(std::visit([&](auto &typed) { return from_json_object(v->get_object(), typed, file, er.path_of("values"), &e.extras); },
                                     e.values));
@@ -82,10 +98,20 @@ Result<std::string> save_baseline_file(Store &store, const std::string &key, con
 
 std::string serialize_baseline_file(const BaselineFile &f) {
     json::array entries;
-    for (const auto &e : f.entries)
-        entries.push_back(json::object{{"case", e.case_id}, {"kernel", e.kernel}, {"values", baseline_values_json(e)}, {"provenance", e.provenance}});
+    json::object fingerprints;  // each once, by id: a fingerprint is ~40 libraries, and most entries share one
+    for (const auto &e : f.entries) {
+        json::object provenance = e.provenance;
+        if (const json::value *fp = provenance.if_contains("fingerprint"); fp && fp->is_object()) {
+            const std::string id = fingerprint_id(fp->get_object());
+            if (!fingerprints.contains(id)) fingerprints[id] = *fp;
+            provenance.erase("fingerprint");
+            provenance["fingerprint_id"] = id;
+        }
+        entries.push_back(json::object{{"case", e.case_id}, {"kernel", e.kernel}, {"values", baseline_values_json(e)}, {"provenance", std::move(provenance)}});
+    }
     json::object doc{{"schema_version", kBaselineSchema}, {"check", enum_name(f.check)}, {"suite", f.suite}};
     if (!f.machine_class.empty()) doc["machine_class"] = f.machine_class;
+    if (!fingerprints.empty()) doc["fingerprints"] = std::move(fingerprints);
     doc["entries"] = std::move(entries);
     return pretty_json(doc);
 }

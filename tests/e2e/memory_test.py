@@ -103,7 +103,9 @@ class MemoryGateTest(GoldenWorkspace):
         self.assertEqual(provenance["reason"], "first")
         for key in ("date", "user", "git_commit", "machine_class"):
             self.assertTrue(provenance[key], key)
-        self.assertIn("compiler", provenance["fingerprint"]["toolchain"])  # the run's dependency fingerprint
+        # The run's dependency fingerprint, kept once in the file and named by each entry.
+        self.assertEqual({e["provenance"]["fingerprint_id"] for e in stored["entries"]}, set(stored["fingerprints"]))
+        self.assertIn("compiler", stored["fingerprints"][provenance["fingerprint_id"]]["toolchain"])
         self.assertEqual(self.run_suite(plugin=False).returncode, 0)
         # Shrink one baseline by 20%: the same kernel now looks 25% bigger than its baseline.
         stored["entries"][0]["values"]["abi_peak_bytes"] = int(stored["entries"][0]["values"]["abi_peak_bytes"] * 0.8)

@@ -117,3 +117,32 @@ TEST_CASE("a malformed baseline file names the file and the place", "[baseline]"
     REQUIRE_FALSE(f);
     CHECK_THAT(f.error().message, Catch::Contains("b.json: $.entries[0].kernel: expected a string"));
 }
+
+TEST_CASE("a baseline file keeps each fingerprint once and gives every entry its own back", "[baseline]") {
+    const json::object fp_a{{"toolchain", json::object{{"compiler", "g++ 12"}}}};
+    const json::object fp_b{{"toolchain", json::object{{"compiler", "clang 19"}}}};
+    BaselineFile f{CheckName::Memory, "s", "", {}, ""};
+    for (int i = 0; i < 50; ++i)
+        f.entries.push_back(BaselineEntry{fmt::format("c{}", i), "k", MemoryBaseline{}, {}, json::object{{"reason", "r"}, {"fingerprint", i == 7 ? fp_b : fp_a}}});
+    const std::string text = serialize_baseline_file(f);
+    const json::value doc = json::parse(text);
+    CHECK(doc.at("fingerprints").as_object().size() == 2);
+    CHECK(text.find("clang 19") == text.rfind("clang 19"));  // written once
+    CHECK(text.find("g++ 12") == text.rfind("g++ 12"));
+    auto back = parse_baseline_file(text, "b.json");
+    REQUIRE(back);
+    REQUIRE(back->entries.size() == 50);
+    for (size_t i = 0; i < 50; ++i) {
+        CHECK(back->entries[i].provenance.at("fingerprint").as_object() == (i == 7 ? fp_b : fp_a));
+        CHECK_FALSE(back->entries[i].provenance.contains("fingerprint_id"));
+    }
+    // A file written before 0.2.0 kept the fingerprint in each entry; it still reads.
+    auto old = parse_baseline_file(R"({"schema_version": 1, "check": "memory", "suite": "s", "entries": [{"case": "a", "kernel": "k",
+        "values": {}, "provenance": {"fingerprint": {"toolchain": {"compiler": "g++ 12"}}}}]})", "old.json");
+    REQUIRE(old);
+    CHECK(old->entries[0].provenance.at("fingerprint").as_object() == fp_a);
+    auto dangling = parse_baseline_file(R"({"schema_version": 1, "check": "memory", "suite": "s", "fingerprints": {},
+        "entries": [{"case": "a", "kernel": "k", "values": {}, "provenance": {"fingerprint_id": "0123456789abcdef"}}]})", "d.json");
+    REQUIRE_FALSE(dangling);
+    CHECK_THAT(dangling.error().message, Catch::Contains("d.json: $.entries[0].provenance.fingerprint_id: expected the id of a fingerprint in $.fingerprints"));
+}
