@@ -80,8 +80,12 @@ std::string console_fingerprint(const json::object &fp) {
 
 std::string console_fingerprint_diff(const std::vector<FingerprintChange> &changes) {
     if (changes.empty()) return "nothing moved: the fingerprints are identical\n";
-    std::string s = fmt::format("{} change(s):\n", changes.size());
-    for (const auto &c : changes) s += fmt::format("  {:<8} {}\n", change_kind_name(c.kind), terminal_text(describe_change(c)));
+    const size_t machine = machine_changes(changes);
+    std::string s = fmt::format("{} dependency change(s):\n", changes.size() - machine);
+    for (const auto &c : changes) {
+        if (c.machine && &c == &changes[changes.size() - machine]) s += fmt::format("a different machine: {} difference(s):\n", machine);
+        s += fmt::format("  {:<8} {}\n", change_kind_name(c.kind), terminal_text(describe_change(c)));
+    }
     return s;
 }
 

@@ -40,10 +40,19 @@ std::string fingerprint_section(const RunResults &r, const ReportContext &ctx) {
     if (cmp.against.empty())
         return s + "<p class=\"note\">No baseline fingerprint is known (baselines made before fingerprints were recorded, and no --history), so nothing to compare with.</p>\n";
     if (cmp.changes.empty()) return s + fmt::format("<p>Nothing: the fingerprint is identical to the {}'s.</p>\n", cmp.against);
-    s += fmt::format("<p>{} change(s) since the {}:</p><ul class=\"changes\">", cmp.changes.size(), cmp.against);
-    for (const auto &c : cmp.changes)
-        s += fmt::format("<li class=\"{}\">{}</li>", change_kind_name(c.kind), markup_escape(describe_change(c)));
-    return s + "</ul>\n";
+    const size_t machine = machine_changes(cmp.changes), dependencies = cmp.changes.size() - machine;
+    const auto items = [&](size_t from, size_t to) {
+        std::string ul = "<ul class=\"changes\">";
+        for (size_t i = from; i < to; ++i)
+            ul += fmt::format("<li class=\"{}\">{}</li>", change_kind_name(cmp.changes[i].kind), markup_escape(describe_change(cmp.changes[i])));
+        return ul + "</ul>";
+    };
+    s += dependencies ? fmt::format("<p>{} dependency change(s) since the {}:</p>", dependencies, cmp.against) + items(0, dependencies)
+                      : fmt::format("<p id=\"no-dependency-change\">No dependency changed since the {}.</p>", cmp.against);
+    if (machine)
+        s += fmt::format("<details id=\"machine-changes\"><summary>a different machine: {} difference(s)</summary>{}</details>", machine,
+                         items(dependencies, cmp.changes.size()));
+    return s + "\n";
 }
 
 /// Per workload its monthly cost before and after (numbers and bars); the price sources once, below.

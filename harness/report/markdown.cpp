@@ -109,8 +109,11 @@ std::string fingerprint_summary(const FingerprintComparison &cmp) {
     if (cmp.against.empty()) return "### What changed\n\nNo baseline fingerprint is known, so nothing to compare with.\n\n";
     if (cmp.changes.empty()) return fmt::format("### What changed (since the {})\n\nNothing: the fingerprint is identical.\n\n", cmp.against);
     std::string s = fmt::format("### What changed (since the {})\n\n", cmp.against);
-    for (size_t i = 0; i < cmp.changes.size() && i < kTopChanges; ++i) s += clip("- " + markdown_cell(describe_change(cmp.changes[i])), kLineCap) + "\n";
-    if (cmp.changes.size() > kTopChanges) s += fmt::format("- … and {} more, listed below\n", cmp.changes.size() - kTopChanges);
+    const size_t machine = machine_changes(cmp.changes), dependencies = cmp.changes.size() - machine;
+    if (dependencies == 0) s += "No dependency changed.\n";
+    for (size_t i = 0; i < dependencies && i < kTopChanges; ++i) s += clip("- " + markdown_cell(describe_change(cmp.changes[i])), kLineCap) + "\n";
+    if (dependencies > kTopChanges) s += fmt::format("- … and {} more dependency change(s), listed below\n", dependencies - kTopChanges);
+    if (machine) s += fmt::format("\nA different machine: {} difference(s), listed below.\n", machine);
     return s + "\n";
 }
 
@@ -147,11 +150,14 @@ std::string margins(const RunResults &r) {
 
 /// Every fingerprint change (up to kFingerprintCap), for the <details> block.
 std::string fingerprint_all(const FingerprintComparison &cmp) {
-    if (cmp.changes.size() <= kTopChanges) return "";
+    if (cmp.changes.size() - machine_changes(cmp.changes) <= kTopChanges && machine_changes(cmp.changes) == 0) return "";
     std::string s;
     size_t shown = 0;
-    for (; shown < cmp.changes.size() && s.size() < kFingerprintCap; ++shown)
-        s += fmt::format("- {}\n", markdown_cell(describe_change(cmp.changes[shown])));
+    for (; shown < cmp.changes.size() && s.size() < kFingerprintCap; ++shown) {
+        const FingerprintChange &c = cmp.changes[shown];
+        if (c.machine && (shown == 0 || !cmp.changes[shown - 1].machine)) s += fmt::format("\nA different machine ({}):\n\n", machine_changes(cmp.changes));
+        s += fmt::format("- {}\n", markdown_cell(describe_change(c)));
+    }
     if (shown < cmp.changes.size()) s += fmt::format("- … and {} more\n", cmp.changes.size() - shown);
     return s + "\n";
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -156,6 +157,60 @@ std::string set_change(const json::array &before, const json::array &after) {
     return s;
 }
 
+/// What the gate runs first, in the order a bump moves it; the machine last.
+constexpr std::array kDependencySections{"toolchain", "libraries", "loaded", "lockfiles", "adapters", "kernels", "plugins"};
+constexpr std::array kMachineSections{"cpu", "os"};
+
+std::string_view section_of(std::string_view key) { return key.substr(0, key.find('.')); }
+
+bool is_machine(std::string_view key) {
+    return std::find(kMachineSections.begin(), kMachineSections.end(), section_of(key)) != kMachineSections.end();
+}
+
+size_t section_rank(std::string_view key) {
+    if (is_machine(key)) return kDependencySections.size() + 1;
+    const auto it = std::find(kDependencySections.begin(), kDependencySections.end(), section_of(key));
+    return static_cast<size_t>(it - kDependencySections.begin());  // other sections: after the named ones
+}
+
+/// A value as one line: a leaf's text; a library's package and version; else a count.
+std::string summary_text(const json::value &v) {
+    if (!v.is_object()) return leaf_text(v);
+    const json::object &o = v.get_object();
+    if (const auto *version = o.if_contains("version"); version && version->is_string()) {
+        const auto *package = o.if_contains("package");
+        return package && package->is_string() ? fmt::format("{} {}", package->get_string(), version->get_string()) : std::string(version->get_string());
+    }
+    return fmt::format("({} entries)", o.size());
+}
+
+void diff_objects(const json::object &before, const json::object &after, const std::string &prefix, std::vector<FingerprintChange> &out) {
+    const auto key_of = [&](std::string_view k) { return prefix.empty() ? std::string(k) : prefix + "." + std::string(k); };
+    const auto add = [&](FingerprintChange c) {
+        c.machine = is_machine(c.key);
+        out.push_back(std::move(c));
+    };
+    const auto empty = [](const json::value &v) { return v.is_object() && v.get_object().empty(); };  // records nothing
+    for (const auto &[k, old] : before) {
+        const std::string key = key_of(k);
+        const json::value *now = after.if_contains(k);
+        if (!now && empty(old)) continue;
+        if (!now) {
+            // A library the later binary does not record is one it does not link (catch2 in a build without tests).
+            if (prefix != "libraries") add({FingerprintChange::Kind::Removed, key, summary_text(old), ""});
+        } else if (old.is_object() && now->is_object()) {
+            diff_objects(old.get_object(), now->get_object(), key, out);
+        } else if (all_strings(old) && all_strings(*now)) {
+            if (std::string moved = set_change(old.get_array(), now->get_array()); !moved.empty())
+                add({FingerprintChange::Kind::Changed, key, "", std::move(moved)});
+        } else if (std::string was = summary_text(old), is = summary_text(*now); was != is) {
+            add({FingerprintChange::Kind::Changed, key, std::move(was), std::move(is)});
+        }
+    }
+    for (const auto &[k, now] : after)
+        if (!before.contains(k) && !empty(now)) add({FingerprintChange::Kind::Added, key_of(k), "", summary_text(now)});
+}
+
 }  // namespace
 
 Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &infos, const json::object &backends,
@@ -199,23 +254,16 @@ const char *change_kind_name(FingerprintChange::Kind k) {
 }
 
 std::vector<FingerprintChange> diff_fingerprints(const json::object &before, const json::object &after) {
-    std::map<std::string, json::value> b, a;
-    flatten(before, "", b);
-    flatten(after, "", a);
     std::vector<FingerprintChange> out;
-    for (const auto &[key, old] : b) {
-        const auto it = a.find(key);
-        if (it == a.end()) out.push_back({FingerprintChange::Kind::Removed, key, leaf_text(old), ""});
-        else if (it->second != old) {
-            if (all_strings(old) && all_strings(it->second))
-                out.push_back({FingerprintChange::Kind::Changed, key, "", set_change(old.get_array(), it->second.get_array())});
-            else out.push_back({FingerprintChange::Kind::Changed, key, leaf_text(old), leaf_text(it->second)});
-        }
-    }
-    for (const auto &[key, now] : a)
-        if (!b.contains(key)) out.push_back({FingerprintChange::Kind::Added, key, "", leaf_text(now)});
-    std::sort(out.begin(), out.end(), [](const auto &x, const auto &y) { return x.key < y.key; });
+    diff_objects(before, after, "", out);
+    std::stable_sort(out.begin(), out.end(), [](const auto &x, const auto &y) {
+        return std::pair(section_rank(x.key), x.key) < std::pair(section_rank(y.key), y.key);
+    });
     return out;
+}
+
+size_t machine_changes(const std::vector<FingerprintChange> &changes) {
+    return static_cast<size_t>(std::count_if(changes.begin(), changes.end(), [](const auto &c) { return c.machine; }));
 }
 
 std::string describe_change(const FingerprintChange &c) {

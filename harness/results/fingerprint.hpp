@@ -31,13 +31,21 @@ struct FingerprintChange {
     Kind kind;
     std::string key;
     std::string old_value, new_value;  ///< empty for the side that lacks it
+    bool machine = false;              ///< the machine's (cpu, os), not what the gate runs
 };
 
 const char *change_kind_name(FingerprintChange::Kind k);
 
-/// What moved from `before` to `after`, sorted by key. Lists of flags are compared as sets
-/// ("+avx512f -sse3").
+/// What moved from `before` to `after`: what the gate runs first (toolchain, libraries,
+/// loaded libraries, lock files, adapters, kernels, plugins), then the machine's
+/// differences (cpu, os), each group sorted by key. Lists of flags are compared as sets
+/// ("+avx512f -sse3"). A subtree on one side only is one change ("loaded: added (41
+/// entries)"), a value whose text did not change is none, and neither is a library of
+/// "libraries" the later binary no longer records: it does not link it.
 std::vector<FingerprintChange> diff_fingerprints(const json::object &before, const json::object &after);
+
+/// The machine's differences in a diff, which diff_fingerprints lists last.
+size_t machine_changes(const std::vector<FingerprintChange> &changes);
 
 /// "key: old → new" / "key: added new" / "key: removed (was old)".
 std::string describe_change(const FingerprintChange &c);

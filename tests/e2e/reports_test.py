@@ -309,7 +309,7 @@ class FingerprintTest(Workspace):
         self.assertIn("lockfiles.requirements.txt.packages.scipy: removed (was 1.11.0)", r.stdout)
         self.assertIn("lockfiles.package-lock.json.packages.left-pad: 1.3.0 → 1.3.1", r.stdout)
         self.assertNotIn("packages.jax:", r.stdout)
-        self.assertIn("4 change(s)", r.stdout)
+        self.assertIn("4 dependency change(s)", r.stdout)
 
     def test_reports_show_what_moved_since_the_baseline(self):
         base = os.path.join(self.dir, "fp-baselines")

@@ -115,11 +115,47 @@ TEST_CASE("the fingerprint diff lists added removed and changed leaves and flag 
                                               "lockfiles": {"r.txt": {"packages": {"numpy": "1.26.0", "jaxlib": "0.4.30"}}}})").as_object();
     const auto changes = diff_fingerprints(before, after);
     REQUIRE(changes.size() == 4);
-    CHECK(describe_change(changes[0]) == "cpu.flags: +avx2 -sse2");
-    CHECK(describe_change(changes[1]) == "libraries.boost: 1.81.0 → 1.83.0");
-    CHECK(describe_change(changes[2]) == "lockfiles.r.txt.packages.jaxlib: added 0.4.30");
-    CHECK(describe_change(changes[3]) == "lockfiles.r.txt.packages.scipy: removed (was 1.11)");
+    CHECK(describe_change(changes[0]) == "libraries.boost: 1.81.0 → 1.83.0");
+    CHECK(describe_change(changes[1]) == "lockfiles.r.txt.packages.jaxlib: added 0.4.30");
+    CHECK(describe_change(changes[2]) == "lockfiles.r.txt.packages.scipy: removed (was 1.11)");
+    CHECK(describe_change(changes[3]) == "cpu.flags: +avx2 -sse2");  // the machine's, last
+    CHECK(machine_changes(changes) == 1);
+    CHECK(changes[3].machine);
     CHECK(diff_fingerprints(after, after).empty());
+}
+
+TEST_CASE("the fingerprint diff puts the bump first and the machine after it, and lists nothing that did not move", "[fingerprint]") {
+    // A baseline recorded on another machine by an older attngate: no "loaded" section, a
+    // library this build does not link, flags in another order, an empty plugins object.
+    const json::object baseline = json::parse(R"({"toolchain": {"compiler": "g++ 12.2.0"},
+        "libraries": {"boost": "1.81.0", "catch2": "2.13.10"},
+        "cpu": {"model": "Intel(R) Xeon(R) Processor", "cores": 2, "flags": ["avx512f", "sse2"]}, "os": {"kernel": "Linux 6.1"},
+        "kernels": {"flash": "2.1.0"},
+        "lockfiles": {"requirements.lock": {"packages": {"jax": "0.10.2", "numpy": "2.2.0"}}}})").as_object();
+    json::object fresh = json::parse(R"({"toolchain": {"compiler": "g++ 12.2.0"},
+        "libraries": {"boost": "1.81.0"},
+        "cpu": {"model": "AMD EPYC", "cores": 2, "flags": ["sse2", "sse4a"]}, "os": {"kernel": "Linux 6.18"},
+        "kernels": {"flash": "2.1.0"}, "plugins": {},
+        "lockfiles": {"requirements.lock": {"packages": {"numpy": "2.2.0", "jax": "0.10.2"}}}})").as_object();
+    auto changes = diff_fingerprints(baseline, fresh);
+    CHECK(machine_changes(changes) == changes.size());  // no dependency moved: catch2 is not linked, plugins records nothing
+    CHECK(changes.size() == 3);
+    // A one-package bump on the same machine: the first line, and the only one outside the machine's group.
+    fresh["lockfiles"].as_object()["requirements.lock"].as_object()["packages"].as_object()["jax"] = "0.11.0";
+    changes = diff_fingerprints(baseline, fresh);
+    REQUIRE(changes.size() == 4);
+    CHECK(describe_change(changes[0]) == "lockfiles.requirements.lock.packages.jax: 0.10.2 → 0.11.0");
+    CHECK_FALSE(changes[0].machine);
+    CHECK(machine_changes(changes) == 3);
+    // A section the baseline's attngate did not record is one line, not one per leaf.
+    fresh["loaded"] = json::object{{"libc.so.6", json::object{{"path", "/lib/libc.so.6"}, {"package", "libc6"}, {"version", "2.36"}}},
+                                   {"libm.so.6", json::object{{"path", "/lib/libm.so.6"}, {"package", "libc6"}, {"version", "2.36"}}}};
+    changes = diff_fingerprints(baseline, fresh);
+    REQUIRE(changes.size() == 5);
+    CHECK(describe_change(changes[0]) == "loaded: added (2 entries)");  // the libraries loaded come before the lock files
+    json::object more = fresh;
+    more["loaded"].as_object()["libz.so.1"] = json::object{{"path", "/lib/libz.so.1"}, {"package", "zlib1g"}, {"version", "1.2.13"}};
+    CHECK(describe_change(diff_fingerprints(fresh, more).at(0)) == "loaded.libz.so.1: added zlib1g 1.2.13");
 }
 
 TEST_CASE("the collected fingerprint names the toolchain libraries machine and kernels", "[fingerprint]") {
