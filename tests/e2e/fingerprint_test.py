@@ -164,5 +164,49 @@ class FingerprintTest(unittest.TestCase):
         self.assertIn("loaded", r["fingerprint"])
 
 
+class WhatChangedTest(unittest.TestCase):
+    """The checked-in smoke baseline's fingerprint against this machine: the machine's
+    differences grouped after the dependencies, and a one-package bump first."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="attngate-changed-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+
+    def diff(self, before, after):
+        paths = []
+        for name, fp in (("before.json", before), ("after.json", after)):
+            paths.append(os.path.join(self.dir, name))
+            with open(paths[-1], "w") as f:
+                json.dump(fp, f)
+        r = attngate("env", "--diff", *paths)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.splitlines()[1:]
+
+    def test_a_fresh_machine_changes_no_dependency_and_a_bump_is_the_first_line(self):
+        baseline = read_json(os.path.join(ARGS.source_dir, "baselines", "memory", "smoke.json"))
+        self.assertEqual(len(baseline["fingerprints"]), 1, "the checked-in baseline was recorded in one run")
+        recorded = next(iter(baseline["fingerprints"].values()))
+        here = json.loads(attngate("env", "--json").stdout)
+        # A fresh machine with the dependencies the baseline was recorded with: this machine's CPU and OS.
+        fresh = dict(recorded, cpu=here["cpu"], os=here["os"])
+        moved = sorted(f"{s}.{k}" for s in ("cpu", "os") for k in set(recorded[s]) | set(here[s]) if recorded[s].get(k) != here[s].get(k))
+        lines = self.diff(recorded, fresh)
+        if not moved:
+            self.assertEqual(lines, ["nothing moved: the fingerprints are identical"])
+        else:
+            self.assertEqual(lines[0], "0 dependency change(s):")
+            self.assertEqual(lines[1], f"a different machine: {len(moved)} difference(s):")
+            self.assertEqual([line.split()[1].rstrip(":") for line in lines[2:]], moved)
+        # One package bumped on that machine: the first line, and the only one before the machine's group.
+        bumped = json.loads(json.dumps(fresh))
+        lib = next(name for name, o in sorted(bumped["loaded"].items()) if "version" in o)
+        bumped["loaded"][lib]["version"] += "+bump1"
+        lines = self.diff(recorded, bumped)
+        self.assertEqual(lines[0], "1 dependency change(s):")
+        self.assertIn(f"loaded.{lib}.version: ", lines[1])
+        self.assertTrue(lines[1].endswith("+bump1"), lines[1])
+        self.assertEqual(lines[2:3], [f"a different machine: {len(moved)} difference(s):"] if moved else [])
+
+
 if __name__ == "__main__":
     main()
