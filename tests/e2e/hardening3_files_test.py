@@ -75,6 +75,50 @@ class Hardening3FilesTest(TempDirTest):
         self.assertEqual(os.waitstatus_to_exitcode(status), 0)
         self.assertTrue(read_json(results)["complete"])
 
+    # 5: a generation is all or nothing: a later case that fails leaves the old goldens whole.
+    def test_05_a_failing_later_case_leaves_the_old_goldens(self):
+        bl = self.path("failing_bl")
+        suite = suite_with_goldens(self.path("generations.json"), GENERATIONS, bl)
+        before = tree_hashes(bl)
+        # New inputs for every case, then one whose reference output is all NaN (exit 2).
+        broken = dict(GENERATIONS, seed=2, cases=GENERATIONS["cases"][:3] + [
+            {"id": "all_nan", "seq_q": 8, "heads_q": 1, "head_dim": 8, "scale": 1e300}])
+        os.makedirs(self.path("broken"), exist_ok=True)
+        write_json(self.path("broken", "generations.json"), broken)
+        p = attngate("golden", "generate", "--suite", self.path("broken", "generations.json"), "--baselines", bl)
+        self.assert_refused(p, "all_nan")
+        self.assertEqual(tree_hashes(bl), before)
+        self.assertEqual(glob.glob(os.path.join(bl, "goldens", "*.tmp-*")), [])
+        r = attngate("run", "--suite", suite, "--baselines", bl, "--checks", "golden", "--out", self.path("failing.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    # 5: ... and so does a kill part-way through the new goldens.
+    def test_05_a_killed_generation_leaves_the_old_goldens(self):
+        bl = self.path("killed_bl")
+        suite = suite_with_goldens(self.path("killed.json"), dict(GENERATIONS, name="killed"), bl)
+        before = tree_hashes(bl)
+        os.makedirs(self.path("reseeded"), exist_ok=True)
+        reseeded = self.path("reseeded", "killed.json")
+        write_json(reseeded, dict(GENERATIONS, name="killed", seed=2))
+        child = subprocess.Popen([ARGS.attngate, "golden", "generate", "--suite", reseeded, "--baselines", bl],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            line = child.stdout.readline()  # written once the first new golden is
+            self.assertTrue(line.startswith("golden c0"), line)
+            child.send_signal(signal.SIGKILL)
+        finally:
+            child.kill()
+            child.wait(timeout=60)
+            child.stdout.close()
+        self.assertEqual(child.returncode, -signal.SIGKILL, "golden generate finished before the kill; the suite is too small")
+        after = tree_hashes(bl)
+        self.assertEqual({k: v for k, v in after.items() if ".tmp-" not in k.split(os.sep)[1]}, before)
+        r = attngate("run", "--suite", suite, "--baselines", bl, "--checks", "golden", "--out", self.path("killed_results.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The next generation succeeds beside what the killed one left.
+        g = attngate("golden", "generate", "--suite", reseeded, "--baselines", bl)
+        self.assertEqual(g.returncode, 0, g.stderr)
+
 
 if __name__ == "__main__":
     main()
