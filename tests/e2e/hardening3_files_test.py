@@ -43,6 +43,18 @@ class Hardening3FilesTest(TempDirTest):
         self.assertNotIn("terminate", p.stderr)
         self.assertNotIn("bad_alloc", p.stderr)
 
+    # 1: the memory budget counts the page table, so the case is refused before anything is allocated.
+    def test_01_paged_case_over_budget_by_its_page_table_is_exit_2_naming_the_case(self):
+        suite = self.path("huge_table.json")
+        write_json(suite, {"name": "huge_table", "kernels": ["reference"], "cases": [LONG_AND_SHORT]})
+        bl = self.path("huge_table_bl")
+        for args in (["inputs", "--suite", suite, "--case", "long_and_short", "--out", self.path("huge_inputs")],
+                     ["golden", "generate", "--suite", suite, "--baselines", bl],
+                     ["run", "--suite", suite, "--baselines", bl, "--checks", "golden", "--out", self.path("huge.json")]):
+            with self.subTest(args[0]):
+                p = attngate(*args, timeout=300)
+                self.assert_refused(p, "long_and_short", "memory_budget_mb")
+
     # 4: the temporary file of an atomic write is created exclusively, so a planted symlink
     # at its name cannot redirect the write out of --out.
     def test_04_a_symlink_planted_at_the_temporary_name_redirects_nothing(self):
