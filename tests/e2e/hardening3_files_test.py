@@ -55,6 +55,23 @@ class Hardening3FilesTest(TempDirTest):
                 p = attngate(*args, timeout=300)
                 self.assert_refused(p, "long_and_short", "memory_budget_mb")
 
+    # 7: has_padding() was O(n^2): a pool of exactly the pages needed made the check run, and
+    # three 65,536-sequence cases took about 30 s of CPU to parse.
+    def test_07_a_suite_of_65536_sequence_cases_parses_in_seconds(self):
+        suite = self.path("wide.json")
+        cases = [{"id": f"wide{i}", "paged": {"kv_lens": [4] * 65536, "page_size": 4, "pages": 65536}, "heads_q": 1, "head_dim": 1}
+                 for i in range(3)]
+        write_json(suite, {"name": "wide", "kernels": ["reference"], "cases": cases})
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        p = attngate("inputs", "--suite", suite, "--case", "wide0", "--out", self.path("wide_inputs"), timeout=600)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # CPU time, not wall time, so that load does not matter: well under a second after the
+        # fix, about 9.5 s a case before it.
+        self.assertLess(cpu, 5.0, f"parsing the suite and writing one case's inputs took {cpu:.1f} s of CPU")
+        print(f"inputs of a 3 x 65,536-sequence suite: {cpu:.2f} s of CPU")
+
     # 4: the temporary file of an atomic write is created exclusively, so a planted symlink
     # at its name cannot redirect the write out of --out.
     def test_04_a_symlink_planted_at_the_temporary_name_redirects_nothing(self):
