@@ -72,6 +72,17 @@ class Hardening3FilesTest(TempDirTest):
         self.assertLess(cpu, 5.0, f"parsing the suite and writing one case's inputs took {cpu:.1f} s of CPU")
         print(f"inputs of a 3 x 65,536-sequence suite: {cpu:.2f} s of CPU")
 
+    # 3: bench's sizes are checked, and so is their product against the machine's memory.
+    def test_03_bench_refuses_sizes_out_of_range_or_beyond_the_machine(self):
+        for args, names in ((["--s", "-5"], ["--s"]), (["--d", "-1"], ["--d"]), (["--s", str(1 << 40)], ["--s"]),
+                            (["--threads", "-3"], ["--threads"]),
+                            (["--rows", "decode", "--stream-mib", "65536"], ["--stream-mib", "GiB"]),
+                            (["--rows", "decode", "--decode-sequences", "4096", "--decode-kv-len", str(1 << 22)], ["--decode-", "GiB"]),
+                            (["--rows", "attention", "--s", "1", "--d", "1024"], ["--s and --d", "GiB"])):
+            with self.subTest(args=args):
+                p = attngate("bench", *args, timeout=120)
+                self.assert_refused(p, *names)
+
     # 4: the temporary file of an atomic write is created exclusively, so a planted symlink
     # at its name cannot redirect the write out of --out.
     def test_04_a_symlink_planted_at_the_temporary_name_redirects_nothing(self):
