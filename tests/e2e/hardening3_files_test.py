@@ -159,6 +159,23 @@ class Hardening3FilesTest(TempDirTest):
         g = attngate("golden", "generate", "--suite", reseeded, "--baselines", bl)
         self.assertEqual(g.returncode, 0, g.stderr)
 
+    # 19: --baselines naming a regular file is a usage error naming the option.
+    def test_19_baselines_naming_a_file_is_exit_2_naming_the_option(self):
+        suite = self.path("tiny19.json")
+        write_json(suite, dict(GENERATIONS, name="tiny19", cases=GENERATIONS["cases"][:1]))
+        not_a_dir = self.path("baselines_file")
+        with open(not_a_dir, "w") as f:
+            f.write("not a directory\n")
+        for option, args in (("--baselines", ["golden", "generate", "--suite", suite, "--baselines", not_a_dir]),
+                             ("--baselines", ["run", "--suite", suite, "--baselines", not_a_dir, "--checks", "golden",
+                                              "--out", self.path("r19.json")]),
+                             ("--store", ["golden", "generate", "--suite", suite, "--store", not_a_dir])):
+            with self.subTest(command=args[0], option=option):
+                p = attngate(*args)
+                self.assert_refused(p, f"{option} {not_a_dir}: expected a directory")
+        with open(not_a_dir) as f:
+            self.assertEqual(f.read(), "not a directory\n")
+
 
 if __name__ == "__main__":
     main()
