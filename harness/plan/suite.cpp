@@ -36,9 +36,11 @@ int64_t paged_estimated_bytes(const CaseSpec &c) {
     // 65,535 short ones), kv_lens and cu_q_lens travel with the inputs.
     const int64_t batch = static_cast<int64_t>(p.kv_lens.size());
     const int64_t tables = saturating_add(mul({batch, p.pages_per_seq()}), mul({2, batch}));
-    // Inputs four times (host, the kernel's private copy, widened, a diagnosis variant), the
-    // output as for a dense case, one sequence gathered dense (native, reference) and its scores.
-    int64_t total = mul({4, 4, saturating_add(saturating_add(q, pool), tables)});
+    // Inputs four times (host, the kernel's private copy, widened, a diagnosis variant): f32
+    // values and, for bf16, the operand bits beside them. Then the output as for a dense case,
+    // one sequence gathered dense (native, reference) and its scores.
+    const int64_t value_bytes = c.dtype == ATTNGATE_DTYPE_BF16 ? 4 + 2 : 4;
+    int64_t total = saturating_add(mul({4, value_bytes, saturating_add(q, pool)}), mul({4, 4, tables}));
     // While the inputs are drawn: the layout's shuffle (order 4, owner 8, unused 4 bytes and a
     // held flag per page), and the int64 offsets of the NaN slots, at most every slot of the
     // unused pages and of each sequence's last page.
