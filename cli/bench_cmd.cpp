@@ -23,6 +23,8 @@ struct BenchArgs {
     int64_t stream_mib = 0;
 };
 
+double gib(int64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(int64_t{1} << 30); }
+
 /// Where the figures were measured, for the JSON document.
 json::object bench_machine(int cpus) {
     return json::object{{"kernel_path", kernels::active_path()}, {"detected_path", kernels::detected_path()}, {"cpus", cpus},
@@ -74,6 +76,15 @@ int bench(BenchArgs a, const Console &console) {
     const KernelRegistry reg = KernelRegistry::with_builtins();
     const int all = kernels::default_threads();
     const auto configs = bench_configs(o, all);
+    // Every size is in range, but their products can still exceed the machine (14.7 GB for a
+    // decode row inside every documented range): refused before anything is allocated.
+    if (const BenchBytes need = bench_bytes(o, configs, all); need.total() > available_memory_bytes())
+        return report_error(Error{ErrorKind::Usage,
+                                  fmt::format("bench: needs about {:.1f} GiB at once ({:.1f} for the attention rows of --s and --d, "
+                                              "{:.1f} for the decode rows of --decode-*, {:.1f} for the STREAM arrays of --stream-mib), "
+                                              "over the {:.1f} GiB this machine has available; choose smaller sizes",
+                                              gib(need.total()), gib(need.attention), gib(need.decode), gib(need.stream),
+                                              gib(available_memory_bytes()))});
     if (a.json) {  // one JSON document on stdout, nothing else
         auto results = run_bench(reg, configs, o);
         if (!results) return report_error(results.error());
@@ -119,9 +130,9 @@ Command add_bench_command(CLI::App &app, Console &console) {
     BenchOptions &o = a->options;
     auto *cmd = app.add_subcommand("bench", "GFLOP/s of the built-in kernels beside the BLAS sgemm ceiling, same run");
     cmd->add_flag("--quick", a->quick, "only S = 2048, D = 128");
-    cmd->add_option("--s", o.seqs, "sequence lengths (Sq = Sk)")->delimiter(',')->capture_default_str();
-    cmd->add_option("--d", o.head_dims, "head dims (D = Dv)")->delimiter(',')->capture_default_str();
-    cmd->add_option("--threads", o.threads, "thread counts; 0: all CPUs")->delimiter(',')->capture_default_str();
+    cmd->add_option("--s", o.seqs, "sequence lengths (Sq = Sk)")->delimiter(',')->check(CLI::Range(1, 1 << 20))->capture_default_str();
+    cmd->add_option("--d", o.head_dims, "head dims (D = Dv)")->delimiter(',')->check(CLI::Range(1, 1024))->capture_default_str();
+    cmd->add_option("--threads", o.threads, "thread counts; 0: all CPUs")->delimiter(',')->check(CLI::Range(0, 1024))->capture_default_str();
     cmd->add_option("--kernel", o.kernels, "kernels")->delimiter(',')->capture_default_str();
     cmd->add_option("--dtype", a->dtypes, "f32, bf16 (default both)")->delimiter(',')->check(CLI::IsMember({"f32", "bf16"}));
     cmd->add_option("--mask", a->masks, "full, causal (default both)")->delimiter(',')->check(CLI::IsMember({"full", "causal"}));

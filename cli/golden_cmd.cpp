@@ -31,9 +31,8 @@ int generate(const GoldenArgs &a, const Console &console) {
     auto m = generate_goldens(*suite, **store, [&console](const GoldenEntry &e) {
         console.say("golden {:<28} max|out| {:.3g}  straightforward err {:.3g}  {}\n", e.case_id, e.output_max_abs,
                     e.straightforward_max_abs_error, e.file);
-    });
+    }, &*fp);
     if (!m) return report_error(m.error());
-    if (auto w = save_golden_fingerprint(*suite, **store, *fp); !w) return report_error(w.error());
     console.say("wrote {} goldens and manifest.json to {}\n", m->cases.size(), (*store)->where("goldens/" + suite->name));
     return kExitPass;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -41,11 +42,25 @@ void add_store_options(CLI::App *cmd, StoreArgs &args) {
     args.baselines_option = cmd->add_option("--baselines", args.baselines, "baselines directory (a directory store)")->capture_default_str();
 }
 
+namespace {
+
+/// The store at `location`; an existing file that is not a directory is a usage error
+/// naming `what` gave it, before anything tries to make folders in it or read from it.
+Result<std::unique_ptr<Store>> open_store_from(const std::string &location, std::string_view what) {
+    std::error_code ec;
+    if (location.find("://") == std::string::npos && std::filesystem::exists(location, ec) &&
+        !std::filesystem::is_directory(location, ec))
+        return fail(ErrorKind::Usage, "{} {}: expected a directory (where goldens and baselines live), found a file", what, location);
+    return open_store_over_installed(location);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Store>> open_store(const StoreArgs &args) {
-    if (!args.store.empty()) return open_store_over_installed(args.store);
-    if (args.baselines_option && args.baselines_option->count() > 0) return open_store_over_installed(args.baselines);
-    if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return open_store_over_installed(env);
-    return open_store_over_installed(args.baselines);
+    if (!args.store.empty()) return open_store_from(args.store, "--store");
+    if (args.baselines_option && args.baselines_option->count() > 0) return open_store_from(args.baselines, "--baselines");
+    if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return open_store_from(env, "$ATTNGATE_STORE");
+    return open_store_from(args.baselines, "--baselines (default)");
 }
 
 void add_policy_options(CLI::App *cmd, DecisionPolicy &policy) {

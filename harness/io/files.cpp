@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <algorithm>
 #include <cstdint>
@@ -79,8 +80,10 @@ Result<void> write_file_atomic(const std::filesystem::path &path, std::string_vi
     if (struct stat st {}; ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
         return fail(ErrorKind::BadInput, "{}: not a regular file (a symlink, directory, device or FIFO); refusing to replace it",
                     path.string());
-    const std::string tmp = path.string() + ".tmp-" + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // A fresh name made with O_CREAT | O_EXCL (mkostemp) beside path: a symlink or file planted
+    // at a guessable name cannot redirect the write, since O_EXCL never follows or reuses one.
+    std::string tmp = path.string() + ".tmp-XXXXXX";
+    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (fd < 0) return fail(ErrorKind::Infra, "{}: cannot write: {}", tmp, std::strerror(errno));
     // 0644 whatever the umask: a kernel run in this process may have set umask(0777).
     if (::fchmod(fd, 0644) != 0) {

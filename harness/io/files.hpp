@@ -19,7 +19,8 @@ inline constexpr size_t kMaxInputBytes = size_t{1} << 30;
 /// without blocking (/dev/zero, a pipe nobody writes), and so is a file over the limit.
 Result<std::string> read_file(const std::filesystem::path &path, size_t max_bytes = kMaxInputBytes);
 
-/// Writes bytes to path.tmp-<pid>, flushes it and renames it over path; creates parents.
+/// Writes bytes to a new file path.tmp-XXXXXX (created exclusively, as mkstemp does), flushes
+/// it and renames it over path; creates parents.
 /// Only a regular file is ever replaced: a symlink, device node or FIFO at path is an error.
 /// Files get mode 0644 and directories 0755 whatever the process's umask.
 Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes);

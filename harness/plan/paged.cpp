@@ -27,8 +27,9 @@ int64_t PagedSpec::max_kv() const { return kv_lens.empty() ? 0 : *std::max_eleme
 bool PagedSpec::ragged() const { return std::any_of(q_lens.begin(), q_lens.end(), [](int64_t q) { return q != 1; }); }
 
 bool PagedSpec::has_padding() const {
+    const int64_t width = pages_per_seq();  // once: per sequence it made 65,536 sequences take 13 s
     for (size_t b = 0; b < kv_lens.size(); ++b)
-        if (pages_of(b) < pages_per_seq()) return true;
+        if (pages_of(b) < width) return true;
     return false;
 }
 

@@ -23,11 +23,7 @@ std::string KernelSpec::label() const {
 namespace {
 
 /// The product, saturating: dimensions come from the suite file, and 2^62 must fail the budget, not wrap.
-int64_t mul(std::initializer_list<int64_t> xs) {
-    int64_t p = 1;
-    for (int64_t x : xs) p = saturating_mul(p, x);
-    return p;
-}
+constexpr auto mul = saturating_product;
 
 int64_t paged_estimated_bytes(const CaseSpec &c) {
     const PagedSpec &p = *c.paged;
@@ -36,10 +32,21 @@ int64_t paged_estimated_bytes(const CaseSpec &c) {
     const int64_t pool = mul({p.pages, p.page_size, c.heads_kv, row});
     int64_t longest = 0;  // native's per-head scores of one sequence
     for (size_t b = 0; b < p.kv_lens.size(); ++b) longest = std::max(longest, mul({p.q_lens[b], p.kv_lens[b]}));
-    // Inputs four times (host, the kernel's private copy, widened, a diagnosis variant), the
-    // output as for a dense case, one sequence gathered dense (native, reference) and its scores.
-    int64_t total = mul({4, 4, saturating_add(q, pool)});
-    for (int64_t term : {mul({4 + 8 + 8, out}), mul({8, p.max_kv(), c.heads_kv, row}), mul({4, longest})})
+    // The int32 page table [batch, pages_per_seq] (256 GiB for one 2^24-key sequence among
+    // 65,535 short ones), kv_lens and cu_q_lens travel with the inputs.
+    const int64_t batch = static_cast<int64_t>(p.kv_lens.size());
+    const int64_t tables = saturating_add(mul({batch, p.pages_per_seq()}), mul({2, batch}));
+    // Inputs four times (host, the kernel's private copy, widened, a diagnosis variant): f32
+    // values and, for bf16, the operand bits beside them. Then the output as for a dense case,
+    // one sequence gathered dense (native, reference) and its scores.
+    const int64_t value_bytes = c.dtype == ATTNGATE_DTYPE_BF16 ? 4 + 2 : 4;
+    int64_t total = saturating_add(mul({4, value_bytes, saturating_add(q, pool)}), mul({4, 4, tables}));
+    // While the inputs are drawn: the layout's shuffle (order 4, owner 8, unused 4 bytes and a
+    // held flag per page), and the int64 offsets of the NaN slots, at most every slot of the
+    // unused pages and of each sequence's last page.
+    const int64_t nan_slots = mul({saturating_add(p.pages - p.pages_needed(), batch), p.page_size, c.heads_kv, row});
+    for (int64_t term : {mul({4 + 8 + 8, out}), mul({8, p.max_kv(), c.heads_kv, row}), mul({4, longest}), mul({17, p.pages}),
+                         mul({8, nan_slots})})
         total = saturating_add(total, term);
     return total;
 }
@@ -288,8 +295,8 @@ Result<Suite> parse_suite(std::string_view text, const std::filesystem::path &pa
                 return fail(ErrorKind::BadInput, "{}: {}.kernels[{}]: \"{}\" is not one of the suite's kernels", file, cpath, j, c.kernels[j]);
         const int64_t budget = s.memory_budget_mb << 20;
         if (c.estimated_bytes() > budget)
-            return fail(ErrorKind::BadInput, "{}: {}: the case needs about {} MiB, over the suite's memory_budget_mb of {} MiB",
-                        file, cpath, c.estimated_bytes() >> 20, s.memory_budget_mb);
+            return fail(ErrorKind::BadInput, "{}: {}: case \"{}\" needs about {} MiB, over the suite's memory_budget_mb of {} MiB",
+                        file, cpath, c.id, c.estimated_bytes() >> 20, s.memory_budget_mb);
         s.cases.push_back(std::move(c));
     }
     return s;

@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <cstdio>
 #include <memory>
+#include <set>
 #include <tuple>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -14,6 +18,8 @@
 #include "attngate/kernel_tools.hpp"
 #include "backend/memory.hpp"
 #include "io/rng.hpp"
+#include "io/sizes.hpp"
+#include "run/memory_bandwidth.hpp"
 #include "stats/stats.hpp"
 #include "checks/throughput.hpp"
 #include "backend/timing.hpp"
@@ -278,6 +284,51 @@ private:
 };
 
 }  // namespace
+
+int64_t BenchBytes::total() const { return saturating_add(saturating_add(attention, decode), stream); }
+
+BenchBytes bench_bytes(const BenchOptions &o, const std::vector<BenchConfig> &configs, int all_threads) {
+    constexpr auto mul = saturating_product;
+    BenchBytes b;
+    std::set<std::tuple<int64_t, int64_t, int>> inputs, ceilings;
+    int64_t scores = 0;  // native's workspace, one configuration at a time
+    for (const auto &c : configs) {
+        if (!c.skip_reason.empty()) continue;
+        const int64_t tensor = mul({c.seq, c.heads, c.head_dim});
+        b.attention = saturating_add(b.attention, mul({4, tensor}));  // its output
+        if (inputs.insert({c.seq, c.head_dim, static_cast<int>(c.dtype)}).second)
+            b.attention = saturating_add(b.attention, mul({3, c.dtype == ATTNGATE_DTYPE_BF16 ? 2 : 4, tensor}));
+        if (ceilings.insert({c.seq, c.head_dim, c.threads}).second)
+            b.attention = saturating_add(b.attention, mul({4, saturating_add(mul({4, c.seq, c.head_dim}), mul({std::min<int64_t>(c.seq, 512), c.seq}))}));
+        if (c.kernel == "native") scores = std::max(scores, mul({4, saturating_add(mul({c.seq, c.seq}), mul({2, c.seq, c.head_dim}))}));
+    }
+    b.attention = saturating_add(b.attention, scores);
+    if (!o.decode_rows) return b;
+    const DecodeShape &s = o.decode;
+    const int64_t threads = static_cast<int64_t>(bench_threads(o, all_threads).size());
+    const int64_t per_seq = (s.kv_len + s.page_size - 1) / s.page_size, needed = mul({s.sequences, per_seq});
+    const int64_t pages = saturating_add(needed, std::max<int64_t>(1, needed / 4));
+    const int64_t elem = s.dtype == ATTNGATE_DTYPE_BF16 ? 2 : 4;
+    // K and V pools, Q, the page table and the layout's shuffle (17 bytes a page), an output per kernel and thread count.
+    for (int64_t term : {mul({2, elem, pages, s.page_size, s.heads_kv, s.head_dim}), mul({elem, s.sequences, s.heads_q, s.head_dim}),
+                         mul({4, s.sequences, per_seq}), mul({17, pages}),
+                         mul({4, threads, static_cast<int64_t>(o.decode_kernels.size()), s.sequences, s.heads_q, s.head_dim})})
+        b.decode = saturating_add(b.decode, term);
+    b.stream = mul({3, threads, o.stream_bytes > 0 ? o.stream_bytes : stream_array_bytes(last_level_cache_bytes())});
+    return b;
+}
+
+int64_t available_memory_bytes() {
+    if (std::FILE *f = std::fopen("/proc/meminfo", "re")) {
+        char line[256];
+        long long kib = -1;
+        while (std::fgets(line, sizeof line, f))
+            if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
+        std::fclose(f);
+        if (kib > 0) return saturating_mul(kib, 1024);
+    }
+    return saturating_mul(::sysconf(_SC_PHYS_PAGES), ::sysconf(_SC_PAGESIZE));
+}
 
 Result<BenchResults> run_bench(const KernelRegistry &reg, const std::vector<BenchConfig> &configs, const BenchOptions &o) {
     std::vector<TimedCall> requests;

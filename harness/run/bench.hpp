@@ -107,6 +107,19 @@ std::string format_decode_row(const DecodeRow &r);
 /// Every figure of a bench as JSON (`attngate bench --json`); the caller adds the machine.
 boost::json::object bench_json(const BenchResults &r);
 
+/// Host bytes a bench holds at once, by part (saturating): every configuration is prepared
+/// before the timing starts, so the parts add up.
+struct BenchBytes {
+    int64_t attention = 0;  ///< inputs, outputs and sgemm ceilings of every configuration, native's largest scores
+    int64_t decode = 0;     ///< the decode rows' pools, tables and outputs
+    int64_t stream = 0;     ///< three STREAM arrays per thread count
+    int64_t total() const;
+};
+BenchBytes bench_bytes(const BenchOptions &o, const std::vector<BenchConfig> &configs, int all_threads);
+
+/// Bytes of memory this machine can give a process now (MemAvailable, else the physical memory).
+int64_t available_memory_bytes();
+
 /// Measures every configuration (kernels from reg, through the ABI with init/free), all
 /// interleaved with their sgemm ceilings, and the decode rows with the memory bandwidth, in
 /// one Google Benchmark run.

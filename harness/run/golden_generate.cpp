@@ -32,8 +32,9 @@ void calibrate_golden(GoldenEntry &e, std::span<const double> golden, std::span<
     e.straightforward_rms_error = finite ? std::sqrt(sum_sq / static_cast<double>(finite)) : 0.0;
 }
 
-Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store,
-                                        const std::function<void(const GoldenEntry &)> &progress) {
+Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store, const std::function<void(const GoldenEntry &)> &progress,
+                                        const json::object *fingerprint) {
+    GoldenStaging staging(suite, store);
     GoldenManifest m;
     m.suite = suite.name;
     m.generator_version = kGeneratorVersion;
@@ -64,11 +65,14 @@ Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store,
         e.sha256 = sha256_hex(bytes);
         e.inputs_sha256 = in.sha256();
         calibrate_golden(e, golden, plain);
-        if (auto w = save_golden(suite, store, e, bytes); !w) return std::unexpected(w.error());
+        if (auto w = staging.save_golden(e, bytes); !w) return std::unexpected(w.error());
         if (progress) progress(e);
         m.cases.push_back(std::move(e));
     }
-    if (auto w = save_golden_manifest(suite, store, m); !w) return std::unexpected(w.error());
+    if (auto w = staging.save_manifest(m); !w) return std::unexpected(w.error());
+    if (fingerprint)
+        if (auto w = staging.save_fingerprint(*fingerprint); !w) return std::unexpected(w.error());
+    if (auto w = staging.commit(); !w) return std::unexpected(w.error());
     return m;
 }
 

@@ -15,9 +15,10 @@ namespace attngate {
 /// (over the elements where both are finite) from the golden and that implementation's output.
 void calibrate_golden(GoldenEntry &e, std::span<const double> golden, std::span<const float> straightforward);
 
-/// Computes every case's golden and writes the .npy files and the manifest.
+/// Computes every case's golden and writes the .npy files, the manifest and the fingerprint
+/// (when given) all or nothing: the old goldens stay whole until every case succeeded.
 /// `progress` is told each case id as it is done.
-Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store,
-                                        const std::function<void(const GoldenEntry &)> &progress);
+Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store, const std::function<void(const GoldenEntry &)> &progress,
+                                        const json::object *fingerprint = nullptr);
 
 }  // namespace attngate

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <cstdio>
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -103,13 +105,38 @@ Result<std::vector<std::string>> DirectoryStore::list(std::string_view prefix) {
     if (!fs::is_directory(dir, ec)) return keys;
     for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (!it->is_regular_file()) continue;
-        const std::string name = it->path().filename().string();
-        if (name.find(".tmp-") != std::string::npos) continue;  // a write in progress
-        keys.push_back(fs::relative(it->path(), root_).generic_string());
+        std::string key = fs::relative(it->path(), root_).generic_string();
+        if (key.find(".tmp-") != std::string::npos) continue;  // a write in progress, or in a folder being staged
+        keys.push_back(std::move(key));
     }
     if (ec) return fail(ErrorKind::Infra, "{}: cannot list: {}", dir.string(), ec.message());
     std::sort(keys.begin(), keys.end());
     return keys;
+}
+
+Result<void> DirectoryStore::replace_prefix(std::string_view from, std::string_view to) {
+    if (auto v = valid(from); !v) return std::unexpected(v.error());
+    if (auto v = valid(to); !v) return std::unexpected(v.error());
+    const fs::path src = fs::path(where(from)).parent_path(), dst = fs::path(where(to)).parent_path();  // drop the '/'
+    if (auto ec = create_directories_0755(dst.parent_path()))
+        return fail(ErrorKind::Infra, "{}: cannot create directory: {}", dst.parent_path().string(), ec.message());
+    // Swap the two folders in one step when there is an old one, then remove it (now at src).
+    if (::renameat2(AT_FDCWD, src.c_str(), AT_FDCWD, dst.c_str(), RENAME_EXCHANGE) != 0) {
+        const bool first = errno == ENOENT && fs::exists(src);
+        if (!first || ::rename(src.c_str(), dst.c_str()) != 0)
+            return fail(ErrorKind::Infra, "{}: cannot put {} in its place: {}", dst.string(), src.string(), std::strerror(errno));
+        return {};
+    }
+    return remove_prefix(from);
+}
+
+Result<void> DirectoryStore::remove_prefix(std::string_view prefix) {
+    if (auto v = valid(prefix); !v) return std::unexpected(v.error());
+    const fs::path dir = fs::path(where(prefix)).parent_path();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) return fail(ErrorKind::Infra, "{}: cannot remove: {}", dir.string(), ec.message());
+    return {};
 }
 
 }  // namespace attngate

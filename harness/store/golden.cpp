@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include <fmt/ranges.h>
 
@@ -64,14 +65,33 @@ const GoldenEntry *GoldenManifest::find(std::string_view case_id) const {
     return nullptr;
 }
 
-Result<void> save_golden(const Suite &suite, Store &store, const GoldenEntry &entry, const std::string &npy_bytes) {
-    auto key = golden_key(suite.name, entry.file);
+GoldenStaging::GoldenStaging(const Suite &suite, Store &store)
+    : store_(store),
+      folder_(fmt::format("{}.tmp-{:016x}", suite.name, (uint64_t{std::random_device{}()} << 32) | std::random_device{}())),
+      suite_(suite.name) {}
+
+GoldenStaging::~GoldenStaging() {
+    if (!committed_) (void)store_.remove_prefix("goldens/" + folder_ + "/");  // best effort: the old goldens are intact either way
+}
+
+Result<void> GoldenStaging::put(std::string_view file, std::string_view bytes) {
+    auto key = golden_key(folder_, file);
     if (!key) return std::unexpected(key.error());
-    if (auto w = store.put(*key, npy_bytes, Precondition::none()); !w) return std::unexpected(w.error());
+    if (auto w = store_.put(*key, bytes, Precondition::none()); !w) return std::unexpected(w.error());
     return {};
 }
 
-Result<void> save_golden_manifest(const Suite &suite, Store &store, const GoldenManifest &m) {
+Result<void> GoldenStaging::save_golden(const GoldenEntry &entry, const std::string &npy_bytes) { return put(entry.file, npy_bytes); }
+
+Result<void> GoldenStaging::save_fingerprint(const json::object &fp) { return put("fingerprint.json", pretty_json(fp)); }
+
+Result<void> GoldenStaging::commit() {
+    if (auto r = store_.replace_prefix("goldens/" + folder_ + "/", "goldens/" + suite_ + "/"); !r) return r;
+    committed_ = true;
+    return {};
+}
+
+Result<void> GoldenStaging::save_manifest(const GoldenManifest &m) {
     json::array cases;
     for (const auto &e : m.cases) cases.push_back(entry_to_json(e));
     json::object doc{{"schema_version", kManifestSchema},
@@ -79,10 +99,7 @@ Result<void> save_golden_manifest(const Suite &suite, Store &store, const Golden
                      {"generator_version", m.generator_version},
                      {"reference", m.reference_version},
                      {"cases", cases}};
-    auto key = golden_key(suite.name, kManifestName);
-    if (!key) return std::unexpected(key.error());
-    if (auto w = store.put(*key, pretty_json(doc), Precondition::none()); !w) return std::unexpected(w.error());
-    return {};
+    return put(kManifestName, pretty_json(doc));
 }
 
 Result<bool> has_golden_manifest(const Suite &suite, Store &store) {
@@ -168,13 +185,6 @@ Result<std::optional<json::object>> load_golden_fingerprint(const Suite &suite, 
     auto fp = parse_fingerprint((*obj)->bytes, store.where(*key));
     if (!fp) return std::unexpected(fp.error());
     return std::optional<json::object>(std::move(*fp));
-}
-
-Result<void> save_golden_fingerprint(const Suite &suite, Store &store, const json::object &fp) {
-    auto key = golden_key(suite.name, "fingerprint.json");
-    if (!key) return std::unexpected(key.error());
-    if (auto w = store.put(*key, pretty_json(fp), Precondition::none()); !w) return std::unexpected(w.error());
-    return {};
 }
 
 }  // namespace attngate

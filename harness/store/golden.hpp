@@ -39,10 +39,32 @@ struct GoldenManifest {
     const GoldenEntry *find(std::string_view case_id) const;
 };
 
-/// Writes one golden's .npy bytes under the entry's file name.
-Result<void> save_golden(const Suite &suite, Store &store, const GoldenEntry &entry, const std::string &npy_bytes);
-/// Writes the manifest (after every golden it lists).
-Result<void> save_golden_manifest(const Suite &suite, Store &store, const GoldenManifest &manifest);
+/// A new generation of a suite's goldens is written whole into a fresh folder beside the
+/// old one (goldens/<suite>.tmp-<random>/), then switched in with one rename: a failure or a
+/// kill part-way leaves the old goldens as they were.
+class GoldenStaging {
+public:
+    GoldenStaging(const Suite &suite, Store &store);
+    /// Removes what was written unless commit() switched it in.
+    ~GoldenStaging();
+    GoldenStaging(const GoldenStaging &) = delete;
+    GoldenStaging &operator=(const GoldenStaging &) = delete;
+
+    /// Writes one golden's .npy bytes under the entry's file name.
+    Result<void> save_golden(const GoldenEntry &entry, const std::string &npy_bytes);
+    /// Writes the manifest (after every golden it lists).
+    Result<void> save_manifest(const GoldenManifest &manifest);
+    Result<void> save_fingerprint(const json::object &fp);
+    /// Puts the folder in place of the suite's goldens, in one step.
+    Result<void> commit();
+
+private:
+    Result<void> put(std::string_view file, std::string_view bytes);
+    Store &store_;
+    std::string folder_;  ///< "<suite>.tmp-<random>", under goldens/
+    std::string suite_;
+    bool committed_ = false;
+};
 
 /// True when the store holds a manifest for the suite.
 Result<bool> has_golden_manifest(const Suite &suite, Store &store);
@@ -58,6 +80,5 @@ Result<std::vector<double>> load_golden(const Suite &suite, Store &store, const 
 
 /// The fingerprint the suite's goldens were made with; nullopt when none was recorded.
 Result<std::optional<json::object>> load_golden_fingerprint(const Suite &suite, Store &store);
-Result<void> save_golden_fingerprint(const Suite &suite, Store &store, const json::object &fp);
 
 }  // namespace attngate

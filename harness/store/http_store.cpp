@@ -229,6 +229,26 @@ Result<void> HttpStore::list_into(const std::string &prefix, std::vector<std::st
     return {};
 }
 
+Result<void> HttpStore::replace_prefix(std::string_view from, std::string_view to) {
+    for (auto key : {from, to})
+        if (auto why = invalid_key(key)) return fail(ErrorKind::BadInput, "store key \"{}\" has {}", key, *why);
+    if (auto m = make_collections(to.substr(0, to.size() - 1)); !m) return std::unexpected(m.error());
+    // One MOVE of the collection, over the old one (RFC 4918 9.9: Overwrite: T deletes it first).
+    HttpRequest req{"MOVE", url_of(from), {}, {}, {{"Destination", url_of(to)}, {"Overwrite", "T"}}, 0.0};
+    auto r = client_.send(req);
+    if (!r) return fail(ErrorKind::Infra, "store request failed: {}", r.error().message);
+    if (r->status != 201 && r->status != 204) return std::unexpected(status_error("MOVE " + url_of(from), *r));
+    return {};
+}
+
+Result<void> HttpStore::remove_prefix(std::string_view prefix) {
+    if (auto why = invalid_key(prefix)) return fail(ErrorKind::BadInput, "store key \"{}\" has {}", prefix, *why);
+    auto r = client_.send(HttpRequest{"DELETE", url_of(prefix), {}, {}, {}, 0.0});
+    if (!r) return fail(ErrorKind::Infra, "store request failed: {}", r.error().message);
+    if (r->status != 200 && r->status != 204 && r->status != 404) return std::unexpected(status_error("DELETE " + url_of(prefix), *r));
+    return {};
+}
+
 Result<std::vector<std::string>> HttpStore::list(std::string_view prefix) {
     if (!prefix.empty())
         if (auto why = invalid_key(prefix)) return fail(ErrorKind::BadInput, "store key \"{}\" has {}", prefix, *why);

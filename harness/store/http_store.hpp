@@ -29,6 +29,8 @@ public:
     Result<std::optional<StoredObject>> get(std::string_view key) override;
     Result<std::string> put(std::string_view key, std::string_view bytes, const Precondition &pre) override;
     Result<std::vector<std::string>> list(std::string_view prefix) override;
+    Result<void> replace_prefix(std::string_view from, std::string_view to) override;
+    Result<void> remove_prefix(std::string_view prefix) override;
 
 private:
     HttpStore(std::string base, HttpOptions options);

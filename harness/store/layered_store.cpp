@@ -31,6 +31,10 @@ Result<std::vector<std::string>> LayeredStore::list(std::string_view prefix) {
     return shipped_->list(prefix);
 }
 
+Result<void> LayeredStore::replace_prefix(std::string_view from, std::string_view to) { return team_->replace_prefix(from, to); }
+
+Result<void> LayeredStore::remove_prefix(std::string_view prefix) { return team_->remove_prefix(prefix); }
+
 std::optional<fs::path> installed_data_dir() {
     std::error_code ec;
     if (const char *env = std::getenv("ATTNGATE_DATA_DIR"); env && *env) {

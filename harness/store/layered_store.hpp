@@ -22,6 +22,8 @@ public:
     /// The team's keys under `prefix` when it has any; otherwise the shipped ones. A prefix
     /// (a suite's goldens, a machine class's baselines) comes whole from one layer.
     Result<std::vector<std::string>> list(std::string_view prefix) override;
+    Result<void> replace_prefix(std::string_view from, std::string_view to) override;
+    Result<void> remove_prefix(std::string_view prefix) override;
 
 private:
     std::unique_ptr<Store> team_;

@@ -54,6 +54,13 @@ public:
 
     /// Every key under `prefix` (a key ending in '/', or "" for all), recursively, sorted.
     virtual Result<std::vector<std::string>> list(std::string_view prefix) = 0;
+
+    /// Puts everything written under the prefix `from` in place of everything under `to`
+    /// (both end in '/') in one step: a reader sees all the old objects or all the new, never
+    /// a mix (a directory: one rename; WebDAV: one MOVE). `from` is gone afterwards.
+    virtual Result<void> replace_prefix(std::string_view from, std::string_view to) = 0;
+    /// Removes everything under `prefix` (ending in '/'); none there is not an error.
+    virtual Result<void> remove_prefix(std::string_view prefix) = 0;
 };
 
 /// Why `key` is not a store-relative key (absolute, empty component, ".", "..", a

@@ -305,3 +305,23 @@ TEST_CASE("the remote protocol carries a paged case: its paged object, pools, ta
     CHECK(names == std::vector<std::string>{"q", "k_pages", "v_pages", "page_table", "kv_lens", "cu_q_lens"});
     CHECK_FALSE(protocol_case(test::small_case("dense", 1, 16, 2, 2, 8), KernelSpec{}).contains("paged"));
 }
+
+TEST_CASE("a paged case's memory estimate counts its page table", "[paged][suite]") {
+    // One long sequence among short ones: the table has a row of the long one's width for each.
+    std::string kv_lens = "4096";
+    for (int i = 0; i < 255; ++i) kv_lens += ", 1";
+    auto s = parse_case(R"("paged": {"kv_lens": [)" + kv_lens + R"(], "page_size": 1}, "heads_q": 1, "head_dim": 1)");
+    REQUIRE(s);
+    const CaseSpec &c = s->cases[0];
+    const CaseInputs in = generate_inputs(*s, c);
+    const auto bytes = [](const auto &v) { return static_cast<int64_t>(v.size() * sizeof(v[0])); };
+    const int64_t held = bytes(in.q) + bytes(in.k) + bytes(in.v) + bytes(in.page_table) + bytes(in.kv_lens) + bytes(in.cu_q_lens);
+    CHECK(bytes(in.page_table) == 256 * 4096 * 4);
+    CHECK(c.estimated_bytes() >= 4 * held);  // the inputs are held four times (suite.hpp)
+    // The issue's case: 65 rows of 2^24 one-slot pages, 4.4 GB of table under a 1 GiB budget.
+    std::string issue = "16777216";
+    for (int i = 0; i < 64; ++i) issue += ", 1";
+    auto big = parse_case(R"("paged": {"kv_lens": [)" + issue + R"(], "page_size": 1}, "heads_q": 1, "head_dim": 1)");
+    REQUIRE_FALSE(big);
+    CHECK_THAT(big.error().message, Catch::Contains("$.cases[0]: case \"p\" needs about") && Catch::Contains("memory_budget_mb of 1024 MiB"));
+}

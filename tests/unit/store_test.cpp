@@ -101,3 +101,23 @@ TEST_CASE("concurrent conditional writers in separate processes never lose an up
     const std::string log = (*store.get("log.txt"))->bytes;
     CHECK(std::count(log.begin(), log.end(), '\n') == kWriters * kAppends);
 }
+
+TEST_CASE("a folder replaces another whole, and a staged folder is never listed", "[store]") {
+    test::TempDir dir;
+    DirectoryStore store(dir.path());
+    REQUIRE(store.put("g/s/old.npy", "old", Precondition::none()));
+    REQUIRE(store.put("g/s/manifest.json", "old manifest", Precondition::none()));
+    REQUIRE(store.put("g/s.tmp-1/manifest.json", "new manifest", Precondition::none()));
+    CHECK(*store.list("") == std::vector<std::string>{"g/s/manifest.json", "g/s/old.npy"});
+    REQUIRE(store.replace_prefix("g/s.tmp-1/", "g/s/"));
+    CHECK(*store.list("") == std::vector<std::string>{"g/s/manifest.json"});
+    CHECK((*store.get("g/s/manifest.json"))->bytes == "new manifest");
+    CHECK_FALSE(std::filesystem::exists(dir / "g" / "s.tmp-1"));
+    // The first generation has nothing to replace.
+    REQUIRE(store.put("g/t.tmp-2/a.npy", "a", Precondition::none()));
+    REQUIRE(store.replace_prefix("g/t.tmp-2/", "g/t/"));
+    CHECK((*store.get("g/t/a.npy"))->bytes == "a");
+    REQUIRE(store.remove_prefix("g/t/"));
+    CHECK(store.list("g/t/")->empty());
+    CHECK(store.remove_prefix("g/none/"));
+}

@@ -110,7 +110,7 @@ TEST_CASE("bad suites name the file, the JSON path and what was expected", "[sui
 TEST_CASE("a case over the memory budget is rejected before anything runs", "[suite]") {
     const std::string text = R"({"name": "t", "memory_budget_mb": 64, "kernels": ["reference"],
         "cases": [{"id": "huge", "seq_q": 8192, "heads_q": 16, "head_dim": 128}]})";
-    CHECK_THAT(error_of(text), Catch::Contains("$.cases[0]: the case needs about") && Catch::Contains("memory_budget_mb of 64 MiB"));
+    CHECK_THAT(error_of(text), Catch::Contains("$.cases[0]: case \"huge\" needs about") && Catch::Contains("memory_budget_mb of 64 MiB"));
 }
 
 TEST_CASE("sizes near 2^63 fail the memory budget instead of overflowing", "[suite]") {
