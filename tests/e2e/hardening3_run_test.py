@@ -1,0 +1,133 @@
+"""End-to-end tests of the third hardening pass (issue 38), the run's side: a broken stderr or
+stdout, Ctrl-Z while a kernel runs, merging a shard that did not finish, comparing two shapes
+under one case id, appending a run to the history twice, and the CI scripts (whose PR comment
+is updated, which venv names install-deps accepts). Each test is one defect the issue found;
+each fails on the code before its fix."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ci_runners import FakeForge, start_forge  # noqa: E402
+from ci_templates_test import TEAM_KERNEL  # noqa: E402
+from common import ARGS, attngate, main, read_json, suite_with_goldens, write_json  # noqa: E402
+from hardening_support import PluginTestCase, kill_all, pids_once_written  # noqa: E402
+
+CASES = [{"id": f"c{i}", "seq_q": 8 * i, "heads_q": 1, "head_dim": 8} for i in (1, 2, 3, 4)]  # seq_q names the case
+TINY = {"name": "tiny3", "seed": 3, "timeout_s": 60, "kernels": ["reference"], "cases": CASES}
+
+# A slow kernel: a team's plain C kernel (right on every case of TINY) that first sleeps
+# $HARDENING_SLEEP_MS (on the case of seq_q $HARDENING_SLEEP_SEQ_Q only, when given), its pid
+# written to $HARDENING_STARTED as it starts to.
+SLEEPER = TEAM_KERNEL.split("static const attngate_kernel team_kernels")[0] + """
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+static int run(const attngate_kernel *self, const attngate_problem *p, char *err, size_t err_len) {
+    const char *started = getenv("HARDENING_STARTED"), *ms = getenv("HARDENING_SLEEP_MS"), *only = getenv("HARDENING_SLEEP_SEQ_Q");
+    long t = ms && (!only || atol(only) == p->seq_q) ? atol(ms) : 0;
+    if (t && started) { FILE *f = fopen(started, "a"); if (f) { fprintf(f, "%d\\n", (int)getpid()); fclose(f); } }
+    struct timespec left = {t / 1000, (t % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0) {}
+    return team_run(self, p, err, err_len); }
+static const attngate_kernel t[] = {{ATTNGATE_API_VERSION, "sleeper", "1", "sleeps, then computes",
+    ATTNGATE_FEATURE_F32 | ATTNGATE_FEATURE_CAUSAL | ATTNGATE_FEATURE_GQA, 0, 0, run, 0, 0, 0}};
+const attngate_kernel *attngate_plugin_kernels(size_t *n) { *n = 1; return t; }"""
+
+
+def process_state(pid):
+    """The one-letter state of /proc/PID/stat (T: stopped)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def pipe_without_reader():
+    """The write end of a pipe whose reader is gone: a write to it is EPIPE (or SIGPIPE)."""
+    r, w = os.pipe()
+    os.close(r)
+    return w
+
+
+class RunHardening3Test(PluginTestCase):
+    PREFIX, SUITE, PLUGINS = "attngate-hardening3-", TINY, {"sleeping": SLEEPER}
+
+    def run_args(self, out, *extra):
+        return [ARGS.attngate, "run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out, *extra]
+
+    def killed_run(self, out, seq_q, *extra):
+        """A run SIGTERMed while the sleeper sleeps on the case of seq_q (the end of a CI job's
+        time): its results.json holds `"complete": false` and the cases before."""
+        started = self.path(os.path.basename(out) + ".started")
+        env = dict(os.environ, HARDENING_SLEEP_MS="60000", HARDENING_SLEEP_SEQ_Q=str(seq_q), HARDENING_STARTED=started)
+        p = subprocess.Popen(self.run_args(out, "--plugin", self.plugins["sleeping"], *extra), env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.assertIsNotNone(pids_once_written(started, 120), "the sleeper never started")
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=60)
+        finally:
+            kill_all([p.pid])
+        results = read_json(out)
+        self.assertFalse(results["complete"])
+        return out
+
+    # --- 2: progress on a broken stderr --------------------------------------------------
+
+    def test_a_closed_full_or_unread_stderr_never_changes_the_run(self):
+        whole = self.path("undisturbed.json")
+        p = subprocess.run(self.run_args(whole, "--progress-every", "0"), capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("progress: ", p.stderr)  # it has progress lines to write
+        verdicts = [r["verdict"] for r in read_json(whole)["results"]]
+        for how in ("closed", "/dev/full", "a pipe nobody reads (stdout too: 2>&1 | head)"):
+            with self.subTest(how):
+                out = self.path(f"stderr-{len(how)}.json")
+                argv = self.run_args(out, "--progress-every", "0")
+                if how == "closed":
+                    p = subprocess.run(["bash", "-c", 'exec "$@" 2>&-', "bash", *argv], stdout=subprocess.DEVNULL, timeout=300)
+                elif how == "/dev/full":
+                    with open("/dev/full", "w") as full:
+                        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=full, timeout=300)
+                else:
+                    w = pipe_without_reader()
+                    try:
+                        p = subprocess.run(argv, stdout=w, stderr=w, timeout=300)
+                    finally:
+                        os.close(w)
+                self.assertEqual(p.returncode, 0, f"{how}: ended with {p.returncode} (a negative one is a signal)")
+                results = read_json(out)
+                self.assertTrue(results["complete"])
+                self.assertEqual([r["verdict"] for r in results["results"]], verdicts)
+
+    # --- 13: write errors on stdout ------------------------------------------------------
+
+    def test_a_write_error_on_stdout_is_an_error_and_a_gone_reader_is_not(self):
+        # Exit 3 in place of a pass; a verdict of its own (coverage's missing pairs, 1) is kept.
+        commands = {"kernels --json": (["kernels", "--json"], 3), "suite coverage": (["suite", "coverage", "--suite", self.suite], 1),
+                    "--version": (["--version"], 3), "--help": (["run", "--help"], 3),
+                    "run": (self.run_args(self.path("full-stdout.json"))[1:], 3)}
+        for name, (args, rc) in commands.items():
+            with self.subTest(name), open("/dev/full", "w") as full:
+                p = subprocess.run([ARGS.attngate, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+                self.assertEqual(p.returncode, rc, f"{name} >/dev/full: {p.returncode}\n{p.stderr}")
+                self.assertIn("error: cannot write to stdout: No space left on device", p.stderr)
+        # A closed stdout is the same error; a reader that went away (`| head`) is its choice.
+        p = subprocess.run(["bash", "-c", 'exec "$@" >&-', "bash", ARGS.attngate, "kernels", "--json"], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("error: cannot write to stdout", p.stderr)
+        w = pipe_without_reader()
+        try:
+            p = subprocess.run([ARGS.attngate, "kernels", "--json"], stdout=w, stderr=subprocess.PIPE, text=True, timeout=300)
+        finally:
+            os.close(w)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+if __name__ == "__main__":
+    main()
