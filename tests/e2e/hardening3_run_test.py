@@ -128,6 +128,32 @@ class RunHardening3Test(PluginTestCase):
             os.close(w)
         self.assertEqual(p.returncode, 0, p.stderr)
 
+    # --- 11: Ctrl-Z --------------------------------------------------------------------------
+
+    def test_time_stopped_by_ctrl_z_is_not_the_kernels_run_time(self):
+        out, started = self.path("ctrl-z.json"), self.path("ctrl-z.started")
+        env = dict(os.environ, HARDENING_SLEEP_MS="1500", HARDENING_STARTED=started)
+        # Its own process group, as a shell's job: Ctrl-Z (SIGTSTP) stops that group, not the
+        # kernel's, which runs in a group of its own and finishes meanwhile.
+        p = subprocess.Popen(self.run_args(out, "--plugin", self.plugins["sleeping"], "--kernel", "sleeper", "--case", "c1",
+                                           "--timeout", "5"),
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=0)
+        try:
+            self.assertIsNotNone(pids_once_written(started, 120), "the sleeper never started")
+            p.send_signal(signal.SIGTSTP)
+            deadline = time.monotonic() + 30
+            while process_state(p.pid) != "T" and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(process_state(p.pid), "T", "SIGTSTP did not stop attngate")
+            time.sleep(8)  # well past the 5 s limit; the kernel ended after 1.5 s
+            p.send_signal(signal.SIGCONT)
+            stdout, stderr = p.communicate(timeout=300)
+        finally:
+            kill_all([p.pid])
+        self.assertEqual(p.returncode, 0, stdout + stderr)
+        self.assertNotIn("hung", stdout + stderr)
+        self.assertEqual(read_json(out)["results"][0]["verdict"], "pass")
+
 
 if __name__ == "__main__":
     main()
