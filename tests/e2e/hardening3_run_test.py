@@ -154,6 +154,47 @@ class RunHardening3Test(PluginTestCase):
         self.assertNotIn("hung", stdout + stderr)
         self.assertEqual(read_json(out)["results"][0]["verdict"], "pass")
 
+    # --- 10: merge -----------------------------------------------------------------------
+
+    def test_merge_refuses_a_shard_that_did_not_finish_a_missing_row_and_a_row_twice(self):
+        kernels = ("--plugin", self.plugins["sleeping"], "--kernel", "reference", "--kernel", "sleeper")
+        shards = [self.path(f"shard-{i}.json") for i in (1, 2)]
+        for i, out in enumerate(shards, 1):
+            p = subprocess.run(self.run_args(out, *kernels, "--shard", f"{i}/2"), capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = attngate("merge", *shards, "-o", self.path("merged.json"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+        # A shard killed while the sleeper runs on its last case of a sleeper row, with a case
+        # before it (in its results).
+        def sleeps_after_a_case(shard):
+            rows = [(r["case"], r["kernel"]) for r in read_json(shard)["results"]]
+            last = max((n for n, (_, k) in enumerate(rows) if k == "sleeper"), default=0)
+            return rows[last][0] if any(c != rows[last][0] for c, _ in rows[:last]) else None
+        i = 0 if sleeps_after_a_case(shards[0]) else 1
+        last = next(c["seq_q"] for c in CASES if c["id"] == sleeps_after_a_case(shards[i]))
+        killed = self.killed_run(self.path("shard-killed.json"), last, *kernels[2:], "--shard", f"{i + 1}/2")
+        p = attngate("merge", shards[1 - i], killed, "-o", self.path("merged-killed.json"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"{killed}: $.complete is false: the shard did not finish", p.stderr)
+
+        # The rows of a case its plan lists are missing; a row of the other shard is there twice.
+        second = read_json(shards[1])
+        gone = second["shard"]["mine"][0]
+        unit = (lambda r: r["case"]) if second["shard"]["unit"] == "case" else (lambda r: f"{r['case']}/{r['kernel']}")
+        write_json(self.path("lacking.json"), dict(second, results=[r for r in second["results"] if unit(r) != gone]))
+        p = attngate("merge", shards[0], self.path("lacking.json"), "-o", self.path("merged-lacking.json"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"lacking.json: $.shard.mine plans {gone}, but the shard holds no row of it", p.stderr)
+
+        first = read_json(shards[0])
+        twice = dict(second, results=second["results"] + first["results"][:1])
+        write_json(self.path("twice.json"), twice)
+        row = first["results"][0]
+        p = attngate("merge", shards[0], self.path("twice.json"), "-o", self.path("merged-twice.json"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"twice.json: row {row['case']}/{row['kernel']} is in {shards[0]} too", p.stderr)
+
 
 if __name__ == "__main__":
     main()
