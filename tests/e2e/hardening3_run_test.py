@@ -195,6 +195,23 @@ class RunHardening3Test(PluginTestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn(f"twice.json: row {row['case']}/{row['kernel']} is in {shards[0]} too", p.stderr)
 
+    # --- 12: compare -----------------------------------------------------------------------
+
+    def test_compare_of_one_case_id_with_two_shapes_is_an_error(self):
+        outs = {}
+        for seq_q in (16, 32):
+            suite = suite_with_goldens(self.path(f"shape-{seq_q}.json"),
+                                       dict(TINY, cases=[{"id": "c1", "seq_q": seq_q, "heads_q": 1, "head_dim": 8}]),
+                                       self.path(f"bl-{seq_q}"))
+            outs[seq_q] = self.path(f"shape-{seq_q}-results.json")
+            p = attngate("run", "--suite", suite, "--baselines", self.path(f"bl-{seq_q}"), "--checks", "golden", "--out", outs[seq_q])
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = attngate("compare", outs[32], outs[16])
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("case c1 / reference: shape batch=1 seq_q=32", p.stderr)
+        self.assertIn("but batch=1 seq_q=16", p.stderr)
+        self.assertNotIn("no regression", p.stdout)
+
 
 if __name__ == "__main__":
     main()
