@@ -195,6 +195,30 @@ class RunHardening3Test(PluginTestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn(f"twice.json: row {row['case']}/{row['kernel']} is in {shards[0]} too", p.stderr)
 
+    # --- 15: history --append --------------------------------------------------------------
+
+    def test_history_appends_a_run_once_and_never_one_that_did_not_finish(self):
+        store = self.path("history-store")
+        out = self.path("history-run.json")
+        p = subprocess.run(self.run_args(out), capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = attngate("history", "--append", out, "--store", store)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        first = p.stdout.split(" as ")[-1].strip()
+        copy = self.path("history-run-copy.json")
+        shutil.copy(out, copy)  # the same run under another name
+        for again in (out, copy):
+            p = attngate("history", "--append", again, "--store", store)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"{again}: these results are in the history already, as {first}", p.stderr)
+        killed = self.killed_run(self.path("history-killed.json"), CASES[-1]["seq_q"], "--kernel", "sleeper")
+        p = attngate("history", "--append", killed, "--store", store)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"{killed}: $.complete is false: the run did not finish", p.stderr)
+        records = [f for root, _, files in os.walk(os.path.join(store, "history", "tiny3")) for f in files
+                   if f.endswith(".json") and os.path.basename(root) != "fingerprints"]
+        self.assertEqual(len(records), 1, records)
+
     # --- 12: compare -----------------------------------------------------------------------
 
     def test_compare_of_one_case_id_with_two_shapes_is_an_error(self):
