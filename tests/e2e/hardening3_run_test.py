@@ -237,5 +237,56 @@ class RunHardening3Test(PluginTestCase):
         self.assertNotIn("no regression", p.stdout)
 
 
+# --- 16: the PR comment's author -------------------------------------------------------------
+
+class PostSummaryAuthorTest(unittest.TestCase):
+    MARKER = "<!-- attngate summary: updated in place by ci/post-summary.py -->"
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="attngate-hardening3-comment-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
+        self.summary = os.path.join(self.dir, "summary.md")
+
+    def post(self, forge, env, text):
+        with open(self.summary, "w") as f:
+            f.write(text)
+        script = os.path.join(ARGS.source_dir, "ci", "post-summary.py")
+        return subprocess.run([sys.executable, script, forge, self.summary], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, **env))
+
+    def check_hijack_refused(self, forge, env, bot):
+        """Someone else's comment carrying the marker is left alone: the bot posts its own,
+        then updates that one."""
+        hijack = f"{self.MARKER}\nmallory was here"
+        FakeForge.comments[:] = [FakeForge.by("mallory", hijack, 1), FakeForge.by(bot, "a review by the bot, no marker", 2)]
+        for text in ("GATE FAILED", "GATE PASSED"):
+            p = self.post(forge, env, f"## attngate: {text}")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(len(FakeForge.comments), 3, [c["body"] for c in FakeForge.comments])
+            self.assertEqual(FakeForge.comments[0]["body"], hijack)
+            self.assertIn(text, FakeForge.comments[2]["body"])
+            self.assertEqual(FakeForge.comments[2]["user"]["login"], bot)
+        self.assertEqual(FakeForge.comments[1]["body"], "a review by the bot, no marker")
+
+    def test_github_updates_only_its_own_comment(self):
+        url = start_forge(self)
+        env = {"GITHUB_API_URL": url, "GITHUB_REPOSITORY": "me/repo", "PR_NUMBER": "7", "GITHUB_TOKEN": "s3cret"}
+        self.check_hijack_refused("github", env, "attngate-bot")
+
+    def test_github_workflow_token_is_github_actions_bot_or_the_login_given(self):
+        url = start_forge(self)
+        FakeForge.me = None  # GET /user: 403 for the workflow's token
+        env = {"GITHUB_API_URL": url, "GITHUB_REPOSITORY": "me/repo", "PR_NUMBER": "7", "GITHUB_TOKEN": "s3cret"}
+        self.check_hijack_refused("github", env, "github-actions[bot]")
+        FakeForge.me = "team-bot"
+        self.check_hijack_refused("github", dict(env, ATTNGATE_COMMENT_AUTHOR="team-bot"), "team-bot")
+        self.assertNotIn("/user", [path for _, path, _ in FakeForge.calls[-4:]])
+
+    def test_gitlab_updates_only_its_own_note(self):
+        url = start_forge(self)
+        env = {"CI_API_V4_URL": url + "/api/v4", "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "3", "ATTNGATE_GITLAB_TOKEN": "t0k"}
+        self.check_hijack_refused("gitlab", env, "attngate-bot")
+
+
 if __name__ == "__main__":
     main()
