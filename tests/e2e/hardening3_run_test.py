@@ -288,5 +288,40 @@ class PostSummaryAuthorTest(unittest.TestCase):
         self.check_hijack_refused("gitlab", env, "attngate-bot")
 
 
+# --- 17: ATTNGATE_VENVS ---------------------------------------------------------------------
+
+class InstallDepsVenvNamesTest(unittest.TestCase):
+    def test_a_venv_name_outside_dot_venv_is_refused_before_anything_is_removed(self):
+        scratch = tempfile.mkdtemp(prefix="attngate-hardening3-venvs-")
+        self.addCleanup(shutil.rmtree, scratch, ignore_errors=True)
+        repo = os.path.join(scratch, "repo")
+        os.makedirs(os.path.join(repo, "ci"))
+        shutil.copy(os.path.join(ARGS.source_dir, "ci", "install-deps.sh"), os.path.join(repo, "ci"))
+        for keep in (os.path.join(repo, ".venv", "jax-new"), os.path.join(scratch, "victim")):
+            os.makedirs(keep)
+            open(os.path.join(keep, "precious"), "w").close()
+        open(os.path.join(repo, "x.lock"), "w").close()
+
+        def install(venvs, **env):
+            return subprocess.run(["bash", os.path.join(repo, "ci", "install-deps.sh")], capture_output=True, text=True, timeout=300,
+                                  env=dict(os.environ, ATTNGATE_DEPS="venvs", ATTNGATE_VENVS=venvs, **env))
+
+        for venvs in ("../../victim=x.lock", "=x.lock", ".=x.lock", "..=x.lock", "a/b=x.lock", "*=x.lock", "nolock", "ok=",
+                      "fine=x.lock ../victim=x.lock"):
+            with self.subTest(venvs):
+                p = install(venvs)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn("install-deps: error: ATTNGATE_VENVS: ", p.stderr)
+                self.assertNotIn("creating", p.stdout)
+                self.assertTrue(os.path.exists(os.path.join(scratch, "victim", "precious")))
+                self.assertTrue(os.path.exists(os.path.join(repo, ".venv", "jax-new", "precious")))
+        # A plain name passes the check: the script goes on, here to its next refusal (an
+        # interpreter that does not run), still before any venv is touched.
+        p = install("jax-1.2_b=x.lock", ATTNGATE_JAX_PYTHON=os.path.join(scratch, "no-python"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertNotIn("ATTNGATE_VENVS", p.stderr)
+        self.assertIn("does not run", p.stderr)
+
+
 if __name__ == "__main__":
     main()
