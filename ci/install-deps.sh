@@ -13,6 +13,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# ATTNGATE_VENVS: each "NAME=LOCK" is checked before anything is installed or removed: NAME is
+# one plain directory name under .venv (letters, digits, '.', '_', '-'; not . or ..), since
+# .venv/NAME is removed and made again, and LOCK is not empty.
+read -r -a requested_venvs <<< "${ATTNGATE_VENVS:-}"  # split on blanks, no glob
+for venv in "${requested_venvs[@]}"; do
+  name=${venv%%=*}
+  if [[ $venv != *=* || ! $name =~ ^[A-Za-z0-9._-]+$ || $name == . || $name == .. || -z ${venv#*=} ]]; then
+    echo "install-deps: error: ATTNGATE_VENVS: \"$venv\" is not NAME=LOCK with a NAME of letters, digits, '.', '_' or '-' (not . or ..) and a LOCK" >&2
+    exit 2
+  fi
+done
+
 runtime_packages=(libcurl4 libboost-json1.81.0 libfmt9 libsleef3 libbenchmark1debian libssl3 libtomlplusplus3)
 build_packages=(
   build-essential cmake
@@ -103,7 +115,7 @@ install_venv() {  # NAME LOCK PYTHON
   echo "$want" > "$dir/.attngate-lock-sha256"
 }
 
-jax_venvs=(${ATTNGATE_VENVS:-})
+jax_venvs=("${requested_venvs[@]}")
 if wants test && [ "${ATTNGATE_SKIP_JAX:-0}" != 1 ]; then
   jax_venvs+=(jax-new=kernels/jax/requirements-new.lock jax-old=kernels/jax/requirements-old.lock)
 fi

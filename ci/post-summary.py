@@ -6,12 +6,16 @@
 From any directory (the reusable action runs it from its own checkout, in the team's
 workspace): it reads only the files named and the environment.
 Missing files are left out (a job that did not run wrote none); none at all: nothing is
-posted. The comment is found again by a marker line in its body.
+posted. The comment is found again by a marker line in its body, among the comments of the
+token's own user only: anyone can post the marker, and a comment of someone else's is never
+updated (a new one is posted instead).
 
 ATTNGATE_COMMENT_KEY (optional) keeps one comment per key, so that two gates of one pull request
 (a plugin's suite and an adapter's) do not overwrite each other; without it, the one comment.
 GitHub: GITHUB_TOKEN (a secret: the workflow's token with pull-requests: write),
-GITHUB_REPOSITORY, PR_NUMBER, GITHUB_API_URL (default https://api.github.com).
+GITHUB_REPOSITORY, PR_NUMBER, GITHUB_API_URL (default https://api.github.com); the token's user
+is asked of GET /user, and where a token may not ask (the workflow's own) it is
+github-actions[bot]; ATTNGATE_COMMENT_AUTHOR (a login) says it instead.
 GitLab: ATTNGATE_GITLAB_TOKEN (a masked CI/CD variable: a project access token with the
 api scope), CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID.
 Exit 0 posted or nothing to post, 2 bad usage, 3 the API refused or was unreachable."""
@@ -42,12 +46,17 @@ class Forge:
             self.item_url = f"{self.base}/issues/comments/{{id}}"
             self.update_method = "PATCH"
             self.headers = {"Authorization": f"Bearer {env['GITHUB_TOKEN']}", "Accept": "application/vnd.github+json"}
+            self.user_url = f"{env.get('GITHUB_API_URL', 'https://api.github.com')}/user"
+            self.author_of = lambda c: (c.get("user") or {}).get("login")
         else:
             self.base = f"{env['CI_API_V4_URL']}/projects/{env['CI_PROJECT_ID']}"
             self.list_url = f"{self.base}/merge_requests/{env['CI_MERGE_REQUEST_IID']}/notes"
             self.item_url = f"{self.list_url}/{{id}}"
             self.update_method = "PUT"
             self.headers = {"PRIVATE-TOKEN": env["ATTNGATE_GITLAB_TOKEN"]}
+            self.user_url = f"{env['CI_API_V4_URL']}/user"
+            self.author_of = lambda c: (c.get("author") or {}).get("username")
+        self.kind, self.author = kind, env.get("ATTNGATE_COMMENT_AUTHOR") or None
 
     def call(self, method, url, body=None):
         data = None if body is None else json.dumps({"body": body}).encode()
@@ -55,13 +64,25 @@ class Forge:
         with urllib.request.urlopen(urllib.request.Request(url, data=data, method=method, headers=headers), timeout=60) as r:
             return json.load(r)
 
+    def me(self):
+        """The login of the token's user: the only author whose comment may be updated."""
+        if self.author is None:
+            try:
+                self.author = self.call("GET", self.user_url)["login" if self.kind == "github" else "username"]
+            except urllib.error.HTTPError as e:
+                if self.kind != "github" or e.code != 403:
+                    raise
+                self.author = "github-actions[bot]"  # the workflow's GITHUB_TOKEN may not read /user
+        return self.author
+
     def find(self):
-        """The id of the comment that holds the marker, or None (every page is read)."""
+        """The id of this user's comment that holds the marker, or None (every page is read)."""
+        me = self.me()
         page = 1
         while True:
             comments = self.call("GET", f"{self.list_url}?per_page=100&page={page}")
             for c in comments:
-                if self.marker in (c.get("body") or ""):
+                if self.marker in (c.get("body") or "") and self.author_of(c) == me:
                     return c["id"]
             if len(comments) < 100:
                 return None

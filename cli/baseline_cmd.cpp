@@ -48,10 +48,10 @@ Result<std::vector<const BaselineKind *>> kinds_to_review(const BaselineUpdateAr
 /// changed; nothing is written, so neither update is lost.
 int conflict(const Error &e, Store &store, const std::string &key, const std::optional<BaselineFile> &read, const std::string &check) {
     auto now = load_baseline_file(store, key);
-    fmt::print(stderr, "error: {}\nerror: nothing was written for {}; what the other update changed:\n", e.message, check);
+    print_stderr("error: {}\nerror: nothing was written for {}; what the other update changed:\n", e.message, check);
     if (now)
-        for (const auto &line : describe_baseline_changes(read, *now)) fmt::print(stderr, "  {}\n", line);
-    fmt::print(stderr, "re-run `attngate baseline update` to review your rows against the new baselines\n");
+        for (const auto &line : describe_baseline_changes(read, *now)) print_stderr("  {}\n", line);
+    print_stderr("re-run `attngate baseline update` to review your rows against the new baselines\n");
     return kExitInfra;
 }
 

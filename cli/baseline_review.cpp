@@ -56,8 +56,8 @@ std::string quit_said(size_t accepted) {
 
 Answer ask(const UpdateRow &row, size_t accepted) {
     for (;;) {
-        fmt::print("accept {} ({})? [a]ccept, [s]kip, [A]ccept it and the rest, {}: ", row.label(), shown(row).change, quit_said(accepted));
-        std::fflush(stdout);
+        write_stdout(fmt::format("accept {} ({})? [a]ccept, [s]kip, [A]ccept it and the rest, {}: ", row.label(), shown(row).change,
+                                 quit_said(accepted)));
         std::string line;
         if (!std::getline(std::cin, line)) return Answer::Closed;
         if (line == "a" || line == "y") return Answer::Accept;

@@ -91,7 +91,7 @@ int bench(BenchArgs a, const Console &console) {
         json::object doc = bench_json(*results);
         doc["machine"] = bench_machine(all);
         doc["repetitions"] = o.repetitions;
-        fmt::print("{}\n", pretty_json(doc));
+        console.data(pretty_json(doc) + "\n");
         return kExitPass;
     }
     console.say("attngate bench: B = 1, Sq = Sk = S, Hq = Hkv = heads, Dv = D; GFLOP/s = 2 (D + Dv) x kept scores / time\n");

@@ -10,6 +10,7 @@
 
 #include "backend/in_process_backend.hpp"
 #include "backend/remote_backend.hpp"
+#include "console.hpp"
 #include "io/supervisor.hpp"
 #include "store/layered_store.hpp"
 #include "report/escape.hpp"
@@ -96,21 +97,21 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
 
 int with_load_errors(const Backends &backends, int rc) {
     const auto errors = backends.load_errors();
-    for (const auto &e : errors) fmt::print(stderr, "error: {}\n", terminal_text(e));  // an adapter's words
+    for (const auto &e : errors) print_stderr("error: {}\n", terminal_text(e));  // an adapter's words
     return errors.empty() || rc != kExitPass ? rc : kExitDrift;
 }
 
 int run_kernels_supervised(bool no_isolation, std::string_view what_stays, const std::function<int()> &body) {
     if (!no_isolation) return body();
-    const SupervisedEnd end = run_supervised(body);
+    const SupervisedEnd end = run_supervised([&] { return with_stdout_checked(body()); });  // its stdout is the child's
     if (end.ended_early.empty()) return end.exit_code;
-    fmt::print(stderr, "error: the run did not finish: attngate's process {} (--no-isolation runs the kernels in it); {}\n",
+    print_stderr("error: the run did not finish: attngate's process {} (--no-isolation runs the kernels in it); {}\n",
                terminal_text(end.ended_early), what_stays);
     return kExitDrift;
 }
 
 int report_error(const Error &e) {
-    fmt::print(stderr, "error: {}\n", terminal_text(e.message));  // messages quote files and adapters
+    print_stderr("error: {}\n", terminal_text(e.message));  // messages quote files and adapters
     return exit_code_for(e.kind);
 }
 

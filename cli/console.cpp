@@ -1,19 +1,53 @@
-// The console: --quiet, --progress-every, and progress lines.
+// The console: the standard streams, --quiet, --progress-every, and progress lines.
 #include "console.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <csignal>
+#include <cstring>
 
+#include "io/error.hpp"
 #include "options.hpp"
 #include "report/escape.hpp"
 
 namespace attngate::cli {
 
-void Console::data(std::string_view text) const {
-    fmt::print("{}", text);
-    std::fflush(stdout);
+void prepare_standard_streams() {
+    for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
+        if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            // In this order the closed one is the lowest free descriptor, the one open() takes.
+            [[maybe_unused]] const int opened = ::open("/dev/null", fd == STDERR_FILENO ? O_WRONLY : O_RDONLY);
+        }
+    std::signal(SIGPIPE, SIG_IGN);
 }
+
+namespace {
+int g_stdout_errno = 0;  ///< of the first write to stdout that failed
+}  // namespace
+
+void write_stdout(std::string_view text) {
+    if ((std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) && !g_stdout_errno)
+        g_stdout_errno = errno;
+}
+
+int with_stdout_checked(int rc) {
+    if (std::fflush(stdout) != 0 && !g_stdout_errno) g_stdout_errno = errno;
+    if (!g_stdout_errno && !std::ferror(stdout)) return rc;
+    if (g_stdout_errno == EPIPE) return rc;  // the reader stopped reading: its choice, not a failure
+    print_stderr("error: cannot write to stdout: {}\n", g_stdout_errno ? std::strerror(g_stdout_errno) : "a write failed");
+    return rc == kExitPass ? kExitInfra : rc;
+}
+
+void write_stderr(std::string_view text) {
+    [[maybe_unused]] const size_t n = std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+    std::clearerr(stderr);  // the next line is tried again
+}
+
+void Console::data(std::string_view text) const { write_stdout(text); }
 
 void add_quiet_option(CLI::App *cmd, Console &console) {
     cmd->add_flag("-q,--quiet", console.options.quiet,
@@ -61,30 +95,27 @@ void Progress::update(size_t done, size_t total, std::string_view detail) {
     if (step == shown_) return;
     shown_ = std::move(step);
     if (live_) {
-        fmt::print(stderr, "\r\x1b[K{}", line(done, total, detail));
+        write_stderr(fmt::format("\r\x1b[K{}", line(done, total, detail)));
         drawn_ = true;
     } else {
         const auto now = std::chrono::steady_clock::now();
         const bool due = std::chrono::duration<double>(now - last_line_).count() >= console_.options.progress_every_s;
         if (!due && done < total && printed_) return;  // the first line says the step has begun
-        fmt::print(stderr, "progress: {}\n", line(done, total, detail));
+        write_stderr(fmt::format("progress: {}\n", line(done, total, detail)));
         last_line_ = now;
         printed_ = true;
     }
-    std::fflush(stderr);
 }
 
 void Progress::clear() {
     if (!drawn_) return;
-    fmt::print(stderr, "\r\x1b[K");
-    std::fflush(stderr);
+    write_stderr("\r\x1b[K");
     drawn_ = false;
 }
 
 void Progress::finish() {
     if (!drawn_) return;
-    fmt::print(stderr, "\n");
-    std::fflush(stderr);
+    write_stderr("\n");
     drawn_ = false;
 }
 

@@ -1,5 +1,5 @@
-// What the CLI prints besides errors: text for people (silenced by --quiet), data that
-// --json asks for (printed even then), and the progress of long commands on stderr.
+// What the CLI prints: text for people (silenced by --quiet), data that --json asks for
+// (printed even then), the progress of long commands and errors on stderr.
 #pragma once
 
 #include <chrono>
@@ -14,6 +14,29 @@
 
 namespace attngate::cli {
 
+/// At the start of main: a closed stdin, stdout or stderr is opened on /dev/null (stdout
+/// read-only, so that a write to it fails and is reported), so that no file attngate opens
+/// becomes fd 2 and receives its messages; SIGPIPE is ignored, so that a reader gone from a
+/// pipe is a failed write, not the end of the run (children exec'd start with it as usual).
+void prepare_standard_streams();
+
+/// Writes to stderr, best effort: a closed, full or broken stderr changes nothing the command
+/// does, so progress never decides the verdict. Never throws.
+void write_stderr(std::string_view text);
+
+/// Writes to stdout. Never throws: the first failed write is kept for with_stdout_checked.
+void write_stdout(std::string_view text);
+
+/// main's exit code once stdout is flushed: `rc`, or, when a write to stdout failed other than
+/// for a reader that went away (EPIPE, `| head`), an error said on stderr and exit 3 in place
+/// of a pass.
+int with_stdout_checked(int rc);
+
+template <typename... Args>
+void print_stderr(fmt::format_string<Args...> format, Args &&...args) {
+    write_stderr(fmt::format(format, std::forward<Args>(args)...));
+}
+
 struct ConsoleOptions {
     bool quiet = false;              ///< --quiet: nothing on stdout but --json data, no progress
     double progress_every_s = 10.0;  ///< --progress-every: plain progress lines at most this often (0: every step)
@@ -27,8 +50,7 @@ public:
     template <typename... Args>
     void say(fmt::format_string<Args...> format, Args &&...args) const {
         if (options.quiet) return;
-        fmt::print(format, std::forward<Args>(args)...);
-        std::fflush(stdout);
+        write_stdout(fmt::format(format, std::forward<Args>(args)...));
     }
     /// What the user asked for by name (--json): on stdout even with --quiet.
     void data(std::string_view text) const;

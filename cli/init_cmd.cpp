@@ -226,7 +226,7 @@ int init(InitArgs a, const Console &console) {
     auto backends = open_backends(a.sources);
     if (!backends) return report_error(backends.error());
     if (const auto errors = backends->load_errors(); !errors.empty()) {
-        for (const auto &e : errors) fmt::print(stderr, "error: {}\n", terminal_text(e));  // an adapter's words
+        for (const auto &e : errors) print_stderr("error: {}\n", terminal_text(e));  // an adapter's words
         return report_error({ErrorKind::BadInput, "some kernels did not load: nothing written"});
     }
     const auto kernels = team_kernels(*backends);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,20 @@ int dispatch(const std::vector<cli::Command> &commands) {
 /// "attngate 0.2.0 (commit 1a2b3c4)".
 std::string version_text() { return fmt::format("{} (commit {})", tool_version(), ATTNGATE_COMMIT); }
 
+/// CLI11's exit (help, version, a parse error) through the console's writers: its exit code.
+int parse_exit(const CLI::App &app, const CLI::Error &e) {
+    std::ostringstream out, err;
+    const int rc = app.exit(e, out, err);
+    cli::write_stdout(out.str());
+    cli::write_stderr(err.str());
+    return rc;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     exec_with_exact_heap_accounting(argv);
+    cli::prepare_standard_streams();
     start_directory();  // read now, before any kernel could chdir(): children start there
     CLI::App app{"attngate: the regression gate for attention kernels (golden outputs, memory, throughput, cost)", "attngate"};
     app.require_subcommand(1);
@@ -58,14 +69,14 @@ int main(int argc, char **argv) {
         args.pop_back();                         // the program's name
         app.parse(args);
     } catch (const CLI::CallForHelp &e) {
-        return app.exit(e);
+        return cli::with_stdout_checked(parse_exit(app, e));
     } catch (const CLI::CallForAllHelp &e) {
-        return app.exit(e);
+        return cli::with_stdout_checked(parse_exit(app, e));
     } catch (const CLI::CallForVersion &e) {
-        return app.exit(e);
+        return cli::with_stdout_checked(parse_exit(app, e));
     } catch (const CLI::ParseError &e) {
         if (!config) return cli::report_error(config.error());  // the cause of "--suite is required"
-        app.exit(e);
+        parse_exit(app, e);
         return kExitBadInput;
     }
     if (!config) return cli::report_error(config.error());
@@ -74,8 +85,8 @@ int main(int argc, char **argv) {
     cli::set_suite_dir(cli::config_suites_dir(file));
     // CI templates are checked by parsing each attngate command they run with the real CLI.
     if (const char *p = std::getenv("ATTNGATE_PARSE_ONLY"); p && std::string(p) == "1") {
-        fmt::print("parsed: {}\n", app.get_subcommands().front()->get_name());
-        return kExitPass;
+        cli::write_stdout(fmt::format("parsed: {}\n", app.get_subcommands().front()->get_name()));
+        return cli::with_stdout_checked(kExitPass);
     }
-    return dispatch(commands);
+    return cli::with_stdout_checked(dispatch(commands));
 }

@@ -96,10 +96,9 @@ struct ChildReads {
 };
 
 /// fd: the read ends of the child's result, stderr and steps pipes (-1: not read). The time
-/// spent in on_step (printing progress to a terminal the user paused) does not count
-/// against timeout_s.
-ChildReads read_child(pid_t pid, const std::array<int, 3> &fd, const StepFn &on_step, std::chrono::steady_clock::time_point t0,
-                      double timeout_s) {
+/// spent in on_step (printing progress to a terminal the user paused) and the time the
+/// harness was stopped (Ctrl-Z) do not count against timeout_s.
+ChildReads read_child(pid_t pid, const std::array<int, 3> &fd, const StepFn &on_step, WatchedClock &clock, double timeout_s) {
     ChildReads r;
     StepRecords records;
     std::chrono::steady_clock::duration telling{};  // in on_step: a blocked stderr must not count as the child's time
@@ -108,7 +107,7 @@ ChildReads read_child(pid_t pid, const std::array<int, 3> &fd, const StepFn &on_
     int open_fds = static_cast<int>(std::count_if(fd.begin(), fd.end(), [](int f) { return f >= 0; }));
     char buf[65536];
     while (open_fds > 0) {
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0 - telling).count();
+        const double elapsed = clock.seconds() - std::chrono::duration<double>(telling).count();
         if (elapsed >= timeout_s) {
             r.timed_out = true;
             break;
@@ -165,7 +164,7 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
     const StepFn step = on_step ? step_writer(steps.fd[1]) : StepFn{};
     std::fflush(stdout);
     std::fflush(stderr);
-    const auto t0 = std::chrono::steady_clock::now();
+    WatchedClock clock;
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     ATTNGATE_CHECK(pid >= 0);
@@ -177,13 +176,13 @@ std::expected<std::string, CrashInfo> run_isolated(const std::function<std::stri
     steps.close_end(1);
     if (!on_step) steps.close_end(0);
 
-    ChildReads reads = read_child(pid, {result.fd[0], err.fd[0], steps.fd[0]}, on_step, t0, timeout_s);
+    ChildReads reads = read_child(pid, {result.fd[0], err.fd[0], steps.fd[0]}, on_step, clock, timeout_s);
     end_guarded(pid);  // the child on a timeout, and whatever it started in every case
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     forget_group_on_termination(pid);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = clock.seconds();
 
     CrashInfo crash;
     crash.seconds = seconds;

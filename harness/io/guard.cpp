@@ -144,6 +144,8 @@ void kill_descendants(pid_t child, int &status, bool &child_ended) {
 }  // namespace
 
 void become_guard(pid_t harness) {
+    // The harness ignores SIGPIPE and counts SIGCONTs; the guard and its child start as usual.
+    for (int sig : {SIGPIPE, SIGCONT}) std::signal(sig, SIG_DFL);
     ::setpgid(0, 0);
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);

@@ -48,6 +48,34 @@ extern "C" void kill_child_group_then_die(int sig) {
 }
 }  // namespace
 
+namespace {
+volatile sig_atomic_t g_continued = 0;  ///< SIGCONTs received
+extern "C" void count_continue(int) { g_continued = g_continued + 1; }
+}  // namespace
+
+WatchedClock::WatchedClock() {
+    static const bool installed = [] {
+        struct sigaction sa {};
+        sa.sa_handler = count_continue;
+        sa.sa_flags = SA_RESTART;
+        ::sigemptyset(&sa.sa_mask);
+        return ::sigaction(SIGCONT, &sa, nullptr) == 0;
+    }();
+    (void)installed;
+    start_ = last_ = std::chrono::steady_clock::now();
+    continued_ = g_continued;
+}
+
+double WatchedClock::seconds() {
+    const auto now = std::chrono::steady_clock::now();
+    if (const long c = g_continued; c != continued_) {
+        stopped_ += now - last_;
+        continued_ = c;
+    }
+    last_ = now;
+    return std::chrono::duration<double>(now - start_ - stopped_).count();
+}
+
 void kill_group_on_termination(pid_t pgid) {
     static const bool installed = [] {
         for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
@@ -117,14 +145,14 @@ Result<void> spawn(const std::vector<std::string> &argv, const std::filesystem::
     const pid_t pid = fork_exec(argv, -1, out, err_path, extra_env);
     if (out >= 0) ::close(out);
     if (pid < 0) return fail(ErrorKind::Infra, "cannot fork for {}", what);
-    const auto t0 = std::chrono::steady_clock::now();
+    WatchedClock clock;
     int status = 0;
     bool timed_out = false;
     for (;;) {
         siginfo_t info{};
         // WNOWAIT: the child stays a zombie, so its group id cannot be reused before the kill below.
         if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) break;
-        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
+        if (clock.seconds() > timeout_s) {
             timed_out = true;
             break;
         }

@@ -2,6 +2,7 @@
 // instruction counts), and the temporary directory they write into.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 
@@ -27,6 +28,22 @@ struct TempDir {
 /// that signal. Up to 8 groups at once (two resident A/B sides and a timed child).
 void kill_group_on_termination(pid_t pgid);
 void forget_group_on_termination(pid_t pgid);
+
+/// Seconds since it was made, less the stretches this process spent stopped (Ctrl-Z, SIGSTOP):
+/// a child in its own process group runs on while the harness is stopped, and a time limit
+/// counts only time in which the harness watched it. Read it at every turn of a wait loop: a
+/// stop is the gap since the last read across which SIGCONT came (its handler, installed
+/// once, only counts; children forked below a guard start without it).
+class WatchedClock {
+public:
+    WatchedClock();
+    double seconds();
+
+private:
+    std::chrono::steady_clock::time_point start_, last_;
+    std::chrono::steady_clock::duration stopped_{};
+    long continued_ = 0;
+};
 
 /// Runs argv (no shell, PATH searched) in its own process group, with stdout discarded (or
 /// written to out_path) and stderr kept in err_path, within timeout_s (then the group is

@@ -20,7 +20,34 @@ std::vector<double> perf_samples(const CaseResult &r, std::string *machine_class
     return out;
 }
 
+namespace {
+
+/// A case's shape as its params record it ("seq_q=32 seq_k=32 ..."); empty when not recorded.
+std::string shape_of(const CaseResult &r) {
+    std::string out;
+    for (const char *key : {"batch", "seq_q", "seq_k", "heads_q", "heads_kv", "head_dim", "head_dim_v"})
+        if (const auto *v = r.params.if_contains(key)) out += fmt::format("{}{}={}", out.empty() ? "" : " ", key, json::serialize(*v));
+    return out;
+}
+
+/// A case x kernel of both files with another shape in each (the suite changed under the same
+/// case id) is bad input naming the case and both shapes: neither its timings nor its outputs compare.
+Result<void> check_same_shapes(const RunResults &a, const RunResults &b) {
+    for (const auto &rb : b.results) {
+        const CaseResult *ra = a.find(rb.case_id, rb.kernel);
+        if (!ra) continue;
+        const std::string sa = shape_of(*ra), sb = shape_of(rb);
+        if (!sa.empty() && !sb.empty() && sa != sb)
+            return fail(ErrorKind::BadInput, "case {} / {}: shape {} in A but {} in B: another case under the same id does not compare",
+                        rb.case_id, rb.kernel, sa, sb);
+    }
+    return {};
+}
+
+}  // namespace
+
 Result<CompareReport> compare_results(const RunResults &a, const RunResults &b, const DecisionPolicy &policy) {
+    if (auto same = check_same_shapes(a, b); !same) return std::unexpected(same.error());
     CompareReport report;
     std::vector<PerfDecision> decisions;
     for (const auto &rb : b.results) {

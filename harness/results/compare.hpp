@@ -22,7 +22,8 @@ struct CompareReport {
 };
 
 /// B is "current", A the reference. Files timed on different machine classes are an error
-/// (their timings do not compare).
+/// (their timings do not compare), and so is a case x kernel of another shape in each file
+/// (the suite changed under the same case id: neither its timings nor its outputs compare).
 Result<CompareReport> compare_results(const RunResults &a, const RunResults &b, const DecisionPolicy &policy);
 
 /// The samples and machine class of one case x kernel's perf check (empty when absent).

@@ -36,6 +36,30 @@ std::vector<FingerprintChange> shard_fingerprint_diff(const RunResults &first, c
     return diff;
 }
 
+/// A row's unit of the shard plan: its case, or its case/kernel.
+std::string unit_of(const CaseResult &c, const std::string &unit) { return unit == "case" ? c.case_id : c.case_id + "/" + c.kernel; }
+
+/// What each shard holds against what it planned: a shard that did not finish, a unit of its
+/// plan without a row, or a row that another shard (or the same one) holds too is bad input
+/// naming the file: merged, each would pass as a row that was never gated or a row kept twice.
+Result<void> check_rows(const std::vector<std::pair<std::string, RunResults>> &shards, const std::string &unit) {
+    std::map<std::string, std::string> holder;  // case/kernel -> file
+    for (const auto &[file, r] : shards) {
+        if (!r.complete)
+            return fail(ErrorKind::BadInput, "{}: $.complete is false: the shard did not finish ({} row(s) written); run it again", file,
+                        r.results.size());
+        std::set<std::string> units;
+        for (const auto &c : r.results) {
+            if (auto [it, fresh] = holder.emplace(c.case_id + "/" + c.kernel, file); !fresh)
+                return fail(ErrorKind::BadInput, "{}: row {} is in {} too: a row given twice", file, it->first, it->second);
+            units.insert(unit_of(c, unit));
+        }
+        for (const auto &u : strings(r.shard, "mine"))
+            if (!units.contains(u)) return fail(ErrorKind::BadInput, "{}: $.shard.mine plans {}, but the shard holds no row of it", file, u);
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> shards, const MergeOptions &o) {
@@ -81,6 +105,7 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
         for (const auto &u : strings(r.shard, "mine"))
             if (auto [it, fresh] = owner.emplace(u, file); !fresh)
                 return fail(ErrorKind::BadInput, "{} and {} both ran {}", it->second, file, u);
+    if (auto rows = check_rows(shards, unit); !rows) return std::unexpected(rows.error());
     if (!o.force) {
         std::string never;
         for (const auto &u : plan)
@@ -95,13 +120,12 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
     std::map<std::string, size_t> order;
     for (size_t i = 0; i < plan.size(); ++i) order[plan[i]] = i;
     for (auto &[file, r] : shards) {
-        merged.complete = merged.complete && r.complete;
         merged.started_at = std::min(merged.started_at, r.started_at);
         if (r.host_name != merged.host_name) merged.host_name.clear();  // shards of several machines: no one host
         for (auto &c : r.results) merged.results.push_back(std::move(c));
     }
     const auto rank = [&](const CaseResult &c) {
-        const auto it = order.find(unit == "case" ? c.case_id : c.case_id + "/" + c.kernel);
+        const auto it = order.find(unit_of(c, unit));
         return it == order.end() ? plan.size() : it->second;
     };
     std::stable_sort(merged.results.begin(), merged.results.end(), [&](const CaseResult &a, const CaseResult &b) { return rank(a) < rank(b); });

@@ -18,8 +18,9 @@ struct MergeOptions {
     bool force = false;  ///< merge shards of different suites' seeds or fingerprints anyway
 };
 
-/// Shards with the file each came from (named in errors). A missing shard, a duplicate or
-/// a unit run twice or never is bad input naming it; a different suite is bad input; a
+/// Shards with the file each came from (named in errors). A missing shard, a duplicate, a
+/// unit run twice or never, a shard that did not finish, a planned unit without a row or a
+/// row given twice is bad input naming it; a different suite is bad input; a
 /// different seed, plan or fingerprint is bad input unless options.force.
 Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> shards, const MergeOptions &options);
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <random>
 
+#include "io/files.hpp"
 #include "io/json_io.hpp"
 #include "results/fingerprint.hpp"
 
@@ -36,6 +37,17 @@ std::string new_run_id(const std::string &started_at) {
 }
 
 Result<std::string> append_history(Store &store, const RunResults &results) {
+    // The run by its content (its machine class aside, which --machine may fill in): appended
+    // once, it marks history/<suite>/appended/<sha256> with where its record is.
+    json::value identity = to_json(results);
+    identity.as_object().erase("machine_class");
+    auto mark = make_key({"history", results.suite, "appended", sha256_hex(json::serialize(identity))},
+                         "history of suite " + results.suite);
+    if (!mark) return std::unexpected(mark.error());
+    auto before = store.get(*mark);
+    if (!before) return std::unexpected(before.error());
+    if (*before)
+        return fail(ErrorKind::BadInput, "these results are in the history already, as {}: a run is one data point", (*before)->bytes);
     const HistoryRecord rec = history_record(results, new_run_id(results.started_at));
     auto prefix = runs_prefix(results.suite, results.machine_class);
     if (!prefix) return std::unexpected(prefix.error());
@@ -61,6 +73,7 @@ Result<std::string> append_history(Store &store, const RunResults &results) {
     if (auto w = store.put(*full, pretty_json(to_json(results)), Precondition::must_not_exist()); !w) return std::unexpected(w.error());
     if (auto w = store.put(*key, serialize_history_record(rec) + "\n", Precondition::must_not_exist()); !w)
         return std::unexpected(w.error());
+    if (auto w = store.put(*mark, store.where(*key), Precondition::must_not_exist()); !w) return std::unexpected(w.error());
     return *key;
 }
 

@@ -23,6 +23,8 @@ std::string new_run_id(const std::string &started_at);
 
 /// Appends a run's record (and its fingerprint, when new), with the whole results beside it
 /// under results/<suite>/<machine class>/<YYYY-MM>/<run id>.json; returns the record's key.
+/// The same results appended before (by content, history/<suite>/appended/<sha256>) are bad
+/// input naming the earlier record.
 Result<std::string> append_history(Store &store, const RunResults &results);
 
 struct History {

@@ -219,8 +219,14 @@ def run_gitlab_job(jobs, name, predefined, cwd, timeout=600):
 # --- each forge's comment API, in memory ----------------------------------------------------
 
 class FakeForge(http.server.BaseHTTPRequestHandler):
-    """Comments in memory; GitHub's and GitLab's routes for listing, creating and updating."""
-    comments, calls, refuse = [], [], False
+    """Comments in memory; GitHub's and GitLab's routes for listing, creating and updating, and
+    for the token's user (`me`; None: /user refused, as for the workflow's GITHUB_TOKEN). A
+    comment records its author as each forge does; updating another's is refused, as there."""
+    comments, calls, refuse, me = [], [], False, "attngate-bot"
+
+    @staticmethod
+    def by(login, body, id_):
+        return {"id": id_, "body": body, "user": {"login": login}, "author": {"username": login}}
 
     def log_message(self, *args):
         pass
@@ -241,15 +247,22 @@ class FakeForge(http.server.BaseHTTPRequestHandler):
         if FakeForge.refuse:
             return self.reply(403, {"message": "Resource not accessible by integration"})
         path, _, query = self.path.partition("?")
+        me = FakeForge.me or "github-actions[bot]"
+        if self.command == "GET" and path.endswith("/user"):
+            if FakeForge.me is None:
+                return self.reply(403, {"message": "Resource not accessible by integration"})
+            return self.reply(200, {"login": me, "username": me, "id": 7})
         if self.command == "GET":
             page = int(dict(q.split("=") for q in query.split("&"))["page"])
             return self.reply(200, FakeForge.comments[(page - 1) * 100:page * 100])
         if self.command == "POST":
-            FakeForge.comments.append({"id": 1000 + len(FakeForge.comments), "body": body})
+            FakeForge.comments.append(FakeForge.by(me, body, 1000 + len(FakeForge.comments)))
             return self.reply(201, FakeForge.comments[-1])
         wanted = int(path.rsplit("/", 1)[1])
         for c in FakeForge.comments:
             if c["id"] == wanted:
+                if (c.get("user") or {}).get("login") != me:
+                    return self.reply(403, {"message": "Must have admin rights to Repository."})
                 c["body"] = body
                 return self.reply(200, c)
         return self.reply(404, {"message": "Not Found"})
@@ -259,7 +272,7 @@ class FakeForge(http.server.BaseHTTPRequestHandler):
 
 def start_forge(test, comments=()):
     """A FakeForge on a loopback port for this test (stopped at its end); returns its URL."""
-    FakeForge.comments, FakeForge.calls, FakeForge.refuse = list(comments), [], False
+    FakeForge.comments, FakeForge.calls, FakeForge.refuse, FakeForge.me = list(comments), [], False, "attngate-bot"
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeForge)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     test.addCleanup(server.server_close)
