@@ -58,7 +58,9 @@ int conflict(const Error &e, Store &store, const std::string &key, const std::op
 /// Reviews and writes one check's baselines; sets `stop` when the review ended the update.
 int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const BaselineKind &kind, Store &store, const Console &console,
                 bool &stop) {
-    const std::string machine = machine_class(a.machine);
+    // Numerics baselines are kept per the path the run's kernels took (results written before
+    // 0.2.0 do not say it: their machine class); the others per this machine.
+    const std::string machine = kind.check == CheckName::Numerics && !results.numerics_class.empty() ? results.numerics_class : machine_class(a.machine);
     auto key = baseline_key(kind.check, results.suite, kind.per_machine ? machine : "");
     if (!key) return report_error(key.error());
     auto existing = load_baseline_file(store, *key);

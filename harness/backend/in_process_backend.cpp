@@ -18,6 +18,11 @@
 
 namespace attngate {
 
+std::string builtin_numerics_path() {
+    const std::string path = kernels::active_path();
+    return kernels::bf16_products().starts_with("vdpbf16ps") ? path + "+vdpbf16ps" : path;
+}
+
 Result<std::unique_ptr<InProcessBackend>> InProcessBackend::create(const std::vector<std::string> &plugins) {
     KernelRegistry reg = KernelRegistry::with_builtins();
     for (const auto &p : plugins)

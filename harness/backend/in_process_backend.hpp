@@ -12,6 +12,11 @@
 
 namespace attngate {
 
+/// The path the built-in kernels' outputs follow, on which their bits depend: the
+/// instruction-set path ("portable", "avx2", "avx512", "avx512bf16"), with "+vdpbf16ps" where
+/// bf16 products run on it rather than widened to f32.
+std::string builtin_numerics_path();
+
 class InProcessBackend final : public Backend {
 public:
     /// The built-in kernels plus the given plugins; a plugin that cannot load is an error naming it.

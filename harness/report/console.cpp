@@ -60,9 +60,10 @@ std::string console_summary(const RunResults &r, const std::string &results_path
                              : error && fail ? "drift and kernel errors found"
                              : error         ? "kernel errors (crash, hang or error) found"
                                              : "drift found";
-    const std::string perf = perf_coverage_said(perf_coverage(r));
+    std::string gated;
+    for (const auto &said : gating_said(r)) gated += "; " + terminal_text(said);
     return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped{} (suite {}, results in {})\n", grouped_failures(r),
-                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, perf.empty() ? "" : "; " + terminal_text(perf),
+                       failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, gated,
                        terminal_text(r.suite), terminal_text(results_path));
 }
 

@@ -29,8 +29,9 @@ std::string verdict_header(const RunResults &r) {
         s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", markup_escape(enum_name(c.check)), c.pass, c.fail,
                          c.error, c.skip);
     s += "</table>";
-    if (const std::string perf = perf_coverage_said(perf_coverage(r)); !perf.empty())
-        s += fmt::format("<p class=\"coverage\" id=\"perf-coverage\">{}</p>", markup_escape(perf));
+    for (CheckName check : {CheckName::Perf, CheckName::Numerics})
+        if (const std::string said = coverage_said(check_coverage(r, check)); !said.empty())
+            s += fmt::format("<p class=\"coverage\" id=\"{}-coverage\">{}</p>", enum_name(check), markup_escape(said));
     return s + "</div>\n";
 }
 

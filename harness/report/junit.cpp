@@ -82,7 +82,7 @@ std::string junit_serialize(const RunResults &r) {
                                       group_of.contains(&k) ? group_of.at(&k) : nullptr);
                 }
         // The perf suite says how many of its rows were judged: a skipped row is not a passed one.
-        const std::string gated = counts.check == CheckName::Perf ? perf_coverage_said(perf_coverage(r)) : "";
+        const std::string gated = counts.check == CheckName::Perf || counts.check == CheckName::Numerics ? coverage_said(check_coverage(r, counts.check)) : "";
         suites += suite_element(classname, counts, suite_s, r.started_at, cases, gated);
         total_s += suite_s;
         all.pass += counts.pass, all.fail += counts.fail, all.skip += counts.skip, all.error += counts.error;

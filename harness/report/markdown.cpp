@@ -44,7 +44,7 @@ std::string header(const RunResults &r) {
     s += "| check | pass | fail | error | skip |\n|---|---:|---:|---:|---:|\n";
     for (const auto &c : counts_per_check(r))
         s += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(enum_name(c.check)), c.pass, c.fail, c.error, c.skip);
-    if (const std::string perf = perf_coverage_said(perf_coverage(r)); !perf.empty()) s += "\n**" + markdown_cell(perf) + "**\n";
+    for (const auto &said : gating_said(r)) s += "\n**" + markdown_cell(said) + "**\n";
     return s + "\n";
 }
 

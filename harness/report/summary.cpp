@@ -75,7 +75,7 @@ std::vector<CheckCounts> counts_per_check(const RunResults &r) {
 namespace {
 
 /// Why a perf row was not gated, or "" when it was.
-std::string not_gated_because(const CheckResult &k) {
+std::string perf_not_gated_because(const CheckResult &k) {
     const PerfMetrics &m = k.as<PerfMetrics>();
     if (k.verdict == Verdict::Error || !m.status) return "not timed";
     switch (*m.status) {
@@ -91,15 +91,25 @@ std::string not_gated_because(const CheckResult &k) {
     return "not timed";
 }
 
+/// Why a numerics row was not gated, or "" when its bits were compared with a baseline (or side A).
+std::string numerics_not_gated_because(const CheckResult &k, const RunResults &r) {
+    const NumericsMetrics *m = k.get<NumericsMetrics>();
+    if (k.verdict == Verdict::Error || !m || !m->status) return "not run";
+    if (*m->status == NumericsStatus::NoReference) return "no baseline for path " + (r.numerics_class.empty() ? "?" : r.numerics_class);
+    if (m->against && *m->against == "the last run") return "compared with the last run only";
+    return "";
+}
+
 }  // namespace
 
-PerfCoverage perf_coverage(const RunResults &r) {
-    PerfCoverage c;
+CheckCoverage check_coverage(const RunResults &r, CheckName check) {
+    CheckCoverage c;
+    c.check = check;
     for (const auto &row : r.results)
         for (const auto &k : row.checks) {
-            if (k.check() != CheckName::Perf) continue;
+            if (k.check() != check) continue;
             ++c.rows;
-            const std::string why = not_gated_because(k);
+            const std::string why = check == CheckName::Perf ? perf_not_gated_because(k) : numerics_not_gated_because(k, r);
             if (why.empty()) {
                 ++c.gated;
                 continue;
@@ -111,11 +121,18 @@ PerfCoverage perf_coverage(const RunResults &r) {
     return c;
 }
 
-std::string perf_coverage_said(const PerfCoverage &c) {
+std::string coverage_said(const CheckCoverage &c) {
     if (c.rows == 0) return "";
     std::string why;
     for (const auto &[reason, n] : c.not_gated) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", n, reason);
-    return fmt::format("perf: {} of {} rows gated{}", c.gated, c.rows, why.empty() ? "" : " (" + why + ")");
+    return fmt::format("{}: {} of {} rows gated{}", enum_name(c.check), c.gated, c.rows, why.empty() ? "" : " (" + why + ")");
+}
+
+std::vector<std::string> gating_said(const RunResults &r) {
+    std::vector<std::string> out;
+    for (CheckName check : {CheckName::Perf, CheckName::Numerics})
+        if (std::string said = coverage_said(check_coverage(r, check)); !said.empty()) out.push_back(std::move(said));
+    return out;
 }
 
 namespace {

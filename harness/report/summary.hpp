@@ -34,20 +34,27 @@ int verdict_rank(Verdict v);
 /// Pass / fail / skip / error counts per check, in the order the checks first appear.
 std::vector<CheckCounts> counts_per_check(const RunResults &r);
 
-/// How many timed rows the perf rule judged, and why the others were not judged, in the order
-/// first seen: "too noisy", "no baseline for class X", "machine speed moved", "stale baseline?",
-/// "baseline from another machine", "not timed". Every report says it the same way.
-struct PerfCoverage {
-    size_t rows = 0;   ///< rows with a perf check
-    size_t gated = 0;  ///< judged: a pass or a regression the rule stands behind
+/// How many rows a gating check judged against a reference, and why the others were not, in
+/// the order first seen. Perf: "too noisy", "no baseline for class X", "machine speed moved",
+/// "stale baseline?", "baseline from another machine", "not timed". Numerics: "no baseline for
+/// path X", "compared with the last run only", "not run". Every report says it the same way.
+struct CheckCoverage {
+    CheckName check = CheckName::Perf;
+    size_t rows = 0;   ///< rows with the check
+    size_t gated = 0;  ///< judged: a pass or a failure the rule stands behind
     std::vector<std::pair<std::string, size_t>> not_gated;
 };
 
-PerfCoverage perf_coverage(const RunResults &r);
+/// Perf or numerics.
+CheckCoverage check_coverage(const RunResults &r, CheckName check);
 
 /// "perf: 2 of 93 rows gated (42 too noisy, 21 no baseline for class X, 5 not timed)";
-/// "" for a run without perf rows.
-std::string perf_coverage_said(const PerfCoverage &c);
+/// "" for a run without rows of the check.
+std::string coverage_said(const CheckCoverage &c);
+
+/// Each gating check's coverage_said that is not empty, perf first: what the verdict line,
+/// the first screen and the Markdown say.
+std::vector<std::string> gating_said(const RunResults &r);
 
 /// The numbers that decide a check, as "name=value" pairs in one line, e.g.
 /// "max_abs_error=1.2e-02 tolerance=2.9e-03 margin=4.14 rms_margin=0.8"; "" when none were measured.

@@ -64,14 +64,7 @@ json::object library_versions() {
 /// The compiler that compiled this file (so a clang build says clang), and the flags and
 /// build type CMake compiled the project with.
 json::object toolchain() {
-#if defined(__clang__)
-    const std::string compiler = fmt::format("clang {}", __clang_version__);
-#elif defined(__GNUC__)
-    const std::string compiler = fmt::format("g++ {}", __VERSION__);
-#else
-    const std::string compiler = "unknown";
-#endif
-    json::object o{{"compiler", compiler},
+    json::object o{{"compiler", compiler_name()},
                    {"cxx_standard", static_cast<int64_t>(__cplusplus)},
                    {"build_type", ATTNGATE_BUILD_TYPE},
                    {"cxx_flags", ATTNGATE_CXX_FLAGS}};
@@ -237,6 +230,16 @@ Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &
                     {"plugins", std::move(*plugins)}, {"adapters", json::object{}}, {"lockfiles", locks}};
     for (const auto &[key, value] : backends) fp[key] = value;
     return fp;
+}
+
+std::string compiler_name() {
+#if defined(__clang__)
+    return fmt::format("clang {}", __clang_version__);
+#elif defined(__GNUC__)
+    return fmt::format("g++ {}", __VERSION__);
+#else
+    return "unknown";
+#endif
 }
 
 std::string host_name() {

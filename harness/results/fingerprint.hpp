@@ -21,6 +21,9 @@ namespace attngate {
 Result<json::object> collect_fingerprint(const std::vector<const KernelInfo *> &kernels, const json::object &backends,
                                          const std::vector<std::string> &lockfiles);
 
+/// The compiler that built attngate and its built-in kernels ("g++ 12.2.0", "clang 19.1.7 …").
+std::string compiler_name();
+
 /// This machine's host name, recorded beside the fingerprint and not in it: every CI runner
 /// has its own, which would make every run look like a dependency change.
 std::string host_name();

@@ -109,6 +109,7 @@ json::value to_json(const RunResults &r) {
                         {"workloads", described::to_value(r.workloads)},
                         {"results", results}};
     if (!r.machine_class.empty()) out["machine_class"] = r.machine_class;
+    if (!r.numerics_class.empty()) out["numerics_class"] = r.numerics_class;
     if (!r.shard.empty()) out["shard"] = r.shard;
     if (!r.ab.empty()) out["ab"] = r.ab;
     if (!r.host_name.empty()) out["host_name"] = r.host_name;
@@ -212,6 +213,7 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     if (const auto *f = r.raw("baseline_fingerprint"); f && f->is_object()) out.baseline_fingerprint = f->get_object();
     if (const auto *w = r.raw("workloads"); w && r.ok()) r.adopt(described::from_value(*w, out.workloads, file, r.path_of("workloads"), true));
     out.machine_class = r.string("machine_class", "");
+    out.numerics_class = r.string("numerics_class", "");
     if (const auto *s = r.raw("shard"); s && s->is_object()) out.shard = s->get_object();
     if (const auto *s = r.raw("ab"); s && s->is_object()) out.ab = s->get_object();
     out.host_name = r.string("host_name", "");

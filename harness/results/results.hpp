@@ -130,6 +130,7 @@ struct RunResults {
     json::object baseline_fingerprint;  ///< the one the baselines were made with; empty when unknown
     std::vector<WorkloadResult> workloads;  ///< cost projections per workload profile, when the cost check ran
     std::string machine_class;          ///< the class perf baselines and history are kept per; empty when unknown
+    std::string numerics_class;         ///< the class numerics baselines are kept per: the kernels' path and compiler; empty when unknown
     json::object shard;                 ///< for one shard of a sharded run: which, and the whole plan (see merge.hpp)
     json::object ab;                    ///< for an A/B run: the sides' command lines ("a", "b"), not part of any fingerprint
     std::string host_name;              ///< the machine that ran it; empty when unknown

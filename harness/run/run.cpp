@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "backend/in_process_backend.hpp"
 #include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
@@ -34,6 +35,8 @@ const std::vector<CheckName> &requestable_checks() {
     static const std::vector<CheckName> checks = {CheckName::Golden, CheckName::Memory, CheckName::Perf, CheckName::Cost};
     return checks;
 }
+
+std::string numerics_class() { return fmt::format("{} {}", builtin_numerics_path(), compiler_name()); }
 
 json::object case_params(const CaseSpec &c) {
     json::object o{{"batch", c.batch},     {"seq_q", c.seq_q},       {"seq_k", c.seq_k},
@@ -81,7 +84,8 @@ struct RunContext {
     const Suite &suite;
     const RunOptions &options;
     std::vector<CheckName> checks;  ///< the requested ones
-    std::string machine;            ///< the machine class baselines are kept per
+    std::string machine;            ///< the machine class perf baselines are kept per
+    std::string numerics;           ///< the class numerics baselines are kept per: the kernels' path and compiler
     Backends &backends;
     const RunResults *previous = nullptr;
     std::optional<BaselineFile> memory_baselines;
@@ -127,7 +131,8 @@ CheckResult numerics_with_reference(const RunContext &ctx, const CaseResult &r, 
             if (const auto *recorded = find_metrics<NumericsMetrics>(*last))
                 if (auto base = OutputSketch::of(*recorded))
                     return numerics_check(diff_sketches(*base, now), now, "the last run", tolerance, bitwise);
-    return numerics_unreferenced(now, "no numerics baseline yet (accept one: attngate baseline update --checks numerics)");
+    return numerics_unreferenced(now, fmt::format("no numerics baseline for path \"{}\" yet (accept one: attngate baseline update --checks numerics)",
+                                                  ctx.numerics));
 }
 
 /// The numerics check says whether repeated calls (and a second process) agreed bit for
@@ -251,7 +256,7 @@ Result<void> load_references(RunContext &ctx, const Plan &plan) {
         for (const auto &pc : plan.cases)
             if (auto g = load_golden(ctx.suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
         ctx.manifest = std::move(*m);
-        auto key = baseline_key(CheckName::Numerics, ctx.suite.name, ctx.machine);
+        auto key = baseline_key(CheckName::Numerics, ctx.suite.name, ctx.numerics);
         if (!key) return std::unexpected(key.error());
         auto nb = load_baseline_file(store, *key);
         if (!nb) return std::unexpected(nb.error());
@@ -286,6 +291,7 @@ Result<RunResults> new_results(const RunContext &ctx, const Plan &plan, json::ob
     results.checks = ctx.checks;
     results.fingerprint = std::move(fingerprint);
     results.machine_class = ctx.machine;
+    results.numerics_class = ctx.numerics;
     results.shard = std::move(shard);
     // "What changed" is against the fingerprint of the baselines this run uses, plugins included.
     auto base = baselines_fingerprint(*ctx.options.store, ctx.suite, plan,
@@ -361,7 +367,8 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (auto w = check_workload_kernel(options, *plan); !w) return std::unexpected(w.error());
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
-    RunContext ctx{suite, options, *checks, machine_class(options.machine), backends, nullptr, {}, {}, {}, {}};
+    RunContext ctx{suite,   options, *checks, machine_class(options.machine), numerics_class(), backends, nullptr, {}, {}, {},
+                   {}};
     json::object shard;
     if (options.shard) {
         auto s = shard_plan(*plan, suite, *options.shard, ShardUnit::Run, *options.store, ctx.machine, ctx.checks, suite.perf.alpha);

@@ -50,6 +50,11 @@ const std::vector<CheckName> &requestable_checks();
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const RunProgress &progress = {});
 
+/// The class numerics baselines are kept per: the built-in kernels' path (with
+/// ATTNGATE_KERNEL_ISA applied) and the compiler, on which their output bits depend, e.g.
+/// "avx2 g++ 12.2.0".
+std::string numerics_class();
+
 /// The case's shape and switches as JSON.
 json::object case_params(const CaseSpec &c);
 

@@ -22,6 +22,7 @@ enum Fault : int {
     kRetainsSmall = 6,    // keeps a 4 KiB ABI allocation from its first call on
     kOverrunsAbi = 7,     // writes one byte past an ABI allocation
     kFreesForeign = 8,    // hands the allocator a pointer it never gave
+    kOneUlp = 9,          // its last output element one ulp off flash's, on every call (a numerics baseline must see it)
 };
 
 const attngate_kernel &flash() { return attngate::test_plugins::builtin("flash"); }
@@ -66,7 +67,7 @@ int run(const attngate_kernel *self, const attngate_problem *p, char *err, size_
         else const_cast<float *>(static_cast<const float *>(p->q))[0] += 1.0f;
     }
     if (fault == kWritesPastOut) p->out[out_elements(*p)] = 42.0f;
-    if (fault == kNondeterministic && call % 2 == 1) {
+    if ((fault == kNondeterministic && call % 2 == 1) || fault == kOneUlp) {
         float &last = p->out[out_elements(*p) - 1];
         uint32_t bits;
         std::memcpy(&bits, &last, sizeof bits);
@@ -89,6 +90,7 @@ const attngate_kernel kKernels[] = {
     CONTRACT_FAULT("retains-4kib", "flash that keeps a 4 KiB ABI allocation from its first call on", kRetainsSmall),
     CONTRACT_FAULT("overruns-abi", "flash that writes one byte past an ABI allocation", kOverrunsAbi),
     CONTRACT_FAULT("frees-foreign", "flash that frees a pointer the allocator never gave it", kFreesForeign),
+    CONTRACT_FAULT("one-ulp", "flash with its last output element one ulp off", kOneUlp),
 };
 
 }  // namespace

@@ -234,12 +234,12 @@ TEST_CASE("the perf coverage counts gated rows and names why each other row was 
     CheckResult not_timed(PerfMetrics{});
     not_timed.verdict = Verdict::Error;
     row(std::move(not_timed));
-    const PerfCoverage c = perf_coverage(r);
+    const CheckCoverage c = check_coverage(r, CheckName::Perf);
     CHECK(c.rows == 7);
     CHECK(c.gated == 2);
-    CHECK(perf_coverage_said(c) ==
+    CHECK(coverage_said(c) ==
           "perf: 2 of 7 rows gated (1 stale baseline?, 2 machine speed moved, 1 no baseline for class Xeon x2, 1 not timed)");
-    CHECK(perf_coverage_said(perf_coverage(RunResults{})).empty());
+    CHECK(coverage_said(check_coverage(RunResults{}, CheckName::Perf)).empty());
     CHECK_THAT(console_summary(r, "r.json"), Catch::Contains("; perf: 2 of 7 rows gated ("));
     CHECK_THAT(junit_serialize(r), Catch::Contains("<property name=\"gated\" value=\"perf: 2 of 7 rows gated"));
     CHECK_THAT(markdown_serialize(r, ReportContext{}), Catch::Contains("**perf: 2 of 7 rows gated"));
