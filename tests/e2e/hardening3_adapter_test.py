@@ -1,0 +1,65 @@
+"""End-to-end tests of the third hardening pass (issue 38), the adapter's part: a kernel whose
+unsupported() blocks, raises or kills the adapter. Each test is one defect (or two) the
+issue found; each fails on the code before its fix."""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import GoldenWorkspace, attngate, main, read_json  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUPPORTS_ADAPTER = f"{sys.executable} {os.path.join(HERE, 'supports_adapter.py')}"
+
+SUITE = {"name": "supports3", "seed": 5, "timeout_s": 20, "kernels": ["np-ok", "sx-blocks", "sx-raises", "sx-kills"],
+         "cases": [{"id": "c1", "seq_q": 16, "heads_q": 2, "head_dim": 8, "causal": True},
+                   {"id": "c2", "seq_q": 24, "seq_k": 40, "heads_q": 2, "heads_kv": 1, "head_dim": 8}]}
+
+
+class AdapterHardeningTest(GoldenWorkspace):
+    SUITE = SUITE
+
+    def run_kernels(self, *kernels, extra=()):
+        """(exit code, output, {(case, kernel): result}, seconds) of a golden run of `kernels` on the supports adapter."""
+        args = [a for k in kernels for a in ("--kernel", k)]
+        start = time.monotonic()
+        r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results, "--checks", "golden",
+                     "--adapter", SUPPORTS_ADAPTER, *args, *extra, timeout=600)
+        seconds = time.monotonic() - start
+        rows = {(e["case"], e["kernel"]): e for e in read_json(self.results)["results"]} if os.path.exists(self.results) else {}
+        return r.returncode, r.stdout + r.stderr, rows, seconds
+
+    def test_a_supports_that_blocks_is_a_hang_within_the_case_time_limit(self):
+        # Defect 6: 60 s per case whatever --timeout said, then a skip and exit 0.
+        rc, out, rows, seconds = self.run_kernels("sx-blocks", "np-ok", extra=("--timeout", "3"))
+        self.assertEqual(rc, 1, out)
+        for case in ("c1", "c2"):
+            self.assertEqual(rows[(case, "sx-blocks")]["verdict"], "error", out)
+            self.assertIn("hung: killed after 3.0 s time limit", rows[(case, "sx-blocks")]["reason"])
+            self.assertEqual(rows[(case, "np-ok")]["verdict"], "pass", rows[(case, "np-ok")]["reason"])
+        # Two cases of 3 s each plus two adapter restarts; the old code took 60 s per case.
+        self.assertLess(seconds, 60, out)
+
+    def test_a_supports_that_fails_is_an_error_and_the_next_kernel_is_not_blamed(self):
+        # Defect 9: HTTP 500 and a dead adapter were skips (exit 0), and after sx-kills the
+        # next kernel found no adapter to ask.
+        rc, out, rows, _ = self.run_kernels("sx-raises", "sx-kills", "np-ok")
+        self.assertEqual(rc, 1, out)
+        for case in ("c1", "c2"):
+            raised = rows[(case, "sx-raises")]
+            self.assertEqual(raised["verdict"], "error", raised["reason"])
+            self.assertIn("cannot say whether the kernel supports the case", raised["reason"])
+            self.assertIn("HTTP 500: adapter bug: RuntimeError: the team's unsupported() failed", raised["reason"])
+            killed = rows[(case, "sx-kills")]
+            self.assertEqual(killed["verdict"], "error", killed["reason"])
+            self.assertIn("exited with code 5", killed["reason"])
+            self.assertIn("unsupported() ends the adapter", killed["reason"])
+            self.assertEqual(rows[(case, "np-ok")]["verdict"], "pass", rows[(case, "np-ok")]["reason"])
+        # Alone, a kernel that cannot say what it supports fails the gate.
+        rc, out, rows, _ = self.run_kernels("sx-raises")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual({r["verdict"] for r in rows.values()}, {"error"})
+
+
+if __name__ == "__main__":
+    main()
