@@ -1,6 +1,6 @@
 """End-to-end tests of the third hardening pass (issue 38), the adapter's part: a kernel whose
-unsupported() blocks, raises or kills the adapter. Each test is one defect (or two) the
-issue found; each fails on the code before its fix."""
+unsupported() blocks, raises or kills the adapter; a list of 200,000 kernels. Each test is
+one defect (or two) the issue found; each fails on the code before its fix."""
 import os
 import sys
 import time
@@ -59,6 +59,16 @@ class AdapterHardeningTest(GoldenWorkspace):
         rc, out, rows, _ = self.run_kernels("sx-raises")
         self.assertEqual(rc, 1, out)
         self.assertEqual({r["verdict"] for r in rows.values()}, {"error"})
+
+    def test_a_long_kernel_list_is_read_in_linear_time(self):
+        # Defect 8: a scan per kernel made 100k kernels take 40 s; 200k would take minutes.
+        start = time.monotonic()
+        r = attngate("kernels", "--adapter", f"{SUPPORTS_ADAPTER} --many-kernels 200000", timeout=600)
+        seconds = time.monotonic() - start
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertIn("many-199999", r.stdout)
+        print(f"attngate kernels with 200000 adapter kernels: {seconds:.1f} s", file=sys.stderr)
+        self.assertLess(seconds, 60)
 
 
 if __name__ == "__main__":

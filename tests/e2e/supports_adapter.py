@@ -6,6 +6,8 @@ kernels whose POST /v1/supports goes wrong the ways a kernel's unsupported() can
   sx-blocks   never answers (an unsupported() that blocks)
   sx-raises   HTTP 500, as the JAX adapter answers when unsupported() raises
   sx-kills    the process exits (an unsupported() that kills the adapter)
+
+Option: --many-kernels N also lists N kernels many-0 ... many-<N-1>.
 """
 import argparse
 import json
@@ -17,13 +19,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fault_adapter as fa  # noqa: E402
 
 FAILING = ["sx-blocks", "sx-raises", "sx-kills"]
+many = []  # names of --many-kernels
 
 
 class Supports(fa.Handler):
     def do_GET(self):
         if self.path == "/v1/kernels" and self.authorized():
             return self.reply(200, {"kernels": [{"name": k, "version": "0.1", "description": k, "features": fa.FEATURES}
-                                                for k in ["np-ok", *FAILING]]})
+                                                for k in ["np-ok", *FAILING, *many]]})
         return super().do_GET()
 
     def do_POST(self):
@@ -44,7 +47,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", default="127.0.0.1:0")
     parser.add_argument("--token-env", default="ATTNGATE_ADAPTER_TOKEN")
+    parser.add_argument("--many-kernels", type=int, default=0)
     args = parser.parse_args()
+    many.extend(f"many-{i}" for i in range(args.many_kernels))
     fa.serve(Supports, args.http, os.environ.get(args.token_env))
 
 
