@@ -1,12 +1,14 @@
 """End-to-end tests of the third hardening pass (issue 38), the adapter's part: a kernel whose
-unsupported() blocks, raises or kills the adapter; a list of 200,000 kernels. Each test is
-one defect (or two) the issue found; each fails on the code before its fix."""
+unsupported() blocks, raises or kills the adapter; a kernel module that prints the readiness
+line; a list of 200,000 kernels. Each test is one defect (or two) the issue found; each
+fails on the code before its fix."""
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import GoldenWorkspace, attngate, main, read_json  # noqa: E402
+from remote_test import free_port  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUPPORTS_ADAPTER = f"{sys.executable} {os.path.join(HERE, 'supports_adapter.py')}"
@@ -59,6 +61,20 @@ class AdapterHardeningTest(GoldenWorkspace):
         rc, out, rows, _ = self.run_kernels("sx-raises")
         self.assertEqual(rc, 1, out)
         self.assertEqual({r["verdict"] for r in rows.values()}, {"error"})
+
+    def test_a_listening_line_on_the_adapters_output_does_not_redirect_the_harness(self):
+        # Defect 18: the first LISTENING line on stdout won, whoever printed it.
+        decoy = f"http://127.0.0.1:{free_port()}"
+        r = attngate("kernels", "--adapter", f"{SUPPORTS_ADAPTER} --print-listening {decoy}", timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("np-ok", r.stdout)  # from the adapter itself: nothing listens at the decoy
+        # An adapter that says it listens on stdout only (older than the readiness pipe) is named so.
+        old = "sh -c 'echo ATTNGATE-ADAPTER LISTENING http://127.0.0.1:9; exec sleep 300' old-adapter"
+        r = attngate("kernels", "--adapter", old, env=dict(os.environ, ATTNGATE_ADAPTER_READY_TIMEOUT="2"), timeout=120)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("did not say it was listening within 2 s (it printed \"ATTNGATE-ADAPTER LISTENING\" on its output",
+                      r.stderr)
+        self.assertIn("$ATTNGATE_ADAPTER_READY_FD", r.stderr)
 
     def test_a_long_kernel_list_is_read_in_linear_time(self):
         # Defect 8: a scan per kernel made 100k kernels take 40 s; 200k would take minutes.

@@ -7,7 +7,8 @@ kernels whose POST /v1/supports goes wrong the ways a kernel's unsupported() can
   sx-raises   HTTP 500, as the JAX adapter answers when unsupported() raises
   sx-kills    the process exits (an unsupported() that kills the adapter)
 
-Option: --many-kernels N also lists N kernels many-0 ... many-<N-1>.
+Options: --many-kernels N also lists N kernels many-0 ... many-<N-1>; --print-listening URL
+prints a LISTENING line naming URL on stdout at start-up, as a kernel module could at import.
 """
 import argparse
 import json
@@ -48,8 +49,11 @@ def main():
     parser.add_argument("--http", default="127.0.0.1:0")
     parser.add_argument("--token-env", default="ATTNGATE_ADAPTER_TOKEN")
     parser.add_argument("--many-kernels", type=int, default=0)
+    parser.add_argument("--print-listening")
     args = parser.parse_args()
     many.extend(f"many-{i}" for i in range(args.many_kernels))
+    if args.print_listening:
+        print(f"ATTNGATE-ADAPTER LISTENING {args.print_listening}", flush=True)
     fa.serve(Supports, args.http, os.environ.get(args.token_env))
 
 
