@@ -1,13 +1,14 @@
 """End-to-end tests of the third hardening pass (issue 38), the adapter's part: a kernel whose
 unsupported() blocks, raises or kills the adapter; a kernel module that prints the readiness
-line; a list of 200,000 kernels. Each test is one defect (or two) the issue found; each
-fails on the code before its fix."""
+line; kernel names and API versions the harness and the kernel API must judge alike; a list
+of 200,000 kernels. Each test is one defect (or two) the issue found; each fails on the code
+before its fix."""
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import GoldenWorkspace, attngate, main, read_json  # noqa: E402
+from common import ARGS, GoldenWorkspace, attngate, jax_venv_python, main, read_json  # noqa: E402
 from remote_test import free_port  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -85,6 +86,35 @@ class AdapterHardeningTest(GoldenWorkspace):
         self.assertIn("many-199999", r.stdout)
         print(f"attngate kernels with 200000 adapter kernels: {seconds:.1f} s", file=sys.stderr)
         self.assertLess(seconds, 60)
+
+
+class JaxKernelRulesTest(GoldenWorkspace):
+    """The JAX adapter itself: the kernel API holds the harness's name rule and an exact
+    api_version, and takes its readiness pipe before any kernel module imports."""
+    SUITE = SUITE
+
+    def test_the_adapter_refuses_by_name_what_the_harness_would_refuse_and_ignores_printed_readiness(self):
+        python = jax_venv_python("new")
+        if not os.path.exists(python):
+            self.skipTest(".venv/jax-new is missing; bash ci/install-deps.sh creates it")
+        adapter = " ".join([python, os.path.join(ARGS.source_dir, "kernels", "jax", "adapter.py"), "--interpret", "hlo",
+                            "--no-builtins", "--no-entry-points", "--kernels", "hardening3_kernels:make"])
+        decoy = f"http://127.0.0.1:{free_port()}"
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "jax_kernels"), HARDENING3_FAKE_URL=decoy)
+        r = attngate("kernels", "--adapter", adapter, env=env, timeout=600)
+        # Defect 18: not sent to the decoy (exit 3); the load errors make it exit 1.
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("fine-hardening3", r.stdout)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error: ")]
+        self.assertEqual(len(errors), 4, r.stderr)
+        # Defect 14: one rule; `team+v2` is the kernel's load error, not the whole adapter's exit 3.
+        self.assertIn("name 'team+v2' must be 1 to 128 letters, digits, '_', '-' or '.'", r.stderr)
+        # Defect 20: version 1 is the int 1, exactly.
+        self.assertIn("kernel 'api-true' declares an api_version of type bool, not int", r.stderr)
+        self.assertIn("kernel 'api-float' declares an api_version of type float, not int", r.stderr)
+        self.assertIn("kernel 'api-equals-all' declares an api_version of type EqualsAll, not int", r.stderr)
+        for name in ("team+v2", "api-true", "api-float", "api-equals-all"):
+            self.assertNotIn(name, r.stdout)
 
 
 if __name__ == "__main__":
