@@ -1,6 +1,7 @@
 // Starting, watching and stopping an adapter child (below a guard, io/guard.hpp).
 #include "backend/adapter_process.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <csignal>
@@ -23,16 +24,20 @@ namespace {
 
 constexpr std::string_view kListening = "ATTNGATE-ADAPTER LISTENING ";
 
-/// The URL on the first LISTENING line of the log, or empty.
-std::string listening_url(const std::string &log) {
-    for (size_t at = 0; at < log.size();) {
-        const size_t end = log.find('\n', at);
-        if (end == std::string::npos) break;  // a line still being written
-        const std::string_view line(log.data() + at, end - at);
-        if (line.starts_with(kListening)) return std::string(line.substr(kListening.size()));
-        at = end + 1;
-    }
-    return {};
+/// The URL of a LISTENING line that `text` starts with, or empty (also while the line is still being written).
+std::string listening_url(std::string_view text) {
+    const size_t end = text.find('\n');
+    if (end == std::string_view::npos || !text.starts_with(kListening)) return {};
+    return std::string(text.substr(kListening.size(), end - kListening.size()));
+}
+
+/// Why the readiness line did not come, beyond how it ended: an adapter older than the
+/// readiness descriptor prints it on stdout only, which the harness no longer believes.
+std::string stdout_hint(const std::string &log) {
+    if (!log.starts_with(kListening) && log.find(fmt::format("\n{}", kListening)) == std::string::npos) return {};
+    return fmt::format(" (it printed \"{}\" on its output, which kernel code can write too: an adapter says it is "
+                       "listening on the descriptor ${} names; see docs/protocol.md#transport)",
+                       kListening.substr(0, kListening.size() - 1), kReadyFdEnv);
 }
 
 std::string describe_status(int status) {
@@ -56,11 +61,20 @@ Result<std::unique_ptr<AdapterProcess>> AdapterProcess::start(const std::string 
     ::fchmod(log_fd, 0600);  // readable whatever umask a kernel in this process set
     p->log_path_ = log_name;
     const std::string script = "exec " + command + " --http 127.0.0.1:0";
+    // The readiness line comes on a pipe of its own, not on stdout, which the adapter's kernels share.
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC | O_NONBLOCK) != 0) {
+        ::close(log_fd);
+        return fail(ErrorKind::Infra, "--adapter: cannot make a pipe: {}", std::strerror(errno));
+    }
+    const std::string ready_fd = std::to_string(ready[1]);
     const pid_t parent = ::getpid();
     const char *dir = start_directory().c_str();  // a restart after a kernel's chdir() too
     const pid_t pid = ::fork();
     if (pid < 0) {
         ::close(log_fd);
+        ::close(ready[0]);
+        ::close(ready[1]);
         return fail(ErrorKind::Infra, "--adapter: cannot fork: {}", std::strerror(errno));
     }
     if (pid == 0) {
@@ -77,25 +91,37 @@ Result<std::unique_ptr<AdapterProcess>> AdapterProcess::start(const std::string 
             ::_exit(127);
         }
         if (!token_env.empty()) ::setenv(token_env.c_str(), token.c_str(), 1);
+        ::fcntl(ready[1], F_SETFD, 0);  // the one descriptor the adapter inherits beyond 0-2 (and the log's)
+        ::setenv(kReadyFdEnv, ready_fd.c_str(), 1);
         ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char *>(nullptr));
         ::_exit(127);
     }
     ::close(log_fd);
+    ::close(ready[1]);
     p->pid_ = pid;
+    const struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } ready_in{ready[0]};
+    std::string said;  // what came on the readiness pipe so far: only its first line counts
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
-        const std::string log = read_file(p->log_path_).value_or("");
-        if (std::string url = listening_url(log); !url.empty()) {
+        char buf[512];
+        for (ssize_t got; said.size() < 4096 && (got = ::read(ready_in.fd, buf, sizeof buf)) > 0;) said.append(buf, static_cast<size_t>(got));
+        if (std::string url = listening_url(said); !url.empty()) {
             p->url_ = std::move(url);
             return p;
         }
+        if (said.find('\n') != std::string::npos)
+            return fail(ErrorKind::Infra, "--adapter \"{}\": its readiness line is not \"{}URL\": {:?}", command, kListening,
+                        said.substr(0, std::min<size_t>(said.find('\n'), 200)));
         if (!p->alive())
-            return fail(ErrorKind::Infra, "--adapter \"{}\" {} before it listened; its output:\n{}", command, p->how_it_ended(),
-                        p->log_tail());
+            return fail(ErrorKind::Infra, "--adapter \"{}\" {} before it listened{}; its output:\n{}", command, p->how_it_ended(),
+                        stdout_hint(read_file(p->log_path_).value_or("")), p->log_tail());
         if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > ready_timeout_s) {
             p->stop(0);
-            return fail(ErrorKind::Infra, "--adapter \"{}\" did not say it was listening within {:g} s; its output:\n{}", command,
-                        ready_timeout_s, p->log_tail());
+            return fail(ErrorKind::Infra, "--adapter \"{}\" did not say it was listening within {:g} s{}; its output:\n{}", command,
+                        ready_timeout_s, stdout_hint(read_file(p->log_path_).value_or("")), p->log_tail());
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

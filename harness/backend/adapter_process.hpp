@@ -1,7 +1,8 @@
 // An adapter started as a child of the harness: `CMD --http 127.0.0.1:0` below a guard
 // (io/guard.hpp) that kills whatever it started when it ends and when the harness dies,
-// even by SIGKILL; its output kept in a log
-// whose first "ATTNGATE-ADAPTER LISTENING <url>" line says where it serves.
+// even by SIGKILL; its output kept in a log. Where it serves comes as the line
+// "ATTNGATE-ADAPTER LISTENING <url>" on a pipe of its own, never from its output, which
+// its kernels can write too.
 #pragma once
 
 #include <memory>
@@ -11,10 +12,15 @@
 
 namespace attngate {
 
+/// The environment variable that tells a started adapter the number of the descriptor it
+/// writes its LISTENING line to (docs/protocol.md#transport).
+constexpr const char *kReadyFdEnv = "ATTNGATE_ADAPTER_READY_FD";
+
 class AdapterProcess {
 public:
     /// Starts `command` (a shell command line) with `--http 127.0.0.1:0` appended and the
-    /// given environment variable set (a per-run token); waits for its LISTENING line.
+    /// given environment variable set (a per-run token); waits for its LISTENING line on the
+    /// descriptor kReadyFdEnv names.
     /// Exit 3 (Infra) when it does not start, exits, or says nothing within ready_timeout_s.
     static Result<std::unique_ptr<AdapterProcess>> start(const std::string &command, const std::string &token_env,
                                                          const std::string &token, double ready_timeout_s);

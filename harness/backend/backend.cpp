@@ -1,12 +1,17 @@
 // The set of backends of a run.
 #include "backend/backend.hpp"
 
+#include <string_view>
+#include <unordered_map>
+
 namespace attngate {
 
 Result<void> Backends::add(std::unique_ptr<Backend> backend) {
+    std::unordered_map<std::string_view, const KernelInfo *> offered;  // linear: an adapter may offer 100k kernels
+    for (const KernelInfo *k : kernels()) offered.emplace(k->name, k);
     for (const auto &k : backend->kernels())
-        if (const KernelInfo *other = find(k.name))
-            return fail(ErrorKind::BadInput, "{}: kernel \"{}\" is already offered by {}", k.origin, k.name, other->origin);
+        if (const auto other = offered.find(k.name); other != offered.end())
+            return fail(ErrorKind::BadInput, "{}: kernel \"{}\" is already offered by {}", k.origin, k.name, other->second->origin);
     backends_.push_back(std::move(backend));
     return {};
 }

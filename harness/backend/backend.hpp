@@ -88,8 +88,10 @@ public:
     /// "in-process" or "adapter http://127.0.0.1:41234".
     virtual std::string name() const = 0;
     virtual const std::vector<KernelInfo> &kernels() const = 0;
-    /// Why the kernel cannot run the case (beyond its feature bits), or empty.
-    virtual std::string unsupported(const Invocation &inv) = 0;
+    /// Why the kernel cannot run the case (beyond its feature bits), or empty. A host that
+    /// must ask elsewhere (an adapter) gives up after timeout_s, the case's time limit, and
+    /// answers empty when it got no answer: observe() of the invocation then says why (an error).
+    virtual std::string unsupported(const Invocation &inv, double timeout_s) = 0;
     /// Runs the kernel once for its output and, when asked, observes its memory over
     /// repeated calls. A crash, hang or lost host is data in the observation.
     virtual Observation observe(const Invocation &inv, const ObserveRequest &req) = 0;

@@ -51,7 +51,7 @@ const attngate_kernel &InProcessBackend::table_of(const Invocation &inv) const {
     return *k;
 }
 
-std::string InProcessBackend::unsupported(const Invocation &inv) {
+std::string InProcessBackend::unsupported(const Invocation &inv, double /*timeout_s: asked in process*/) {
     const attngate_kernel &k = table_of(inv);
     if (!k.supports) return {};
     // Planning asks before any inputs exist; a kernel with its own supports() may look at
@@ -71,7 +71,7 @@ Observation InProcessBackend::observe(const Invocation &inv, const ObserveReques
     const attngate_kernel &k = table_of(inv);
     if (req.conformance) {  // the run asked supports() at planning; the conformance check did not
         Observation declined;
-        declined.unsupported = unsupported(inv);
+        declined.unsupported = unsupported(inv, req.timeout_s);
         if (!declined.unsupported.empty()) return declined;
     }
     const auto work = [&] { return observe_kernel(k, inv, req); };

@@ -24,7 +24,7 @@ public:
 
     std::string name() const override { return "in-process"; }
     const std::vector<KernelInfo> &kernels() const override { return infos_; }
-    std::string unsupported(const Invocation &inv) override;
+    std::string unsupported(const Invocation &inv, double timeout_s) override;
     Observation observe(const Invocation &inv, const ObserveRequest &req) override;
     std::vector<TimingOutcome> time(const std::vector<Invocation> &invs, const TimingRequest &req) override;
     boost::json::object fingerprint() const override { return {}; }

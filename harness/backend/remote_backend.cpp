@@ -43,6 +43,8 @@ CrashInfo protocol_crash(const std::string &message, double seconds) {
     return c;
 }
 
+std::string support_key(const Invocation &inv) { return inv.kernel->kernel + "\n" + inv.spec->id + "\n" + inv.kernel->label(); }
+
 /// A bearer token from the environment goes into a header line: a line break would add headers.
 Result<std::string> token_from_env(const std::string &name) {
     const char *t = std::getenv(name.c_str());
@@ -201,17 +203,22 @@ boost::json::object RemoteBackend::fingerprint() const {
     return json::object{{"adapters", json::object{{adapter_, fp}}}};
 }
 
-std::string RemoteBackend::unsupported(const Invocation &inv) {
-    const std::string key = inv.kernel->kernel + "\n" + inv.spec->id + "\n" + inv.kernel->label();
+std::string RemoteBackend::unsupported(const Invocation &inv, double timeout_s) {
+    const std::string key = support_key(inv);
     if (const auto it = support_cache_.find(key); it != support_cache_.end()) return it->second;
     const json::value body = json::object{{"kernel", inv.kernel->kernel}, {"case", protocol_case(*inv.spec, *inv.kernel)}};
-    const Answer a = Call{*this, std::nullopt}.json("POST", "/v1/supports", &body);
-    std::string why;
-    if (!a.ok()) why = "cannot ask the adapter: " + a.message();
-    else if (auto s = decode_supports(a.body)) why = std::move(*s);
-    else why = std::move(s.error());
-    support_cache_[key] = why;
-    return why;
+    Call call{*this, Deadline::in(timeout_s)};  // a supports() that blocks is a hang, not a minute's wait then a skip
+    const auto t0 = std::chrono::steady_clock::now();
+    const Answer a = call.json("POST", "/v1/supports", &body);
+    // No answer is this case's error, for observe() to report; lost() replaces a dead or hung adapter now.
+    Observation failed;
+    failed.seconds = since(t0);
+    if (a.transport) failed.crash = lost(*a.transport, failed.seconds, call.deadline);
+    else if (!a.protocol_error.empty()) failed.host_error = "the adapter cannot say whether the kernel supports the case: " + a.protocol_error;
+    else if (auto s = decode_supports(a.body)) return support_cache_[key] = std::move(*s);
+    else failed.host_error = "adapter answered outside the protocol: " + s.error();
+    support_failures_[key] = std::move(failed);
+    return support_cache_[key] = std::string();  // runnable, as far as planning is concerned
 }
 
 CrashInfo RemoteBackend::lost(const HttpFailure &f, double seconds, const std::optional<Deadline> &deadline) {
@@ -282,6 +289,7 @@ void RemoteBackend::observe_memory(const Invocation &inv, const ObserveRequest &
 }
 
 Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &req) {
+    if (const auto it = support_failures_.find(support_key(inv)); it != support_failures_.end()) return it->second;
     Observation o;
     const auto t0 = std::chrono::steady_clock::now();
     Call call{*this, Deadline::in(req.timeout_s)};

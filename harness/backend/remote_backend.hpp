@@ -39,7 +39,7 @@ public:
     std::string name() const override;
     const std::vector<KernelInfo> &kernels() const override { return kernels_; }
     std::vector<std::string> load_errors() const override { return load_errors_; }
-    std::string unsupported(const Invocation &inv) override;
+    std::string unsupported(const Invocation &inv, double timeout_s) override;
     Observation observe(const Invocation &inv, const ObserveRequest &req) override;
     std::vector<TimingOutcome> time(const std::vector<Invocation> &invs, const TimingRequest &req) override;
     boost::json::object fingerprint() const override;
@@ -75,7 +75,8 @@ private:
     boost::json::object hello_fingerprint_;
     std::vector<KernelInfo> kernels_;
     std::vector<std::string> load_errors_;  ///< GET /v1/kernels "errors": sources that failed to load
-    std::map<std::string, std::string> support_cache_;  ///< "kernel\ncase id" -> reason
+    std::map<std::string, std::string> support_cache_;  ///< "kernel\ncase id\nlabel" -> reason
+    std::map<std::string, Observation> support_failures_;  ///< the same key -> why /v1/supports gave no answer (cached as "")
     std::string uploaded_case_;   ///< the case whose inputs the adapter holds now
     boost::json::object uploaded_names_;  ///< its input roles -> the tensor names they were uploaded under
     int64_t upload_serial_ = 0;   ///< tensor names are c<serial>.<tensor>

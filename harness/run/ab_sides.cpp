@@ -299,7 +299,7 @@ public:
             Backend *b = backends_->host_of(inv.kernel->kernel);
             AbOutput a;
             std::string why = missing_features(*backends_->find(inv.kernel->kernel), *inv.spec);
-            if (why.empty()) why = b->unsupported(inv);
+            if (why.empty()) why = b->unsupported(inv, o.timeout_s);
             if (!why.empty()) {
                 a.error = "skipped: " + why;
                 out[label] = std::move(a);

@@ -21,7 +21,7 @@ Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &
             json::object entry{{"case", pc.spec->id}, {"kernel", k->spec.label()}};
             Backend *b = backends.host_of(k->spec.kernel);
             std::string why = missing_features(*k->info, *pc.spec);
-            if (why.empty()) why = b->unsupported(inv);
+            if (why.empty()) why = b->unsupported(inv, suite.timeout_s);
             Observation o;
             if (why.empty()) {
                 ObserveRequest req;

@@ -232,7 +232,9 @@ Result<void> decide_support(RunContext &ctx, const Plan &plan) {
         for (const PlannedKernel *k : pc.kernels) {
             ++planned[k->info->origin];
             std::string why = missing_features(*k->info, *pc.spec);
-            if (why.empty()) why = ctx.backends.host_of(k->spec.kernel)->unsupported(Invocation{&ctx.suite, pc.spec, nullptr, &k->spec});
+            if (why.empty())
+                why = ctx.backends.host_of(k->spec.kernel)
+                          ->unsupported(Invocation{&ctx.suite, pc.spec, nullptr, &k->spec}, ctx.options.timeout_s.value_or(ctx.suite.timeout_s));
             if (!why.empty()) ctx.unsupported[{pc.spec, k}] = why;
             else ++runnable[k->info->origin];
         }

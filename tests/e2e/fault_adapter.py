@@ -177,8 +177,19 @@ def serve(handler, http, token):
     server = ThreadingHTTPServer((host, int(port)), handler)
     server.daemon_threads = True
     server.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    print(f"ATTNGATE-ADAPTER LISTENING http://{host}:{server.server_address[1]}", flush=True)
+    say_listening(f"http://{host}:{server.server_address[1]}")
     server.serve_forever()
+
+
+def say_listening(url):
+    """The readiness line, on the descriptor a harness passes in ATTNGATE_ADAPTER_READY_FD (else stdout)."""
+    line = f"ATTNGATE-ADAPTER LISTENING {url}\n"
+    fd = os.environ.pop("ATTNGATE_ADAPTER_READY_FD", None)
+    if fd is None:
+        print(line, end="", flush=True)
+        return
+    os.write(int(fd), line.encode())
+    os.close(int(fd))
 
 
 if __name__ == "__main__":

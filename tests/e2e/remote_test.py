@@ -31,7 +31,7 @@ SUITE = {
 # An adapter that answers GET /v1/hello with the JSON object of its first argument and
 # nothing else: another protocol version, or none, as an older or a newer adapter would.
 HELLO_ONLY_ADAPTER = """
-import json, sys, threading
+import json, os, sys, threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 hello = json.dumps(json.loads(sys.argv[1])).encode()
 class Handler(BaseHTTPRequestHandler):
@@ -48,7 +48,8 @@ class Handler(BaseHTTPRequestHandler):
     do_POST = do_GET
 port = int(sys.argv[sys.argv.index("--http") + 1].rsplit(":", 1)[1]) if "--http" in sys.argv else 0
 server = HTTPServer(("127.0.0.1", port), Handler)
-print(f"ATTNGATE-ADAPTER LISTENING http://127.0.0.1:{server.server_port}", flush=True)
+line = f"ATTNGATE-ADAPTER LISTENING http://127.0.0.1:{server.server_port}\\n".encode()
+os.write(int(os.environ.get("ATTNGATE_ADAPTER_READY_FD", 1)), line)  # stdout when run by hand
 server.serve_forever()
 """
 

@@ -1,8 +1,10 @@
 """Command line: attngate-jax-adapter (or python -m attngate_jax) --http HOST:PORT
 --interpret auto|tpu|hlo|none [--kernels MODULE:FACTORY ...] [--no-builtins] [--no-entry-points] ...
 
-Prints exactly one line to stdout once it accepts connections:
+Prints exactly one line once it accepts connections:
     ATTNGATE-ADAPTER LISTENING http://127.0.0.1:43567
+to the descriptor that $ATTNGATE_ADAPTER_READY_FD names (set by a harness that starts the
+adapter; taken before any kernel module is imported, so no kernel can write there), else to stdout.
 Exit codes: 0 after POST /v1/shutdown (or SIGINT), 2 bad usage or an unavailable mode,
 3 the address cannot be bound. A kernel source that fails to load is reported (stderr and
 GET /v1/kernels) while the other kernels serve.
@@ -61,6 +63,33 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
+READY_FD_ENV = "ATTNGATE_ADAPTER_READY_FD"
+
+
+def take_ready_fd() -> int | None:
+    """The readiness descriptor the harness passed, removed from the environment and closed
+    on exec before any kernel module runs; None when there is none (the line goes to stdout)."""
+    value = os.environ.pop(READY_FD_ENV, None)
+    if value is None:
+        return None
+    try:
+        fd = int(value)
+        os.set_inheritable(fd, False)
+    except (ValueError, OSError) as e:
+        print(f"attngate_jax: error: ${READY_FD_ENV}={value!r}: not an open file descriptor ({e})", file=sys.stderr)
+        sys.exit(2)
+    return fd
+
+
+def say_listening(url: str, ready_fd: int | None) -> None:
+    line = f"ATTNGATE-ADAPTER LISTENING {url}\n"
+    if ready_fd is None:
+        print(line, end="", flush=True)
+        return
+    os.write(ready_fd, line.encode())
+    os.close(ready_fd)
+
+
 def exit_with_parent() -> None:
     """Asks Linux to send SIGTERM when the parent dies; SIGTERM then ends serve_forever."""
     import ctypes
@@ -73,6 +102,7 @@ def exit_with_parent() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    ready_fd = take_ready_fd()
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.exit_with_parent:
         exit_with_parent()
@@ -108,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     import signal
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
-    print(f"ATTNGATE-ADAPTER LISTENING {server.url}", flush=True)
+    say_listening(server.url, ready_fd)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -90,7 +90,7 @@ class KernelAdapter(abc.ABC):
 
     # Required: the registry refuses a kernel without them.
     api_version: ClassVar[int]        # the version of this API the kernel was written against
-    name: ClassVar[str]               # unique among the adapter's kernels: [A-Za-z0-9][A-Za-z0-9_.+-]*
+    name: ClassVar[str]               # unique among the adapter's kernels: [A-Za-z0-9][A-Za-z0-9_.-]{0,127}
     features: ClassVar[frozenset[str] | tuple[str, ...]]  # names from FEATURES
 
     version: ClassVar[str | None] = None  # None: its distribution's version (or "unversioned")

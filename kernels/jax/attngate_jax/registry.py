@@ -21,7 +21,9 @@ from . import ADAPTER, VERSION, api
 GROUP = "attngate.kernels"
 BUILTIN = "attngate_jax.kernels:builtin_kernels"
 SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*\Z")
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}\Z")
+# The harness's one rule for kernel names (docs/protocol.md, GET /v1/kernels): safe on a
+# terminal, in a file name and in a URL path. A name it would refuse is refused here, by source.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 DTYPES = frozenset({"f32", "bf16"})
 
 
@@ -125,10 +127,13 @@ def check_kernel(k: Any, mode: api.Mode | None = None) -> api.KernelAdapter:
         raise ContractError(f"the factory returned {type(k).__name__}, not an attngate_jax.api.KernelAdapter")
     name = getattr(k, "name", None)
     if not isinstance(name, str) or not NAME.match(name):
-        raise ContractError(f"{type(k).__name__}: name {name!r} must match [A-Za-z0-9][A-Za-z0-9_.+-]{{0,63}}")
+        raise ContractError(f"{type(k).__name__}: name {name!r} must be 1 to 128 letters, digits, '_', '-' or '.', "
+                            "starting with a letter or digit ([A-Za-z0-9][A-Za-z0-9_.-]{0,127})")
     version = getattr(k, "api_version", None)
-    if version != api.API_VERSION:
-        declared = "no api_version" if version is None else f"API version {version!r}"
+    # An int and that exact value: True, 1.0 or an object equal to everything only look like version 1.
+    if type(version) is not int or version != api.API_VERSION:
+        declared = ("no api_version" if version is None else f"API version {version!r}" if type(version) is int
+                    else f"an api_version of type {type(version).__name__}, not int")
         raise ContractError(f"kernel {name!r} declares {declared}; this adapter speaks attngate kernel API "
                             f"version {api.API_VERSION} (set api_version = {api.API_VERSION} once it follows it)")
     features = _members(getattr(k, "features", None), "features", api.FEATURES, name)

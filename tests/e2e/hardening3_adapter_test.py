@@ -1,0 +1,121 @@
+"""End-to-end tests of the third hardening pass (issue 38), the adapter's part: a kernel whose
+unsupported() blocks, raises or kills the adapter; a kernel module that prints the readiness
+line; kernel names and API versions the harness and the kernel API must judge alike; a list
+of 200,000 kernels. Each test is one defect (or two) the issue found; each fails on the code
+before its fix."""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ARGS, GoldenWorkspace, attngate, jax_venv_python, main, read_json  # noqa: E402
+from remote_test import free_port  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUPPORTS_ADAPTER = f"{sys.executable} {os.path.join(HERE, 'supports_adapter.py')}"
+
+SUITE = {"name": "supports3", "seed": 5, "timeout_s": 20, "kernels": ["np-ok", "sx-blocks", "sx-raises", "sx-kills"],
+         "cases": [{"id": "c1", "seq_q": 16, "heads_q": 2, "head_dim": 8, "causal": True},
+                   {"id": "c2", "seq_q": 24, "seq_k": 40, "heads_q": 2, "heads_kv": 1, "head_dim": 8}]}
+
+
+class AdapterHardeningTest(GoldenWorkspace):
+    SUITE = SUITE
+
+    def run_kernels(self, *kernels, extra=()):
+        """(exit code, output, {(case, kernel): result}, seconds) of a golden run of `kernels` on the supports adapter."""
+        args = [a for k in kernels for a in ("--kernel", k)]
+        start = time.monotonic()
+        r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results, "--checks", "golden",
+                     "--adapter", SUPPORTS_ADAPTER, *args, *extra, timeout=600)
+        seconds = time.monotonic() - start
+        rows = {(e["case"], e["kernel"]): e for e in read_json(self.results)["results"]} if os.path.exists(self.results) else {}
+        return r.returncode, r.stdout + r.stderr, rows, seconds
+
+    def test_a_supports_that_blocks_is_a_hang_within_the_case_time_limit(self):
+        # Defect 6: 60 s per case whatever --timeout said, then a skip and exit 0.
+        rc, out, rows, seconds = self.run_kernels("sx-blocks", "np-ok", extra=("--timeout", "3"))
+        self.assertEqual(rc, 1, out)
+        for case in ("c1", "c2"):
+            self.assertEqual(rows[(case, "sx-blocks")]["verdict"], "error", out)
+            self.assertIn("hung: killed after 3.0 s time limit", rows[(case, "sx-blocks")]["reason"])
+            self.assertEqual(rows[(case, "np-ok")]["verdict"], "pass", rows[(case, "np-ok")]["reason"])
+        # Two cases of 3 s each plus two adapter restarts; the old code took 60 s per case.
+        self.assertLess(seconds, 60, out)
+
+    def test_a_supports_that_fails_is_an_error_and_the_next_kernel_is_not_blamed(self):
+        # Defect 9: HTTP 500 and a dead adapter were skips (exit 0), and after sx-kills the
+        # next kernel found no adapter to ask.
+        rc, out, rows, _ = self.run_kernels("sx-raises", "sx-kills", "np-ok")
+        self.assertEqual(rc, 1, out)
+        for case in ("c1", "c2"):
+            raised = rows[(case, "sx-raises")]
+            self.assertEqual(raised["verdict"], "error", raised["reason"])
+            self.assertIn("cannot say whether the kernel supports the case", raised["reason"])
+            self.assertIn("HTTP 500: adapter bug: RuntimeError: the team's unsupported() failed", raised["reason"])
+            killed = rows[(case, "sx-kills")]
+            self.assertEqual(killed["verdict"], "error", killed["reason"])
+            self.assertIn("exited with code 5", killed["reason"])
+            self.assertIn("unsupported() ends the adapter", killed["reason"])
+            self.assertEqual(rows[(case, "np-ok")]["verdict"], "pass", rows[(case, "np-ok")]["reason"])
+        # Alone, a kernel that cannot say what it supports fails the gate.
+        rc, out, rows, _ = self.run_kernels("sx-raises")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual({r["verdict"] for r in rows.values()}, {"error"})
+
+    def test_a_listening_line_on_the_adapters_output_does_not_redirect_the_harness(self):
+        # Defect 18: the first LISTENING line on stdout won, whoever printed it.
+        decoy = f"http://127.0.0.1:{free_port()}"
+        r = attngate("kernels", "--adapter", f"{SUPPORTS_ADAPTER} --print-listening {decoy}", timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("np-ok", r.stdout)  # from the adapter itself: nothing listens at the decoy
+        # An adapter that says it listens on stdout only (older than the readiness pipe) is named so.
+        old = "sh -c 'echo ATTNGATE-ADAPTER LISTENING http://127.0.0.1:9; exec sleep 300' old-adapter"
+        r = attngate("kernels", "--adapter", old, env=dict(os.environ, ATTNGATE_ADAPTER_READY_TIMEOUT="2"), timeout=120)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("did not say it was listening within 2 s (it printed \"ATTNGATE-ADAPTER LISTENING\" on its output",
+                      r.stderr)
+        self.assertIn("$ATTNGATE_ADAPTER_READY_FD", r.stderr)
+
+    def test_a_long_kernel_list_is_read_in_linear_time(self):
+        # Defect 8: a scan per kernel made 100k kernels take 40 s; 200k would take minutes.
+        start = time.monotonic()
+        r = attngate("kernels", "--adapter", f"{SUPPORTS_ADAPTER} --many-kernels 200000", timeout=600)
+        seconds = time.monotonic() - start
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertIn("many-199999", r.stdout)
+        print(f"attngate kernels with 200000 adapter kernels: {seconds:.1f} s", file=sys.stderr)
+        self.assertLess(seconds, 60)
+
+
+class JaxKernelRulesTest(GoldenWorkspace):
+    """The JAX adapter itself: the kernel API holds the harness's name rule and an exact
+    api_version, and takes its readiness pipe before any kernel module imports."""
+    SUITE = SUITE
+
+    def test_the_adapter_refuses_by_name_what_the_harness_would_refuse_and_ignores_printed_readiness(self):
+        python = jax_venv_python("new")
+        if not os.path.exists(python):
+            self.skipTest(".venv/jax-new is missing; bash ci/install-deps.sh creates it")
+        adapter = " ".join([python, os.path.join(ARGS.source_dir, "kernels", "jax", "adapter.py"), "--interpret", "hlo",
+                            "--no-builtins", "--no-entry-points", "--kernels", "hardening3_kernels:make"])
+        decoy = f"http://127.0.0.1:{free_port()}"
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "jax_kernels"), HARDENING3_FAKE_URL=decoy)
+        r = attngate("kernels", "--adapter", adapter, env=env, timeout=600)
+        # Defect 18: not sent to the decoy (exit 3); the load errors make it exit 1.
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("fine-hardening3", r.stdout)
+        errors = [line for line in r.stderr.splitlines() if line.startswith("error: ")]
+        self.assertEqual(len(errors), 4, r.stderr)
+        # Defect 14: one rule; `team+v2` is the kernel's load error, not the whole adapter's exit 3.
+        self.assertIn("name 'team+v2' must be 1 to 128 letters, digits, '_', '-' or '.'", r.stderr)
+        # Defect 20: version 1 is the int 1, exactly.
+        self.assertIn("kernel 'api-true' declares an api_version of type bool, not int", r.stderr)
+        self.assertIn("kernel 'api-float' declares an api_version of type float, not int", r.stderr)
+        self.assertIn("kernel 'api-equals-all' declares an api_version of type EqualsAll, not int", r.stderr)
+        for name in ("team+v2", "api-true", "api-float", "api-equals-all"):
+            self.assertNotIn(name, r.stdout)
+
+
+if __name__ == "__main__":
+    main()
