@@ -29,7 +29,8 @@ std::string html_failure_groups(const RunResults &r);
 /// from which the script makes the results table, the per case x kernel sections and the
 /// matrix's titles: per row its case, kernel, verdict, params, version, seconds, checks and
 /// trends over ctx.trends; per check its verdict, reason, metrics as the tables show them
-/// (their names once per check, as the key numbers' names), figures' data and notes.
+/// (their names once per check, as the key numbers' names), figures' data and notes (the
+/// last two left out when empty; memory series as [value, count] runs).
 /// Repeated strings are held once, by index. No '<' inside, so no input can close the block.
 std::string html_row_data(const RunResults &r, const ReportContext &ctx);
 

@@ -57,7 +57,8 @@ inline constexpr const char *kScript = R"JS(
               var names = D.metric_names[k[0]];
               function m(name) { var v = k[3][names.indexOf(name)]; return v === null || v === undefined ? '-' : v; }
               var key = D.key_names[k[0]].filter(function (n) { return m(n) !== '-' && m(n) !== 'nan'; }).map(function (n) { return n + '=' + m(n); });
-              return {check: D.checks[k[0]], verdict: k[1], reason: str(k[2]), names: names, metrics: k[3], m: m, key: key.join(' '), figures: k[4], notes: k[5]};
+              return {check: D.checks[k[0]], verdict: k[1], reason: str(k[2]), names: names, metrics: k[3], m: m, key: key.join(' '), figures: k[4] || {},
+                      notes: k[5] || []};
             })};
   });
   // An element with its attributes and children (text as text nodes: nothing from the data is parsed as markup).
@@ -96,6 +97,12 @@ inline constexpr const char *kScript = R"JS(
   function median(v) {
     var s = v.slice().sort(function (a, b) { return a - b; }), mid = s.length >> 1;
     return s.length % 2 ? s[mid] : s[mid - 1] + (s[mid] - s[mid - 1]) / 2;
+  }
+  // [value, count] runs back to the series.
+  function expand(runs) {
+    var v = [];
+    (runs || []).forEach(function (r) { for (var i = 0; i < r[1]; i++) v.push(r[0]); });
+    return v;
   }
   function figure(note, chart) { return chart ? el('div', {}, [el('div', {'class': 'note'}, [note]), chart]) : null; }
 
@@ -197,7 +204,7 @@ inline constexpr const char *kScript = R"JS(
     if (k.check === 'golden')
       figs.push(f.heatmap ? figure('max abs error over sequence position × value head dim', heatmap(f.heatmap)) : el('p', {'class': 'note'}, ['no error map recorded']));
     if (k.check === 'memory') {
-      figs.push(figure('live heap bytes after each call', lineChart(f.live, 'bytes')), figure('RSS after each call', lineChart(f.rss, 'bytes')));
+      figs.push(figure('live heap bytes after each call', lineChart(expand(f.live), 'bytes')), figure('RSS after each call', lineChart(expand(f.rss), 'bytes')));
       if (f.bars) figs.push(figure('peak against baseline', bars(f.bars, 'bytes')));
       if (f.crash) figs.push(el('pre', {'class': 'mono'}, ['crash: ' + f.crash]));
     }

@@ -53,6 +53,17 @@ json::array plotted(const std::vector<T> &v) {
     return a;
 }
 
+/// A series that mostly repeats itself (memory after each call) as [value, count] runs.
+template <class T>
+json::array runs(const std::vector<T> &v) {
+    json::array out;
+    for (size_t i = 0, j = 0; i < v.size(); i = j) {
+        while (j < v.size() && v[j] == v[i]) ++j;
+        out.push_back({plotted(static_cast<double>(v[i])), j - i});
+    }
+    return out;
+}
+
 /// The scalar metrics' names per check, in the order the checks list them, so that each row
 /// holds only its values. A name new to the list goes after the row's previous one.
 class MetricNames {
@@ -95,8 +106,8 @@ json::object figures(const CheckResult &k) {
             for (size_t c = 0; c < cols; ++c) levels += c < row.size() ? "0123456789ab"[heat_level(row[c], number_or(g->tolerance, 0.0))] : '.';
         f["heatmap"] = {{"levels", levels}, {"cols", cols}, {"seq_len", m.seq_len}, {"head_dim_v", m.head_dim_v}, {"col_axis", m.col_axis}};
     } else if (const MemoryMetrics *m = k.get<MemoryMetrics>()) {
-        if (m->heap_live_bytes) f["live"] = plotted(*m->heap_live_bytes);
-        if (m->rss_bytes) f["rss"] = plotted(*m->rss_bytes);
+        if (m->heap_live_bytes) f["live"] = runs(*m->heap_live_bytes);
+        if (m->rss_bytes) f["rss"] = runs(*m->rss_bytes);
         json::array bars;
         if (m->abi_peak_bytes) bars.push_back({"peak", *m->abi_peak_bytes});
         if (m->peak_baseline_bytes) bars.push_back({"baseline", *m->peak_baseline_bytes});
@@ -173,8 +184,11 @@ std::string html_row_data(const RunResults &r, const ReportContext &ctx) {
                         intern(strings, c.kernel_version), fmt::format("{:.3g}", c.seconds), json::array{}, trends(c, ctx.trends)};
         for (const auto &k : c.checks) {
             const json::object metrics = metrics_json(k);
-            row[6].get_array().push_back({intern(checks, k.name()), verdict_name(k.verdict), intern(strings, k.reason), names.values(k.name(), metrics),
-                                          figures(k), json::value_from(k.notes)});
+            json::array check{intern(checks, k.name()), verdict_name(k.verdict), intern(strings, k.reason), names.values(k.name(), metrics),
+                              figures(k), json::value_from(k.notes)};
+            while (check.size() > 4 && check.back().is_structured() && (check.back().is_array() ? check.back().get_array().empty() : check.back().get_object().empty()))
+                check.pop_back();  // no figures or notes: nothing written
+            row[6].get_array().push_back(std::move(check));
         }
         rows.push_back(std::move(row));
     }

@@ -88,7 +88,7 @@ def html_report_rows(path):
     return [{"case": strings[r[0]], "kernel": strings[r[1]], "verdict": r[2],
              "checks": [{"check": data["checks"][k[0]], "verdict": k[1], "reason": strings[k[2]],
                          "metrics": {n: v for n, v in zip(data["metric_names"][k[0]], k[3]) if v is not None},
-                         "figures": k[4], "notes": k[5]} for k in r[6]]} for r in data["rows"]]
+                         "figures": (k[4:5] or [{}])[0], "notes": (k[5:6] or [[]])[0]} for k in r[6]]} for r in data["rows"]]
 
 
 def suite_with_goldens(path, suite, baselines):

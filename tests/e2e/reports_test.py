@@ -208,7 +208,7 @@ class OtherChecksTest(Workspace):
         page = out["html"]
         row = html_report_rows(os.path.join(self.dir, "edited.html"))[-1]
         checks = {k["check"]: k for k in row["checks"]}
-        self.assertEqual(checks["memory"]["figures"], {"live": [100] * 4, "rss": [9000, 9100, 9100, 9100], "bars": [["peak", 4096], ["baseline", 4000]]})
+        self.assertEqual(checks["memory"]["figures"], {"live": [[100, 4]], "rss": [[9000, 1], [9100, 3]], "bars": [["peak", 4096], ["baseline", 4000]]})
         self.assertEqual(checks["memory"]["metrics"]["peak_growth_pct"], "2.4")
         perf = checks["perf"]
         self.assertEqual(perf["figures"], {"samples": [0.0108, 0.0109, 0.0107], "baseline": [0.01, 0.0101, 0.0099],
