@@ -33,9 +33,12 @@ def browser_args(with_plugin):
     return parser.parse_known_args()
 
 
-def first_paint_ms(driver):
-    """When the page first painted content, in ms from the start of its navigation."""
-    return driver.execute_script("var p = performance.getEntriesByName('first-contentful-paint'); return p.length ? p[0].startTime : null;")
+def first_paint_ms(driver, timeout=30):
+    """When the page first painted content, in ms from the start of its navigation (waiting
+    for the entry: a page can paint after its load event)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(
+        "var p = performance.getEntriesByName('first-contentful-paint'); return p.length ? p[0].startTime : null;"))
 
 
 def wait_for(driver, element, selector, timeout=30):
