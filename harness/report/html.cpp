@@ -1,5 +1,6 @@
 // HTML reporter: the document, its verdict header, the fingerprint diff, workloads and the
-// results table. The per case x kernel sections are in html_sections.cpp.
+// results table. The per case x kernel sections and the data they are drawn from are in
+// html_sections.cpp, the script that draws them in html_assets.hpp.
 #include "report/html.hpp"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include "io/files.hpp"
 #include "report/escape.hpp"
 #include "report/html_assets.hpp"
-#include "report/svg.hpp"
 
 namespace attngate {
 
@@ -65,10 +65,13 @@ std::string workloads_section(const RunResults &r) {
     for (const WorkloadResult &w : r.workloads) {
         const auto field = [](const auto &f) { return markup_escape(format_field(f)); };
         const auto number = [](const std::optional<double> &x) { return x && std::isfinite(*x) ? *x : 0.0; };
-        s += fmt::format("<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><span class=\"v {}\">{}</span></td><td>{}</td></tr>",
+        // The bars are drawn by the script from the cell's numbers, as the details' charts are.
+        s += fmt::format("<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td class=\"bars\" data-bars=\"{}\" data-unit=\"{}\"></td><td>{}</td>"
+                         "<td><span class=\"v {}\">{}</span></td><td>{}</td></tr>",
                          field(w.workload), field(w.monthly_cost), field(w.currency), field(w.baseline_monthly_cost), field(w.change_pct),
-                         svg_bars({{"baseline", number(w.baseline_monthly_cost)}, {"this run", number(w.monthly_cost)}}, format_field(w.currency)),
-                         field(w.leak_survival_hours), field(w.verdict), field(w.verdict), field(w.reason));
+                         markup_escape(json::serialize(json::array{json::array{"baseline", number(w.baseline_monthly_cost)},
+                                                                   json::array{"this run", number(w.monthly_cost)}})),
+                         field(w.currency), field(w.leak_survival_hours), field(w.verdict), field(w.verdict), field(w.reason));
         if (std::find(sources.begin(), sources.end(), field(w.price_source)) == sources.end()) sources.push_back(field(w.price_source));
     }
     std::string list;
@@ -100,20 +103,15 @@ std::string trends_section(const ReportContext &ctx) {
     return s + "\n";
 }
 
-std::string results_table(const RunResults &r) {
-    std::string s = "<h2 id=\"table\">Every case × kernel × check</h2><div class=\"controls\"><input type=\"search\" id=\"filter\" "
-                    "placeholder=\"filter: case, kernel, check, verdict…\"> <label><input type=\"checkbox\" id=\"only-fail\"> failures only</label> "
-                    "· <span id=\"shown\"></span> rows shown</div><table id=\"results\"><thead><tr><th>case</th><th>kernel</th><th>check</th>"
-                    "<th>verdict</th><th>numbers</th><th>reason</th></tr></thead><tbody>\n";
-    for (const auto &row : rows_failures_first(r)) {
-        const char *v = verdict_name(row.check->verdict);
-        const int rank = verdict_rank(row.check->verdict);
-        s += fmt::format("<tr class=\"{0}\" data-verdict=\"{0}\"><td><a href=\"#{1}\">{2}</a></td><td>{3}</td><td>{4}</td>"
-                         "<td data-k=\"{5}\"><span class=\"v {0}\">{6}</span></td><td class=\"num\">{7}</td><td>{8}</td></tr>\n",
-                         v, case_anchor(r, row.result), markup_escape(row.result->case_id), markup_escape(row.result->kernel),
-                         markup_escape(row.check->name()), rank, upper(v), markup_escape(key_numbers(*row.check)), markup_escape(row.check->reason));
-    }
-    return s + "</tbody></table>\n";
+/// The table of every case x kernel x check: its rows are built by the script from the rows'
+/// data (failures first), so each row's numbers are in the file once.
+std::string results_table() {
+    return "<h2 id=\"table\">Every case × kernel × check</h2><div class=\"controls\"><input type=\"search\" id=\"filter\" "
+           "placeholder=\"filter: case, kernel, check, verdict…\"> <label><input type=\"checkbox\" id=\"only-fail\"> failures only</label> "
+           "· <span id=\"shown\"></span> rows shown</div><noscript><p class=\"note\">This table and the details below are drawn by the report's "
+           "script; with scripts off, the verdict, the failures by cause and the matrix above say what failed and why.</p></noscript>"
+           "<table id=\"results\"><thead><tr><th>case</th><th>kernel</th><th>check</th><th>verdict</th><th>numbers</th><th>reason</th></tr></thead>"
+           "<tbody></tbody></table>\n";
 }
 
 }  // namespace
@@ -137,15 +135,12 @@ std::string html_serialize(const RunResults &r, const ReportContext &ctx) {
     s += fingerprint_section(r, ctx);
     s += trends_section(ctx);
     s += workloads_section(r);
-    s += results_table(r);
+    s += results_table();
     s += "<h2 id=\"cases\">Per case × kernel</h2>\n";
     if (ctx.trends.run_ids.size() < 2)
         s += "<p class=\"note\" id=\"no-history\">No history given: pass --history with earlier results.json files (or their directory) to draw trends.</p>\n";
-    std::vector<const CaseResult *> order;
-    for (const auto &c : r.results) order.push_back(&c);
-    std::stable_partition(order.begin(), order.end(), [](const CaseResult *c) { return is_failing(c->verdict()); });
-    for (const CaseResult *c : order) s += html_case_section(*c, case_anchor(r, c), ctx);
-    return s + fmt::format("<script>{}</script></body></html>\n", html_assets::kScript);
+    s += "<div id=\"sections\"></div>\n";
+    return s + html_row_data(r, ctx) + fmt::format("<script>{}</script></body></html>\n", html_assets::kScript);
 }
 
 }  // namespace attngate

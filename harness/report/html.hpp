@@ -1,4 +1,4 @@
-// HTML reporter: one self-contained file (inline CSS, JS and SVG; no network) that opens
+// HTML reporter: one self-contained file (inline CSS, JS and data; no network) that opens
 // from a CI artifact. Every string taken from the inputs is escaped.
 #pragma once
 
@@ -25,8 +25,13 @@ std::string html_matrix(const RunResults &r);
 /// The failures grouped by cause (failure_groups), each expandable to its rows.
 std::string html_failure_groups(const RunResults &r);
 
-/// One case x kernel's details section (the per-check blocks and the trends); id is the
-/// anchor the table links to.
-std::string html_case_section(const CaseResult &c, const std::string &id, const ReportContext &ctx);
+/// Every row's details as one JSON block (<script type="application/json" id="row-data">),
+/// from which the script makes the results table, the per case x kernel sections and the
+/// matrix's titles: per row its case, kernel, verdict, params, version, seconds, checks and
+/// trends over ctx.trends; per check its verdict, reason, metrics as the tables show them
+/// (their names once per check, as the key numbers' names), figures' data and notes (the
+/// last two left out when empty; memory series as [value, count] runs).
+/// Repeated strings are held once, by index. No '<' inside, so no input can close the block.
+std::string html_row_data(const RunResults &r, const ReportContext &ctx);
 
 }  // namespace attngate

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/escape.hpp"
 #include "report/failure_groups.hpp"
@@ -55,11 +56,10 @@ std::string margin_style(const CheckResult &k) {
                                       : fmt::format(" style=\"background:hsl({:.0f},{:.0f}%,{:.0f}%)\"", 135 - 40 * t, 45 + 15 * t, 70 - 32 * t);
 }
 
-std::string check_block(const CaseResult &c, const CheckResult &k) {
-    const std::string state = cell_state(k);
-    const std::string title = fmt::format("{} / {} — {}: {}\n{}\n{}", c.case_id, c.kernel, k.name(), state, key_numbers(k), k.reason);
-    return fmt::format("<span class=\"ck {0}\" data-check=\"{1}\" data-verdict=\"{0}\" title=\"{2}\"{3}>{4}</span>", state, markup_escape(k.name()),
-                       markup_escape(title), margin_style(k), markup_escape(std::string(k.name()).substr(0, 1)));
+/// A check's block: its state's colour and its letter. The script titles it with its
+/// numbers and names it (data-check, data-verdict) from the rows' data, once in the file.
+std::string check_block(const CheckResult &k) {
+    return fmt::format("<span class=\"ck {}\"{}>{}</span>", cell_state(k), margin_style(k), markup_escape(std::string(k.name()).substr(0, 1)));
 }
 
 /// One case x kernel: a block per check in the matrix's check order, a blank where the
@@ -69,10 +69,9 @@ std::string matrix_cell(const RunResults &r, const CaseResult *c, const std::vec
     std::string blocks;
     for (const auto &name : checks) {
         const auto k = std::find_if(c->checks.begin(), c->checks.end(), [&](const CheckResult &x) { return x.name() == name; });
-        blocks += k == c->checks.end() ? "<span class=\"ck blank\"></span>" : check_block(*c, *k);
+        blocks += k == c->checks.end() ? "<span class=\"ck blank\"></span>" : check_block(*k);
     }
-    return fmt::format("<td class=\"mcell\"><a class=\"mc\" href=\"#{}\" data-case=\"{}\" data-kernel=\"{}\">{}</a></td>", case_anchor(r, c),
-                       markup_escape(c->case_id), markup_escape(c->kernel), blocks);
+    return fmt::format("<td class=\"mcell\"><a class=\"mc\" href=\"#{}\">{}</a></td>", case_anchor(r, c), blocks);
 }
 
 template <typename T>
@@ -96,7 +95,8 @@ std::string html_matrix(const RunResults &r) {
         add_unique(kernels, c.kernel), add_unique(cases, c.case_id), add_unique(features, case_feature(c));
         for (const auto &k : c.checks) add_unique(checks, std::string(k.name()));
     }
-    std::string s = "<h2 id=\"matrix-title\">Verdict matrix</h2>" + matrix_legend(checks) + "<table id=\"matrix\" class=\"matrix\"><thead><tr><th>case</th>";
+    std::string s = "<h2 id=\"matrix-title\">Verdict matrix</h2>" + matrix_legend(checks) +
+                    fmt::format("<table id=\"matrix\" class=\"matrix\" data-checks=\"{}\"><thead><tr><th>case</th>", markup_escape(fmt::format("{}", fmt::join(checks, " "))));
     for (const auto &k : kernels) s += fmt::format("<th class=\"kernel\">{}</th>", markup_escape(k));
     s += "</tr></thead><tbody>\n";
     for (const auto &f : features) {

@@ -25,15 +25,38 @@ std::optional<std::string> shown(const std::optional<T> &v) {
     }
 }
 
-/// "name=value" for each of the check's Fields that was measured, in order.
+/// The metrics that decide a check, in the order a person reads them: "name=value" for each
+/// that was measured, and their names.
 template <auto... Fields>
-std::string numbers(const CheckResult &c) {
-    std::string out;
-    const auto add = [&](const char *name, const std::optional<std::string> &v) {
-        if (v) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, *v);
-    };
-    (add(field_name<Fields>(), shown(c.as<record_of_t<Fields>>().*Fields)), ...);
-    return out;
+struct KeyFields {
+    static std::string numbers([[maybe_unused]] const CheckResult &c) {
+        std::string out;
+        [[maybe_unused]] const auto add = [&](const char *name, const std::optional<std::string> &v) {
+            if (v) out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, *v);
+        };
+        (add(field_name<Fields>(), shown(c.as<record_of_t<Fields>>().*Fields)), ...);
+        return out;
+    }
+    static std::vector<std::string> names() { return {field_name<Fields>()...}; }
+};
+
+/// visit(KeyFields<...>{}) with the check's key fields.
+template <class Visit>
+auto with_key_fields(CheckName check, Visit visit) {
+    switch (check) {
+    case CheckName::Golden:
+        return visit(KeyFields<&GoldenMetrics::max_abs_error, &GoldenMetrics::tolerance, &GoldenMetrics::margin, &GoldenMetrics::rms_error,
+                               &GoldenMetrics::rms_tolerance, &GoldenMetrics::rms_margin, &GoldenMetrics::nmse, &GoldenMetrics::worst_coords>{});
+    case CheckName::Memory:
+        return visit(KeyFields<&MemoryMetrics::leak_bytes_per_call, &MemoryMetrics::leak_noise_floor_bytes_per_call, &MemoryMetrics::abi_peak_bytes,
+                               &MemoryMetrics::peak_baseline_bytes, &MemoryMetrics::peak_growth_pct>{});
+    case CheckName::Perf:
+        return visit(KeyFields<&PerfMetrics::median_s, &PerfMetrics::baseline_median_s, &PerfMetrics::ratio, &PerfMetrics::ci_low,
+                               &PerfMetrics::ci_high, &PerfMetrics::p_adjusted, &PerfMetrics::status>{});
+    case CheckName::Cost:
+        return visit(KeyFields<&CostMetrics::usd_per_million_tokens, &CostMetrics::baseline_usd_per_million_tokens, &CostMetrics::price_source>{});
+    default: return visit(KeyFields<>{});
+    }
 }
 
 }  // namespace
@@ -172,21 +195,11 @@ std::string format_number(const json::value *v) {
 }
 
 std::string key_numbers(const CheckResult &c) {
-    // Per check, the metrics that decide it, in the order a person reads them.
-    switch (c.check()) {
-    case CheckName::Golden:
-        return numbers<&GoldenMetrics::max_abs_error, &GoldenMetrics::tolerance, &GoldenMetrics::margin, &GoldenMetrics::rms_error,
-                       &GoldenMetrics::rms_tolerance, &GoldenMetrics::rms_margin, &GoldenMetrics::nmse, &GoldenMetrics::worst_coords>(c);
-    case CheckName::Memory:
-        return numbers<&MemoryMetrics::leak_bytes_per_call, &MemoryMetrics::leak_noise_floor_bytes_per_call, &MemoryMetrics::abi_peak_bytes,
-                       &MemoryMetrics::peak_baseline_bytes, &MemoryMetrics::peak_growth_pct>(c);
-    case CheckName::Perf:
-        return numbers<&PerfMetrics::median_s, &PerfMetrics::baseline_median_s, &PerfMetrics::ratio, &PerfMetrics::ci_low,
-                       &PerfMetrics::ci_high, &PerfMetrics::p_adjusted, &PerfMetrics::status>(c);
-    case CheckName::Cost:
-        return numbers<&CostMetrics::usd_per_million_tokens, &CostMetrics::baseline_usd_per_million_tokens, &CostMetrics::price_source>(c);
-    default: return "";
-    }
+    return with_key_fields(c.check(), [&](auto fields) { return fields.numbers(c); });
+}
+
+std::vector<std::string> key_number_names(CheckName check) {
+    return with_key_fields(check, [](auto fields) { return fields.names(); });
 }
 
 FingerprintComparison compare_fingerprints(const RunResults &r, const std::vector<RunResults> &history) {

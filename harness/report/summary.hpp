@@ -60,6 +60,10 @@ std::vector<std::string> gating_said(const RunResults &r);
 /// "max_abs_error=1.2e-02 tolerance=2.9e-03 margin=4.14 rms_margin=0.8"; "" when none were measured.
 std::string key_numbers(const CheckResult &c);
 
+/// The names of the metrics key_numbers shows for a check, in its order (the HTML report's
+/// script writes the same line from them and the metrics, which it holds once).
+std::vector<std::string> key_number_names(CheckName check);
+
 /// A paged case's lengths and pool from its params, as the reports show them: "paged: 5 seqs,
 /// q_lens [1, 1, 1, 1, 16], kv_lens [200, 37, 1, 64, 120], page_size 16, 40 pages,
 /// scattered"; a list longer than 8 shows its first 6 and last entry. "" for a dense case.

@@ -2,8 +2,9 @@
 (a leak, a wrong causal mask, a crash) in headless Chromium and checks the first screen:
 the failures grouped by cause and the verdict matrix are both on it; the matrix has a
 block for every case x kernel x check, coloured by its verdict; clicking a block opens
-that case x kernel's details; the groups expand to their rows; the console stays clean.
-Saves a screenshot of the first screen as a CI artifact."""
+that case x kernel's details, drawn then from the report's data; the groups expand to
+their rows; the console stays clean; with JavaScript off, the verdict, the groups and the
+matrix are all still there. Saves a screenshot of the first screen as a CI artifact."""
 import os
 import re
 import shutil
@@ -13,7 +14,7 @@ import unittest
 
 from selenium.webdriver.common.by import By
 
-from chromium import browser_args, open_page
+from chromium import browser_args, open_page, wait_for
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from three_faults import run_three_faults  # noqa: E402
@@ -85,13 +86,21 @@ class MatrixInBrowserTest(unittest.TestCase):
         e = next(e for e in self.results if e["kernel"] == "causal_off_by_one" and e["verdict"] == "fail")
         a = self.cell(e["case"], e["kernel"])
         golden = a.find_element(By.CSS_SELECTOR, ".ck[data-check=golden]")
-        self.assertIn("max_abs_error=", golden.get_attribute("title"))
+        # The title's numbers, written by the script from the data, are those the groups list (from C++).
+        anchor = a.get_attribute("href").split("#")[1]
+        listed = self.driver.find_element(By.CSS_SELECTOR, "#groups a[href='#%s']" % anchor).find_element(By.XPATH, "following-sibling::span[@class='num']")
+        numbers = self.driver.execute_script("return arguments[0].textContent;", listed)
+        self.assertIn("max_abs_error=", numbers)
+        self.assertEqual(golden.get_attribute("title").split("\n")[1], numbers)
         passing = next(p for p in self.results if p["verdict"] == "pass")
         target = self.cell(passing["case"], passing["kernel"])
         anchor = target.get_attribute("href").split("#")[1]
         details = self.driver.find_element(By.ID, anchor)
         self.assertIsNone(details.get_attribute("open"))  # passing sections start closed
+        self.assertEqual(details.find_elements(By.CSS_SELECTOR, ".check"), [])  # and are drawn when they open
         target.click()
+        drawn = {c.get_attribute("data-check"): c for c in wait_for(self.driver, details, ".check")}
+        self.assertEqual(sorted(drawn), sorted(k["check"] for k in passing["checks"]))
         self.assertEqual(self.driver.execute_script("return location.hash;"), "#" + anchor)
         self.assertEqual(details.get_attribute("open"), "true")
         summary = details.find_element(By.TAG_NAME, "summary").text
@@ -117,7 +126,26 @@ class MatrixInBrowserTest(unittest.TestCase):
         self.assertEqual(len(rows), int(leak.get_attribute("data-count")))
         leak.find_element(By.TAG_NAME, "summary").click()
 
-    def test_5_console_clean_and_screenshot_of_the_first_screen(self):
+    def test_5_without_scripts_the_verdict_groups_and_matrix_are_all_there(self):
+        plain = open_page(self.html, ARGS.chromium, ARGS.chromedriver, HEIGHT, scripts=False)
+        try:
+            self.assertEqual(plain.find_elements(By.CSS_SELECTOR, "#results tbody tr"), [])  # scripts are off indeed
+            verdict = plain.find_element(By.ID, "verdict")
+            self.assertTrue(verdict.is_displayed())
+            self.assertIn("FAIL", verdict.text)
+            self.assertIn("of %d case × kernel failed" % len(self.results), verdict.text)
+            groups = plain.find_elements(By.CSS_SELECTOR, "#groups > li.group")
+            failing = sum(1 for e in self.results for k in e["checks"] if k["verdict"] in ("fail", "error"))
+            self.assertEqual(sum(int(g.get_attribute("data-count")) for g in groups), failing)
+            self.assertTrue(all(g.is_displayed() and " · " in g.text for g in groups))
+            blocks = plain.find_elements(By.CSS_SELECTOR, "#matrix .ck:not(.blank)")
+            self.assertEqual(len(blocks), sum(len(e["checks"]) for e in self.results))
+            families = {hue_family(b.value_of_css_property("background-color")) for b in blocks}
+            self.assertTrue({"green", "red", "purple"} <= families, families)
+        finally:
+            plain.quit()
+
+    def test_6_console_clean_and_screenshot_of_the_first_screen(self):
         severe = [e for e in self.driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
         self.assertEqual(severe, [])
         os.makedirs(os.path.dirname(ARGS.screenshot), exist_ok=True)

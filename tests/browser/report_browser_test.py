@@ -1,7 +1,8 @@
 """Opens the HTML report of a real run with one injected failure in headless Chromium and
 checks what a person sees: the verdict, the failing case first and highlighted, the error
-heatmap and a trend chart drawn, the filter narrowing the table, and no script errors.
-Saves a screenshot as a CI artifact."""
+heatmap and a trend chart drawn, the filter narrowing the table, a passing case's details
+drawn from the report's data when it opens, with the numbers of results.json, memory, perf
+and cost charts, and no script errors. Saves a screenshot as a CI artifact."""
 import json
 import os
 import shutil
@@ -12,9 +13,10 @@ import unittest
 
 from selenium.webdriver.common.by import By
 
-from chromium import browser_args, open_page
+from chromium import browser_args, open_page, wait_for
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import reports_test  # noqa: E402
 import results_schema  # noqa: E402
 
 ARGS = None
@@ -51,7 +53,8 @@ class ReportInBrowserTest(unittest.TestCase):
         r = attngate(*run, "--out", os.path.join(history, "earlier.json"))
         assert r.returncode == 1, r.stdout + r.stderr
         cls.html = os.path.join(cls.dir, "report.html")
-        r = attngate(*run, "--out", os.path.join(cls.dir, "results.json"), "--html", cls.html, "--history", history)
+        cls.results = os.path.join(cls.dir, "results.json")
+        r = attngate(*run, "--out", cls.results, "--html", cls.html, "--history", history)
         assert r.returncode == 1, r.stdout + r.stderr
 
         cls.driver = open_page(cls.html, ARGS.chromium, ARGS.chromedriver, 1100)
@@ -127,6 +130,65 @@ class ReportInBrowserTest(unittest.TestCase):
         section = self.driver.find_element(By.CSS_SELECTOR, "details.case.fail")
         self.driver.execute_script("arguments[0].scrollIntoView();", section)
         self.assertTrue(self.driver.save_screenshot(ARGS.screenshot.replace(".png", "-case.png")))
+
+    def test_7_a_passing_case_is_drawn_when_it_opens_with_the_numbers_of_the_results(self):
+        with open(self.results) as f:
+            entry = next(e for e in json.load(f)["results"] if (e["case"], e["kernel"]) == ("plain_f32", "native"))
+        link = next(a for a in self.driver.find_elements(By.CSS_SELECTOR, "#results a") if a.text == "plain_f32"
+                    and a.find_element(By.XPATH, "../../td[2]").text == "native")
+        section = self.driver.find_element(By.ID, link.get_attribute("href").split("#")[1])
+        self.assertEqual(section.find_elements(By.CSS_SELECTOR, ".check"), [])  # nothing drawn before it opens
+        self.driver.execute_script("arguments[0].scrollIntoView();", link)
+        link.click()
+        golden = wait_for(self.driver, section, ".check[data-check=golden]")[0]
+        shown = dict(tuple(r.text.split(" ", 1)) for r in golden.find_elements(By.CSS_SELECTOR, "table.metrics tr"))
+        want = next(k for k in entry["checks"] if k["check"] == "golden")["metrics"]
+        for name in ("max_abs_error", "tolerance", "margin", "rms_error", "nmse"):
+            self.assertEqual(shown[name], "%.3g" % want[name], name)
+        self.assertEqual(shown["worst_index"], str(want["worst_index"]))
+        cells = self.driver.execute_script("return arguments[0].querySelectorAll('svg.heatmap path.cell').length;", golden)
+        bins = self.driver.execute_script("var n = 0; arguments[0].querySelectorAll('svg.heatmap path.cell').forEach("
+                                          "function (p) { n += p.getAttribute('d').split('M').length - 1; }); return n;", golden)
+        self.assertGreater(cells, 0)
+        self.assertEqual(bins, want["error_map"]["rows"] * want["error_map"]["cols"])  # one square per bin
+        self.assertIn("plain_f32 / native", section.find_element(By.TAG_NAME, "summary").text)
+        self.driver.execute_script("history.replaceState(null, '', location.pathname); window.scrollTo(0, 0);")
+
+    def test_8_memory_perf_and_cost_are_drawn(self):
+        with open(self.results) as f:
+            results = reports_test.with_memory_perf_cost(json.load(f))
+        edited = os.path.join(self.dir, "edited.json")
+        with open(edited, "w") as f:
+            json.dump(results, f)
+        html = os.path.join(self.dir, "edited.html")
+        r = attngate("report", edited, "--html", html)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        driver = open_page(html, ARGS.chromium, ARGS.chromedriver, 1100)
+        try:
+            section = driver.find_element(By.ID, "r-%d" % (len(results["results"]) - 1))
+            driver.execute_script("arguments[0].open = true;", section)
+            perf = wait_for(driver, section, ".check[data-check=perf]")[-1]  # the added checks come after the run's own
+            self.assertIn("time ratio (this run / baseline) 1.08, 95% CI [1.05, 1.11], p = 0.004 (adjusted 0.02), status regression", perf.text)
+            # The perf decision drawn: ratio, its interval and the 5% threshold on one axis, in that order.
+            ratio = perf.find_element(By.CSS_SELECTOR, "svg.ratio")
+            self.assertIn("time ratio 1.08, CI [1.05, 1.11]; grey 1 = baseline, red dashed 1.05 = threshold", ratio.text)
+            x = {c: float(ratio.find_element(By.CSS_SELECTOR, "." + c).get_attribute("x1")) for c in ("base", "ref", "ci")}
+            self.assertLess(x["base"], x["ref"])
+            self.assertAlmostEqual(x["ref"], x["ci"], delta=0.11)  # the interval starts at the threshold here
+            self.assertEqual(len(perf.find_elements(By.CSS_SELECTOR, "circle.s1")), 3)  # baseline samples drawn
+            memory = section.find_elements(By.CSS_SELECTOR, ".check[data-check=memory]")[-1]
+            self.assertIn("live heap bytes after each call", memory.text)
+            self.assertEqual(len(memory.find_elements(By.CSS_SELECTOR, "svg.chart polyline.line")), 2)  # live heap, RSS
+            self.assertIn("4096 bytes", memory.text)  # peak against its baseline's bars
+            cost = section.find_elements(By.CSS_SELECTOR, ".check[data-check=cost]")[-1]
+            self.assertIn("0.42 USD per million tokens (baseline 0.39) on v5e-1 at 1.2 per hour — price source: pricing/gcp-2026-11.json (2026-11-01)",
+                          cost.text)
+            # The workload's monthly cost before and after, as bars.
+            bars = driver.find_element(By.CSS_SELECTOR, "table.workloads td.bars svg").text
+            self.assertRegex(bars, r"baseline\s+1150 USD\s+this run\s+123[45] USD")
+            self.assertEqual([e for e in driver.get_log("browser") if e["level"] == "SEVERE"], [])
+        finally:
+            driver.quit()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import unittest
 
 from selenium.webdriver.common.by import By
 
-from chromium import browser_args, open_page
+from chromium import browser_args, open_page, wait_for
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import results_schema  # noqa: E402
@@ -95,7 +95,7 @@ class TrendReportTest(unittest.TestCase):
     def test_3_chart_marks_change_point_and_fingerprint_change(self):
         case = self.driver.find_element(By.CSS_SELECTOR, "details.case")
         self.driver.execute_script("arguments[0].open = true;", case)
-        chart = [c for c in case.find_elements(By.CSS_SELECTOR, "svg.trend-chart") if c.find_elements(By.CSS_SELECTOR, "line.cp")][0]
+        chart = [c for c in wait_for(self.driver, case, "svg.trend-chart") if c.find_elements(By.CSS_SELECTOR, "line.cp")][0]
         points = chart.find_element(By.CSS_SELECTOR, "polyline.line").get_attribute("points").split()
         self.assertEqual(len(points), RUNS)
         cp = chart.find_element(By.CSS_SELECTOR, "line.cp")
@@ -112,6 +112,7 @@ class TrendReportTest(unittest.TestCase):
         os.makedirs(os.path.dirname(ARGS.screenshot), exist_ok=True)
         case = self.driver.find_element(By.CSS_SELECTOR, "details.case")
         self.driver.execute_script("arguments[0].open = true; document.getElementById('trends').scrollIntoView();", case)
+        wait_for(self.driver, case, ".trend")
         self.assertTrue(self.driver.save_screenshot(ARGS.screenshot))
         self.assertGreater(os.path.getsize(ARGS.screenshot), 10000)
         chart = case.find_element(By.CSS_SELECTOR, ".trend")

@@ -76,6 +76,21 @@ def read_json(path):
         return json.load(f)
 
 
+def html_report_rows(path):
+    """The rows of an HTML report as its script reads them from the embedded data (the report's
+    table and details are drawn from it): per row its case, kernel and verdict, and per check
+    its verdict, reason, metrics by name (as the tables show them), figures and notes."""
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    start = page.index('<script type="application/json" id="row-data">') + len('<script type="application/json" id="row-data">')
+    data = json.loads(page[start:page.index("</script>", start)])
+    strings = data["strings"]
+    return [{"case": strings[r[0]], "kernel": strings[r[1]], "verdict": r[2],
+             "checks": [{"check": data["checks"][k[0]], "verdict": k[1], "reason": strings[k[2]],
+                         "metrics": {n: v for n, v in zip(data["metric_names"][k[0]], k[3]) if v is not None},
+                         "figures": (k[4:5] or [{}])[0], "notes": (k[5:6] or [[]])[0]} for k in r[6]]} for r in data["rows"]]
+
+
 def suite_with_goldens(path, suite, baselines):
     """Writes suite to path and generates its goldens into baselines: the start of most tests."""
     write_json(path, suite)

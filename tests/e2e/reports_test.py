@@ -4,7 +4,6 @@ the Markdown stays small; `env --diff` names the packages that moved."""
 import argparse
 import copy
 import hashlib
-import html.parser
 import json
 import os
 import pty
@@ -18,6 +17,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results_schema  # noqa: E402
+from common import html_report_rows  # noqa: E402
 
 ARGS = None
 
@@ -43,32 +43,30 @@ def g3(x):
     return "%.3g" % x
 
 
-class TableRows(html.parser.HTMLParser):
-    """The text of each row of the HTML report's results table."""
-
-    def __init__(self):
-        super().__init__()
-        self.rows, self.in_table, self.row = [], False, None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table" and ("id", "results") in attrs:
-            self.in_table = True
-        elif self.in_table and tag == "tr":
-            self.row = {"class": dict(attrs).get("class", ""), "cells": []}
-        elif self.row is not None and tag == "td":
-            self.row["cells"].append("")
-
-    def handle_endtag(self, tag):
-        if tag == "table":
-            self.in_table = False
-        elif tag == "tr" and self.row is not None:
-            if self.row["cells"]:
-                self.rows.append(self.row)
-            self.row = None
-
-    def handle_data(self, data):
-        if self.row is not None and self.row["cells"]:
-            self.row["cells"][-1] += data
+def with_memory_perf_cost(results):
+    """The results with a memory, a perf (an 8% regression) and a cost check added to the last row,
+    and a workload."""
+    entry = results["results"][-1]
+    entry["checks"] += [
+        {"check": "memory", "verdict": "pass", "reason": "no leak", "notes": [], "metrics": {
+            "abi_peak_bytes": 4096, "abi_leaked_bytes": 0, "heap_live_bytes": [100, 100, 100, 100],
+            "rss_bytes": [9000, 9100, 9100, 9100], "leak_bytes_per_call": 0.0, "leak_noise_floor_bytes_per_call": 8.0,
+            "peak_baseline_bytes": 4000, "peak_growth_pct": 2.4}},
+        {"check": "perf", "verdict": "fail", "reason": "8% slower than baseline", "notes": [], "metrics": {
+            "samples_s": [0.0108, 0.0109, 0.0107], "median_s": 0.0108, "mad_s": 0.0001,
+            "baseline_samples_s": [0.0100, 0.0101, 0.0099], "baseline_median_s": 0.0100, "ratio": 1.08,
+            "ci_low": 1.05, "ci_high": 1.11, "p_value": 0.004, "p_adjusted": 0.02, "threshold_pct": 5.0,
+            "status": "regression"}},
+        {"check": "cost", "verdict": "pass", "reason": "within budget", "notes": [], "metrics": {
+            "usd_per_million_tokens": 0.42, "baseline_usd_per_million_tokens": 0.39, "currency": "USD",
+            "device_class": "v5e-1", "price_per_hour": 1.2, "price_source": "pricing/gcp-2026-11.json",
+            "price_date": "2026-11-01"}},
+    ]
+    results["workloads"] = [{"workload": "chat-serving", "monthly_cost": 1234.5, "baseline_monthly_cost": 1150.0,
+                             "change_pct": 7.3, "currency": "USD", "price_source": "pricing/gcp-2026-11.json",
+                             "verdict": "fail", "reason": "monthly cost up 7.3%", "leak_survival_hours": 96}]
+    results["checks"] = ["golden", "memory", "perf", "cost"]
+    return results
 
 
 class Workspace(unittest.TestCase):
@@ -116,13 +114,13 @@ class SameStoryTest(Workspace):
         m = failing[0]["checks"][0]["metrics"]
         numbers = ["max_abs_error=" + g3(m["max_abs_error"]), "tolerance=" + g3(m["tolerance"])]
 
-        rows = TableRows()
-        rows.feed(self.read(self.out["html"]))
-        self.assertEqual(len(rows.rows), sum(len(e["checks"]) for e in results["results"]))  # case x kernel x check
-        first = rows.rows[0]
-        self.assertIn("fail", first["class"])
-        self.assertEqual(first["cells"][:4], ["causal_f32", "causal_off_by_one", "golden", "FAIL"])
-        self.assertEqual([r for r in rows.rows if "fail" in r["class"]], [first])
+        # The HTML's table and details are drawn from its data: every case x kernel x check, once.
+        rows = html_report_rows(self.out["html"])
+        self.assertEqual([(r["case"], r["kernel"], [k["check"] for k in r["checks"]]) for r in rows],
+                         [(e["case"], e["kernel"], [k["check"] for k in e["checks"]]) for e in results["results"]])
+        failed = [(r, k) for r in rows for k in r["checks"] if k["verdict"] == "fail"]
+        self.assertEqual([(r["case"], r["kernel"], k["check"]) for r, k in failed], [("causal_f32", "causal_off_by_one", "golden")])
+        html_numbers = " ".join(f"{n}={v}" for n, v in failed[0][1]["metrics"].items())
 
         md = self.read(self.out["md"]).replace("\\", "")  # Markdown escapes, not content
         self.assertIn("FAIL", md.splitlines()[0])
@@ -138,7 +136,7 @@ class SameStoryTest(Workspace):
                          [("causal_f32 / causal_off_by_one", "attngate.reports.golden")])
         text = failures[0].find("failure").text
         for n in numbers:
-            self.assertIn(n, first["cells"][4])
+            self.assertIn(n, html_numbers)
             self.assertIn(n, md_rows[0])
             self.assertIn(n, text)
 
@@ -167,7 +165,8 @@ class SameStoryTest(Workspace):
         out = self.report(results)
         self.assertNotIn(XSS, out["html"])
         self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", out["html"])
-        self.assertEqual(out["html"].count("<script"), 1)  # only the report's own script
+        self.assertEqual(out["html"].count("<script"), 2)  # the rows' data and the report's own script
+        self.assertEqual(html_report_rows(os.path.join(self.dir, "edited.html"))[0]["case"], XSS)  # data, written as text by the script
         self.assertNotIn(XSS, out["md"])
         names = [tc.get("name") for tc in ET.fromstring(out["xml"]).iter("testcase")]
         self.assertIn(XSS + " / " + XSS, names)
@@ -202,44 +201,24 @@ class SameStoryTest(Workspace):
 
 
 class OtherChecksTest(Workspace):
-    def add_checks(self, results):
-        entry = results["results"][-1]
-        entry["checks"] += [
-            {"check": "memory", "verdict": "pass", "reason": "no leak", "notes": [], "metrics": {
-                "abi_peak_bytes": 4096, "abi_leaked_bytes": 0, "heap_live_bytes": [100, 100, 100, 100],
-                "rss_bytes": [9000, 9100, 9100, 9100], "leak_bytes_per_call": 0.0, "leak_noise_floor_bytes_per_call": 8.0,
-                "peak_baseline_bytes": 4000, "peak_growth_pct": 2.4}},
-            {"check": "perf", "verdict": "fail", "reason": "8% slower than baseline", "notes": [], "metrics": {
-                "samples_s": [0.0108, 0.0109, 0.0107], "median_s": 0.0108, "mad_s": 0.0001,
-                "baseline_samples_s": [0.0100, 0.0101, 0.0099], "baseline_median_s": 0.0100, "ratio": 1.08,
-                "ci_low": 1.05, "ci_high": 1.11, "p_value": 0.004, "p_adjusted": 0.02, "threshold_pct": 5.0,
-                "status": "regression"}},
-            {"check": "cost", "verdict": "pass", "reason": "within budget", "notes": [], "metrics": {
-                "usd_per_million_tokens": 0.42, "baseline_usd_per_million_tokens": 0.39, "currency": "USD",
-                "device_class": "v5e-1", "price_per_hour": 1.2, "price_source": "pricing/gcp-2026-11.json",
-                "price_date": "2026-11-01"}},
-        ]
-        results["workloads"] = [{"workload": "chat-serving", "monthly_cost": 1234.5, "baseline_monthly_cost": 1150.0,
-                                 "change_pct": 7.3, "currency": "USD", "price_source": "pricing/gcp-2026-11.json",
-                                 "verdict": "fail", "reason": "monthly cost up 7.3%", "leak_survival_hours": 96}]
-        results["checks"] = ["golden", "memory", "perf", "cost"]
-        return results
 
-    def test_memory_perf_cost_and_workloads_are_rendered(self):
-        out = self.report(self.add_checks(json.loads(self.read(self.results))))
+    def test_memory_perf_cost_and_workloads_are_in_the_html_data(self):
+        # Drawn by the report's script from this data (browser_report checks the drawing).
+        out = self.report(with_memory_perf_cost(json.loads(self.read(self.results))))
         page = out["html"]
-        for check in ("memory", "perf", "cost"):
-            self.assertIn('data-check="%s"' % check, page)
-        self.assertIn("95% CI [1.05, 1.11]", page)
-        # The perf decision drawn: ratio, its interval and the 5% threshold on one axis.
-        self.assertIn("time ratio 1.08, CI [1.05, 1.11]; grey 1 = baseline, red dashed 1.05 = threshold", page)
-        # The workload's monthly cost before and after as bars, the price source once, in a footnote.
-        self.assertRegex(page, r"<td><svg class=\"chart\"[^>]*>.*?baseline.*?1150 USD.*?this run.*?123[45] USD")
+        row = html_report_rows(os.path.join(self.dir, "edited.html"))[-1]
+        checks = {k["check"]: k for k in row["checks"]}
+        self.assertEqual(checks["memory"]["figures"], {"live": [[100, 4]], "rss": [[9000, 1], [9100, 3]], "bars": [["peak", 4096], ["baseline", 4000]]})
+        self.assertEqual(checks["memory"]["metrics"]["peak_growth_pct"], "2.4")
+        perf = checks["perf"]
+        self.assertEqual(perf["figures"], {"samples": [0.0108, 0.0109, 0.0107], "baseline": [0.01, 0.0101, 0.0099],
+                                           "ratio": [1.08, 1.05, 1.11, 1.05], "ci_percent": "95"})
+        self.assertEqual([perf["metrics"][n] for n in ("ratio", "ci_low", "ci_high", "p_value", "status")], ["1.08", "1.05", "1.11", "0.004", "regression"])
+        self.assertEqual(checks["cost"]["metrics"]["price_source"], "pricing/gcp-2026-11.json")
+        # The workload's monthly cost before and after, as bars from the cell's numbers; the price source once, in a footnote.
+        self.assertRegex(page, r'<td class="bars" data-bars="\[\[&quot;baseline&quot;,1.15E3\],\[&quot;this run&quot;,1.2345E3\]\]" data-unit="USD">')
         self.assertEqual(page.count("Price source: pricing/gcp-2026-11.json"), 1)
-        self.assertIn("circle class=\"s1\"", page)  # baseline samples drawn
-        self.assertIn("pricing/gcp-2026-11.json", page)
         self.assertIn("chat-serving", page)
-        self.assertIn("live heap bytes after each call", page)
         perf_rows = [l for l in out["md"].replace("\\", "").splitlines() if l.startswith("| plain_f32 |") and "| perf |" in l]
         self.assertEqual(len(perf_rows), 1)
         self.assertIn("ratio=1.08 ci_low=1.05 ci_high=1.11", perf_rows[0])

@@ -1,4 +1,4 @@
-// Unit tests of the reporters: escaping, the heatmap's colours, the Markdown size cap,
+// Unit tests of the reporters: escaping, the heatmap's colours, each row's data once in the HTML, the Markdown size cap,
 // JUnit structure, errors apart from failures, and failures first everywhere.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,6 @@
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
 #include "report/summary.hpp"
-#include "report/svg.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -55,34 +54,58 @@ TEST_CASE("mentions in Markdown notify nobody; C1 controls never reach the termi
     CHECK(terminal_text("caf\xC3\xA9 \xC2\xA0") == "caf\xC3\xA9 \xC2\xA0");  // é and a no-break space stay
 }
 
+/// The JSON of the HTML report's rows (html_row_data), parsed.
+json::object row_data(const std::string &html) {
+    const std::string open = "<script type=\"application/json\" id=\"row-data\">";
+    const size_t at = html.find(open) + open.size();
+    return json::parse(html.substr(at, html.find("</script>", at) - at)).as_object();
+}
+
 TEST_CASE("the heatmap colours bins at or above the tolerance red and NaN black", "[report]") {
-    const ErrorMap map{3, 2, 4, 2, "sequence position", "value head dim", "max abs error", {{0.0, 0.1}, {0.5, 1.0}, {2.0, std::nullopt}}};
-    const std::string svg = svg_heatmap(map, 1.0);
-    CHECK(count(svg, "fill=\"#c4001d\"") == 1);        // one red path holding both bins >= tolerance
-    CHECK(count(svg, "class=\"cell l10\"") == 1);
-    CHECK(count(svg.substr(svg.find("cell l10")), "z") >= 2);
-    CHECK(count(svg, "class=\"cell l11\" fill=\"#000000\"") == 1);
-    CHECK(count(svg, "class=\"cell l0\"") == 1);
-    CHECK(svg_heatmap(ErrorMap{}, 1.0).empty());
+    RunResults r = results_with({golden_result("a", "flash", 2.0, 1.0)});
+    r.results[0].checks[0].as<GoldenMetrics>().error_map =
+        ErrorMap{3, 2, 4, 2, "sequence position", "value head dim", "max abs error", {{0.0, 0.1}, {0.5, 1.0}, {2.0, std::nullopt}}};
+    const json::object data = row_data(html_serialize(r, {}));
+    const json::value &heatmap = data.at("rows").at(0).at(6).at(0).at(4).at("heatmap");
+    CHECK(heatmap.at("levels") == "015aab");  // one level per bin: 10 (a) at or above the tolerance, 11 (b) NaN
+    CHECK(heatmap.at("cols") == 2);
+    CHECK(data.at("heat_colours").at(10) == "#c4001d");  // red
+    CHECK(data.at("heat_colours").at(11) == "#000000");  // black
+}
+
+TEST_CASE("the HTML holds each row's numbers and reasons once, for the script to draw", "[report]") {
+    std::vector<CaseResult> cases;
+    for (int i = 0; i < 3; ++i) cases.push_back(golden_result(fmt::format("case_{}", i), "flash", 0.25, 1.0));
+    cases.push_back(golden_result("bad", "flash", 3.0, 1.0));
+    const std::string html = html_serialize(results_with(std::move(cases)), {});
+    CHECK(count(html, "max abs error 0.25 vs 1") == 1);  // the three rows' common reason, once
+    CHECK(count(html, "max abs error 3 vs 1") == 2);     // in its failure group and in the data
+    CHECK(count(html, "<svg") == 0);                     // drawn by the script, when a row opens
+    const json::object data = row_data(html);
+    CHECK(data.at("rows").as_array().size() == 4);
+    CHECK(data.at("key_names").at(0) == json::array{"max_abs_error", "tolerance", "margin", "rms_error", "rms_tolerance", "rms_margin", "nmse", "worst_coords"});
+    const json::value &bad = data.at("rows").at(3);
+    CHECK(bad.at(2) == "fail");
+    CHECK(data.at("metric_names").at(0) == json::array{"max_abs_error", "tolerance"});  // the names once
+    CHECK(bad.at(6).at(0).at(3) == json::array{"3", "1"});                              // each row's values as the tables show them
 }
 
 TEST_CASE("every reporter escapes names taken from inputs", "[report]") {
     const RunResults r = results_with({golden_result(kXss, kXss, 2.0, 1.0)});
     const std::string html = html_serialize(r, {});
     CHECK(html.find(kXss) == std::string::npos);
-    CHECK(count(html, "<script") == 1);
+    CHECK(count(html, "<script") == 2);  // the rows' data (no '<' inside) and the script
+    const size_t data = html.find("id=\"row-data\">");
+    CHECK(html.substr(data, html.find("</script>", data) - data).find('<') == std::string::npos);
+    CHECK(row_data(html).at("strings").at(0).as_string() == kXss);  // as text, for the script to write as text
     CHECK(markdown_serialize(r, {}).find(kXss) == std::string::npos);
     const std::string xml = junit_serialize(r);
     CHECK(xml.find(kXss) == std::string::npos);
     CHECK(xml.find("name=\"&lt;script&gt;alert(1)&lt;/script&gt; / &lt;script&gt;alert(1)&lt;/script&gt;\"") != std::string::npos);
 }
 
-TEST_CASE("failures come first in the HTML table and the Markdown", "[report]") {
+TEST_CASE("failures come first in the Markdown", "[report]") {
     const RunResults r = results_with({golden_result("ok_case", "flash", 0.1, 1.0), golden_result("bad_case", "flash", 3.0, 1.0)});
-    const std::string html = html_serialize(r, {});
-    const size_t table = html.find("id=\"results\"");
-    CHECK(html.find("bad_case", table) < html.find("ok_case", table));
-    CHECK(html.find("<tr class=\"fail\"", table) < html.find("<tr class=\"pass\"", table));
     const std::string md = markdown_serialize(r, {});
     CHECK(md.find("FAIL") != std::string::npos);
     CHECK(md.find("bad\\_case") != std::string::npos);
@@ -151,21 +174,7 @@ TEST_CASE("a crash is a JUnit error and drift a failure, counted apart in every 
     CHECK(md.find("| golden | 0 | 1 | 1 | 0 |") != std::string::npos);
     CHECK(md.find("Errors and failures (1 errors, 1 failures)") != std::string::npos);
     CHECK(md.find("- **ERROR** crashy · golden: crash SIGSEGV on 1/1 cases") < md.find("- **FAIL** flash · golden: max abs error on 1/1 cases"));
-    const std::string html = html_serialize(r, {});
-    CHECK(html.find("<tr class=\"error\" data-verdict=\"error\">") < html.find("<tr class=\"fail\" data-verdict=\"fail\">"));
-}
-
-TEST_CASE("the perf ratio chart puts the baseline, the threshold and the interval in order", "[report]") {
-    const std::string svg = svg_ratio_interval(1.08, 1.05, 1.11, 1.05);
-    const auto x_of = [&](const std::string &cls) {
-        const size_t at = svg.find("class=\"" + cls + "\"");
-        REQUIRE(at != std::string::npos);
-        return std::stod(svg.substr(svg.find("x1=\"", at) + 4));
-    };
-    CHECK(x_of("base") < x_of("ref"));           // 1 left of 1.05
-    CHECK(x_of("ref") == Approx(x_of("ci")));    // the interval starts at the threshold here
-    CHECK(svg.find("time ratio 1.08, CI [1.05, 1.11]") != std::string::npos);
-    CHECK(svg_ratio_interval(NAN, 1.0, 1.1, 1.05).empty());  // not measured: nothing drawn
+    CHECK(html_serialize(r, {}).find("<tr><td>golden</td><td>0</td><td>1</td><td>1</td><td>0</td></tr>") != std::string::npos);
 }
 
 TEST_CASE("the matrix has a block per case, kernel and check, in its verdict's colour", "[report]") {
@@ -176,13 +185,14 @@ TEST_CASE("the matrix has a block per case, kernel and check, in its verdict's c
     r.results[0].checks[0].as<GoldenMetrics>().margin = 0.5;
     const std::string html = html_serialize(r, {});
     const std::string matrix = html.substr(html.find("<table id=\"matrix\""), html.find("</table>", html.find("<table id=\"matrix\"")) - html.find("<table id=\"matrix\""));
-    CHECK(count(matrix, "data-verdict=") == 4);
-    CHECK(count(matrix, "class=\"ck pass\" data-check=\"golden\"") == 2);
-    CHECK(count(matrix, "class=\"ck fail\" data-check=\"golden\"") == 1);
-    CHECK(count(matrix, "class=\"ck changed\" data-check=\"numerics\"") == 1);  // numerics moved without failing
-    CHECK(count(matrix, "<td class=\"mcell none\">") == 1);                   // b was not run on wrong
-    CHECK(count(matrix, "style=\"background:hsl(") == 1);                      // the one golden with a margin is shaded
-    CHECK(matrix.find("href=\"#r-1\" data-case=\"a\" data-kernel=\"wrong\"") != std::string::npos);
+    CHECK(matrix.find("data-checks=\"golden numerics\"") != std::string::npos);  // a block per check in this order, or a blank
+    CHECK(count(matrix, "class=\"ck pass\"") == 2);
+    CHECK(count(matrix, "class=\"ck fail\"") == 1);
+    CHECK(count(matrix, "<span class=\"ck changed\">n</span>") == 1);  // numerics moved without failing
+    CHECK(count(matrix, "<span class=\"ck blank\">") == 2);            // no numerics on a/wrong nor b/flash
+    CHECK(count(matrix, "<td class=\"mcell none\">") == 1);            // b was not run on wrong
+    CHECK(count(matrix, "style=\"background:hsl(") == 1);               // the one golden with a margin is shaded
+    CHECK(matrix.find("<a class=\"mc\" href=\"#r-1\"><span class=\"ck fail\">g</span>") != std::string::npos);
 }
 
 TEST_CASE("text for the terminal cannot move the cursor or fake a line", "[report]") {
