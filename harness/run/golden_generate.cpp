@@ -11,6 +11,7 @@
 #include "io/npy.hpp"
 #include "io/rng.hpp"
 #include "plan/inputs.hpp"
+#include "store/keys.hpp"
 
 namespace attngate {
 
@@ -34,6 +35,8 @@ void calibrate_golden(GoldenEntry &e, std::span<const double> golden, std::span<
 
 Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store, const std::function<void(const GoldenEntry &)> &progress,
                                         const json::object *fingerprint) {
+    // The suite's own folder first: a name that cannot be one (a "..") is bad input naming it, before anything is written aside.
+    if (auto target = golden_key(suite.name, "manifest.json"); !target) return std::unexpected(target.error());
     GoldenStaging staging(suite, store);
     GoldenManifest m;
     m.suite = suite.name;

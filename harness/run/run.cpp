@@ -8,7 +8,6 @@
 #include <map>
 #include <memory>
 
-#include "backend/in_process_backend.hpp"
 #include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
@@ -16,7 +15,6 @@
 #include "checks/memory_check.hpp"
 #include "io/files.hpp"
 #include "plan/inputs.hpp"
-#include "plan/paged.hpp"
 #include "results/fingerprint.hpp"
 #include "results/results_writer.hpp"
 #include "run/baseline_fingerprint.hpp"
@@ -34,23 +32,6 @@ const char *tool_version() { return "attngate " ATTNGATE_VERSION; }
 const std::vector<CheckName> &requestable_checks() {
     static const std::vector<CheckName> checks = {CheckName::Golden, CheckName::Memory, CheckName::Perf, CheckName::Cost};
     return checks;
-}
-
-std::string numerics_class() { return fmt::format("{} {}", builtin_numerics_path(), compiler_name()); }
-
-json::object case_params(const CaseSpec &c) {
-    json::object o{{"batch", c.batch},     {"seq_q", c.seq_q},       {"seq_k", c.seq_k},
-                   {"heads_q", c.heads_q}, {"heads_kv", c.heads_kv}, {"head_dim", c.head_dim},
-                   {"head_dim_v", c.head_dim_v}, {"dtype", dtype_name(c.dtype)}, {"causal", c.causal},
-                   {"window", json::array{c.window_left, c.window_right}}, {"softcap", c.softcap},
-                   {"scale", c.effective_scale()}};
-    if (c.segments_per_token) o["segments"] = "per_token";
-    else if (c.segments) o["segments"] = c.segments;
-    if (!c.bias_shape.empty()) o["bias"] = json::array(c.bias_shape.begin(), c.bias_shape.end());
-    if (c.nan) o["nan_in"] = c.nan->tensor;
-    if (c.top_left) o["causal_alignment"] = "top_left";
-    if (c.paged) o["paged"] = paged_params(*c.paged);
-    return o;
 }
 
 namespace {
@@ -369,8 +350,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (auto w = check_workload_kernel(options, *plan); !w) return std::unexpected(w.error());
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
-    RunContext ctx{suite,   options, *checks, machine_class(options.machine), numerics_class(), backends, nullptr, {}, {}, {},
-                   {}};
+    RunContext ctx{suite, options, *checks, machine_class(options.machine), numerics_class(), backends, nullptr, {}, {}, {}, {}};
     json::object shard;
     if (options.shard) {
         auto s = shard_plan(*plan, suite, *options.shard, ShardUnit::Run, *options.store, ctx.machine, ctx.checks, suite.perf.alpha);

@@ -190,14 +190,21 @@ class HttpStoreTest(unittest.TestCase):
 
     def test_9_concurrent_history_appends_all_land(self):
         self.proxy.set(None)
-        results = os.path.join(self.dir, "r.json")
-        procs = [subprocess.Popen([ARGS.attngate, "history", "--append", results, "--store", self.server.url],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env()) for _ in range(6)]
+        # Six runs (one results file appended twice is one data point, refused the second time).
+        with open(os.path.join(self.dir, "r.json")) as f:
+            run = json.load(f)
+        paths = []
+        for i in range(6):
+            paths.append(os.path.join(self.dir, f"r{i}.json"))
+            with open(paths[-1], "w") as f:
+                json.dump(dict(run, started_at=f"2026-12-04T10:0{i}:00Z"), f)
+        procs = [subprocess.Popen([ARGS.attngate, "history", "--append", path, "--store", self.server.url],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env()) for path in paths]
         for p in procs:
             out, err = p.communicate(timeout=120)
             self.assertEqual(p.returncode, 0, out + err)
         files = self.server.files()
-        runs = [k for k in files if k.startswith("history/remote/") and "/fingerprints/" not in k]
+        runs = [k for k in files if k.startswith("history/remote/") and "/fingerprints/" not in k and "/appended/" not in k]
         self.assertGreaterEqual(len(runs), 6)
         for k in runs:  # each record the concurrent appends stored
             results_schema.validate_doc(json.loads(files[k]), k)

@@ -16,7 +16,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
-from common import ARGS, GoldenWorkspace, attngate, main, read_json, write_json  # noqa: E402
+from common import ARGS, GoldenWorkspace, attngate, html_report_rows, main, read_json, write_json  # noqa: E402
 
 BUILTIN = ["native", "flash"]
 NUMERIC_FAULTS = ["bf16_accumulate", "one_wrong_row", "output_shift", "softcap_after_bias"]
@@ -151,9 +151,12 @@ class SmokeFaultsTest(unittest.TestCase):
                 text = f.read().replace("\\_", "_")  # Markdown escapes underscores
             self.assertIn(" margin=", text, k)
             self.assertIn("rms_margin=", text, k)
-            if k != "md":  # every row, passing or not; the Markdown lists failures and each kernel's worst margin
-                measured = [e for e in self.results["results"] if golden_of(e)["verdict"] != "skip"]
+            measured = [e for e in self.results["results"] if golden_of(e)["verdict"] != "skip"]
+            if k == "xml":  # every row, passing or not; the Markdown lists failures and each kernel's worst margin
                 self.assertGreaterEqual(text.count("rms_margin="), len(measured), k)
+            if k == "html":  # every row's numbers, in the data its script draws the table and details from
+                goldens = [c for row in html_report_rows(path) for c in row["checks"] if c["check"] == "golden" and "rms_margin" in c["metrics"]]
+                self.assertGreaterEqual(len(goldens), len(measured), k)
         with open(out["md"], encoding="utf-8") as f:
             md = f.read().replace("\\_", "_")
         self.assertIn("### Closest to the tolerance", md)
@@ -247,8 +250,9 @@ class ErrorIsNotDriftTest(GoldenWorkspace):
         self.assertIn("| hang\\_shape | causal\\_off\\_by\\_one | golden | FAIL |", md)
         with open(self.out["html"], encoding="utf-8") as f:
             html = f.read()
-        self.assertIn('<tr class="error" data-verdict="error">', html)
-        self.assertIn('<tr class="fail" data-verdict="fail">', html)
+        verdicts = {(row["case"], row["kernel"]): row["verdict"] for row in html_report_rows(self.out["html"])}
+        self.assertEqual(verdicts[("crash_shape", "crashy")], "error")
+        self.assertEqual(verdicts[("hang_shape", "causal_off_by_one")], "fail")
         self.assertIn("2 did not run to an answer", html)
 
     def test_version_1_results_are_still_read_with_their_crashes_as_errors(self):
