@@ -2,6 +2,7 @@
 #include "backend/in_process_backend.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -24,6 +25,9 @@ std::string builtin_numerics_path() {
 }
 
 Result<std::unique_ptr<InProcessBackend>> InProcessBackend::create(const std::vector<std::string> &plugins) {
+    // A typo would run the detected path and file its numerics under that path's name.
+    if (const char *isa = std::getenv("ATTNGATE_KERNEL_ISA"); isa && *isa && !kernels::limit_path(isa))
+        return fail(ErrorKind::Usage, "ATTNGATE_KERNEL_ISA={}: expected portable, avx2, avx512 or avx512bf16", isa);
     KernelRegistry reg = KernelRegistry::with_builtins();
     for (const auto &p : plugins)
         if (auto r = reg.load_plugin(p); !r) return std::unexpected(r.error());

@@ -62,7 +62,9 @@ std::string console_summary(const RunResults &r, const std::string &results_path
                                              : "drift found";
     std::string gated;
     for (const auto &said : gating_said(r)) gated += "; " + terminal_text(said);
-    return fmt::format("\n{}{}: {} — {} passed, {} failed, {} errors, {} skipped{} (suite {}, results in {})\n", grouped_failures(r),
+    const std::string moved = numerics_changed_said(r);
+    return fmt::format("\n{}{}{}: {} — {} passed, {} failed, {} errors, {} skipped{} (suite {}, results in {})\n", grouped_failures(r),
+                       moved.empty() ? "" : terminal_text(moved) + "\n",
                        failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, gated,
                        terminal_text(r.suite), terminal_text(results_path));
 }
@@ -80,9 +82,9 @@ std::string console_fingerprint(const json::object &fp) {
 }
 
 std::string console_fingerprint_diff(const std::vector<FingerprintChange> &changes) {
-    if (changes.empty()) return "nothing moved: the fingerprints are identical\n";
+    if (changes.empty()) return "nothing moved: no dependency and no difference of the machine\n";
     const size_t machine = machine_changes(changes);
-    std::string s = fmt::format("{} dependency change(s):\n", changes.size() - machine);
+    std::string s = machine == changes.size() ? "No dependency changed.\n" : fmt::format("{} dependency change(s):\n", changes.size() - machine);
     for (const auto &c : changes) {
         if (c.machine && &c == &changes[changes.size() - machine]) s += fmt::format("a different machine: {} difference(s):\n", machine);
         s += fmt::format("  {:<8} {}\n", change_kind_name(c.kind), terminal_text(describe_change(c)));

@@ -151,6 +151,23 @@ std::string coverage_said(const CheckCoverage &c) {
     return fmt::format("{}: {} of {} rows gated{}", enum_name(c.check), c.gated, c.rows, why.empty() ? "" : " (" + why + ")");
 }
 
+std::string numerics_changed_said(const RunResults &r) {
+    std::vector<std::string> moved;
+    for (const auto &row : r.results)
+        for (const auto &k : row.checks) {
+            const NumericsMetrics *m = k.get<NumericsMetrics>();
+            if (!m || k.verdict != Verdict::Pass || m->status != NumericsStatus::Changed) continue;
+            const std::string ulp = m->max_ulp && *m->max_ulp ? fmt::format(", max {} ulp", **m->max_ulp) : "";
+            moved.push_back(fmt::format("{} / {} ({} of {} elements compared{})", row.case_id, row.kernel, m->changed.value_or(0),
+                                        m->compared.value_or(0), ulp));
+        }
+    if (moved.empty()) return "";
+    std::string named;
+    for (size_t i = 0; i < moved.size() && i < 3; ++i) named += (i ? "; " : "") + moved[i];
+    return fmt::format("numerics: bits changed on {} row(s) without failing: {}{}", moved.size(), named,
+                       moved.size() > 3 ? fmt::format("; and {} more", moved.size() - 3) : "");
+}
+
 std::vector<std::string> gating_said(const RunResults &r) {
     std::vector<std::string> out;
     for (CheckName check : {CheckName::Perf, CheckName::Numerics})

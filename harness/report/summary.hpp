@@ -52,6 +52,12 @@ CheckCoverage check_coverage(const RunResults &r, CheckName check);
 /// "" for a run without rows of the check.
 std::string coverage_said(const CheckCoverage &c);
 
+/// The rows whose output bits moved against their reference without failing (numerics is
+/// information unless a suite asks for bitwise stability), named: "numerics: bits changed on
+/// 1 row without failing: mha_f32 / flash (1 of 256 elements compared, max 1 ulp)"; the
+/// first three, then a count. "" when none moved.
+std::string numerics_changed_said(const RunResults &r);
+
 /// Each gating check's coverage_said that is not empty, perf first: what the verdict line,
 /// the first screen and the Markdown say.
 std::vector<std::string> gating_said(const RunResults &r);

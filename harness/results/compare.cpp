@@ -22,21 +22,23 @@ std::vector<double> perf_samples(const CaseResult &r, std::string *machine_class
 
 namespace {
 
-/// A case's shape as its params record it ("seq_q=32 seq_k=32 ..."); empty when not recorded.
-std::string shape_of(const CaseResult &r) {
+/// A case as its params record it ("batch=1 seq_q=32 ... dtype=\"f32\" causal=true ..."), over
+/// the keys `keys` records too (a later attngate records more), in its order; empty when none.
+std::string definition_of(const CaseResult &r, const CaseResult &keys) {
     std::string out;
-    for (const char *key : {"batch", "seq_q", "seq_k", "heads_q", "heads_kv", "head_dim", "head_dim_v"})
-        if (const auto *v = r.params.if_contains(key)) out += fmt::format("{}{}={}", out.empty() ? "" : " ", key, json::serialize(*v));
+    for (const auto &kv : keys.params)
+        if (const auto *v = r.params.if_contains(kv.key())) out += fmt::format("{}{}={}", out.empty() ? "" : " ", std::string(kv.key()), json::serialize(*v));
     return out;
 }
 
-/// A case x kernel of both files with another shape in each (the suite changed under the same
-/// case id) is bad input naming the case and both shapes: neither its timings nor its outputs compare.
+/// A case x kernel of both files with another shape or definition in each (the suite changed
+/// under the same case id: seq_q, dtype, causal, scale...) is bad input naming the case and
+/// both: neither its timings nor its outputs compare.
 Result<void> check_same_shapes(const RunResults &a, const RunResults &b) {
     for (const auto &rb : b.results) {
         const CaseResult *ra = a.find(rb.case_id, rb.kernel);
         if (!ra) continue;
-        const std::string sa = shape_of(*ra), sb = shape_of(rb);
+        const std::string sa = definition_of(*ra, rb), sb = definition_of(rb, *ra);
         if (!sa.empty() && !sb.empty() && sa != sb)
             return fail(ErrorKind::BadInput, "case {} / {}: shape {} in A but {} in B: another case under the same id does not compare",
                         rb.case_id, rb.kernel, sa, sb);

@@ -14,12 +14,13 @@
 
 namespace attngate {
 
-/// Of the planned case x kernels' entries in `files` (the numerics and memory baselines the
-/// run loaded; null: not used) and, when `perf_machine_class` is given, in that machine
-/// class's perf baselines, the fingerprint of the one accepted last (its provenance's: the
-/// run `baseline update` accepted it from); without one, the goldens' (golden generate's);
-/// {} when neither is known.
+/// Of the fingerprints the baselines this run uses were made with (the provenance of the
+/// planned case x kernels' entries in `files`, the numerics and memory baselines the run
+/// loaded, null: not used; when `perf_machine_class` is given, that class's perf baselines;
+/// and the goldens'), the one `now`'s dependencies moved least from, the last accepted among
+/// equals: baselines recorded on several machines (numerics on one per path) then show a
+/// bump against the nearest, not every other machine's libraries. {} when none is known.
 Result<json::object> baselines_fingerprint(Store &store, const Suite &suite, const Plan &plan, std::vector<const BaselineFile *> files,
-                                           const std::optional<std::string> &perf_machine_class);
+                                           const std::optional<std::string> &perf_machine_class, const json::object &now);
 
 }  // namespace attngate

@@ -280,7 +280,7 @@ Result<RunResults> new_results(const RunContext &ctx, const Plan &plan, json::ob
     auto base = baselines_fingerprint(*ctx.options.store, ctx.suite, plan,
                                       {ctx.numerics_baselines ? &*ctx.numerics_baselines : nullptr,
                                        ctx.memory_baselines ? &*ctx.memory_baselines : nullptr},
-                                      wants(ctx.checks, CheckName::Perf) ? std::optional(ctx.machine) : std::nullopt);
+                                      wants(ctx.checks, CheckName::Perf) ? std::optional(ctx.machine) : std::nullopt, results.fingerprint);
     if (!base) return std::unexpected(base.error());
     results.baseline_fingerprint = std::move(*base);
     return results;

@@ -194,7 +194,7 @@ class WhatChangedTest(unittest.TestCase):
         moved = sorted(f"{s}.{k}" for s in ("cpu", "os") for k in set(recorded[s]) | set(here[s]) if recorded[s].get(k) != here[s].get(k))
         lines = self.diff(recorded, fresh)
         self.assertIn("cpu.model", moved)
-        self.assertEqual(lines[0], "0 dependency change(s):")
+        self.assertEqual(lines[0], "No dependency changed.")
         self.assertEqual(lines[1], f"a different machine: {len(moved)} difference(s):")
         self.assertEqual([line.split()[1].rstrip(":") for line in lines[2:]], moved)
         # One package bumped on that machine: the first line, and the only one before the machine's group.

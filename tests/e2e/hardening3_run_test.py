@@ -235,6 +235,17 @@ class RunHardening3Test(PluginTestCase):
         self.assertIn("case c1 / reference: shape batch=1 seq_q=32", p.stderr)
         self.assertIn("but batch=1 seq_q=16", p.stderr)
         self.assertNotIn("no regression", p.stdout)
+        # The same shape under another dtype is another case too.
+        suite = suite_with_goldens(self.path("dtype-bf16.json"),
+                                   dict(TINY, cases=[{"id": "c1", "seq_q": 16, "heads_q": 1, "head_dim": 8, "dtype": "bf16"}]),
+                                   self.path("bl-bf16"))
+        bf16 = self.path("dtype-bf16-results.json")
+        p = attngate("run", "--suite", suite, "--baselines", self.path("bl-bf16"), "--checks", "golden", "--out", bf16)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = attngate("compare", outs[16], bf16)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn('dtype="f32"', p.stderr)
+        self.assertIn('dtype="bf16"', p.stderr)
 
 
 # --- 16: the PR comment's author -------------------------------------------------------------

@@ -73,6 +73,13 @@ class NumericsPathsTest(unittest.TestCase):
                 said = f"numerics: {gated} of {len(rows)} rows gated"
                 self.assertIn(said, r.stdout)
 
+    def test_a_path_that_is_no_path_is_a_usage_error_not_the_default_path(self):
+        r = attngate("run", "--suite", "suites/smoke.json", "--checks", "golden", "--case", "mha_f32", "--out",
+                     os.path.join(self.dir, "r.json"), cwd=ARGS.source_dir, env=dict(os.environ, ATTNGATE_KERNEL_ISA="avx-512"))
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("ATTNGATE_KERNEL_ISA=avx-512: expected portable, avx2, avx512 or avx512bf16", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "r.json")))
+
     def test_a_one_ulp_change_in_one_kernels_output_is_caught_and_named(self):
         # On the portable path, which every CPU runs: "one-ulp" is flash with its last output
         # element one ulp off. Its accepted baseline is flash's own (the bits it had before).
@@ -102,6 +109,11 @@ class NumericsPathsTest(unittest.TestCase):
             self.assertEqual((moved["metrics"]["status"], moved["metrics"]["changed"], moved["metrics"]["max_ulp"]), ("changed", 1, 1), c)
             self.assertIn("bits changed against the numerics baseline", moved["reason"])
         self.assertIn(f"numerics: {len(rows)} of {len(rows)} rows gated", r.stdout)
+        # Named where people read: the console's closing lines and the Markdown's first screen.
+        said = f"numerics: bits changed on {len(cases)} row(s) without failing: {cases[0]} / one-ulp (1 of "
+        self.assertIn(said, r.stdout)
+        with open(md, encoding="utf-8") as f:
+            self.assertIn(said.replace("_", "\\_"), f.read())
 
 
 if __name__ == "__main__":
