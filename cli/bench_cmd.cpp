@@ -138,7 +138,8 @@ Command add_bench_command(CLI::App &app, Console &console) {
     cmd->add_option("--mask", a->masks, "full, causal (default both)")->delimiter(',')->check(CLI::IsMember({"full", "causal"}));
     cmd->add_option("--repetitions", o.repetitions, "samples per configuration")->check(CLI::PositiveNumber)->capture_default_str();
     cmd->add_option("--min-time", o.min_time_s, "minimum seconds per sample")->check(finite_number(0, 60))->capture_default_str();
-    cmd->add_option("--native-max-mib", o.native_max_mib, "skip native where its score matrix per head is larger")->capture_default_str();
+    cmd->add_option("--native-max-mib", o.native_max_mib, "skip native where its score matrix per head is larger")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))->capture_default_str();
     add_decode_options(cmd, *a);
     cmd->add_flag("--json", a->json, "print every figure as one JSON document instead of the tables");
     return {cmd, [a, &console] { return bench(*a, console); }};

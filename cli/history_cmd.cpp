@@ -117,7 +117,7 @@ Command add_history_command(CLI::App &app, Console &console) {
     cmd->add_option("--metric", a->metric, "median_s, max_abs_error, nmse, peak_bytes, leak_bytes_per_call or usd_per_mtok")
         ->check(CLI::IsMember(history_metrics()))
         ->capture_default_str();
-    cmd->add_option("--last", a->last, "only the latest N runs (0: all)")->capture_default_str();
+    cmd->add_option("--last", a->last, "only the latest N runs (0: all)")->check(CLI::Range(0, 1000000))->capture_default_str();
     cmd->add_flag("--json", a->json, "print the series and change points as JSON");
     cmd->add_flag("--fail-on-drift", a->fail_on_drift, "exit 1 when a change point moves the metric up (slower, bigger)");
     cmd->add_option("--append", a->append, "append these results.json files to the history (repeatable)");

@@ -18,7 +18,8 @@ void add_report_options(CLI::App *cmd, ReportArgs &args) {
     cmd->add_option("--history", args.history, "earlier results.json files or directories, for trend charts (repeatable)");
     cmd->add_flag("--append-history", args.trends.append, "append this run's compact record to the store's history");
     cmd->add_flag("--trends", args.trends.trends, "draw trends and change points from the store's history for this suite and machine class");
-    cmd->add_option("--history-last", args.trends.last, "how many of the latest history runs trends read")->capture_default_str();
+    cmd->add_option("--history-last", args.trends.last, "how many of the latest history runs trends read")
+        ->check(CLI::Range(0, 1000000))->capture_default_str();
 }
 
 Result<ReportContext> report_context(const ReportArgs &args, const std::string &suite) {

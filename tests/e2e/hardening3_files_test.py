@@ -78,10 +78,18 @@ class Hardening3FilesTest(TempDirTest):
                             (["--threads", "-3"], ["--threads"]),
                             (["--rows", "decode", "--stream-mib", "65536"], ["--stream-mib", "GiB"]),
                             (["--rows", "decode", "--decode-sequences", "4096", "--decode-kv-len", str(1 << 22)], ["--decode-", "GiB"]),
-                            (["--rows", "attention", "--s", "1", "--d", "1024"], ["--s and --d", "GiB"])):
+                            (["--rows", "attention", "--s", "1", "--d", "1024"], ["--s and --d", "GiB"]),
+                            (["--native-max-mib", "-1"], ["--native-max-mib"])):
             with self.subTest(args=args):
                 p = attngate("bench", *args, timeout=120)
                 self.assert_refused(p, *names)
+
+    def test_counts_of_history_runs_are_in_range(self):
+        # An unsigned count read from "-5" used to wrap to 2^64 - 5 and be accepted.
+        for args, name in ((["history", "--suite", "smoke", "--last", "-5"], "--last"),
+                           (["run", "--suite", "suites/smoke.json", "--history-last", "-1", "--out", self.path("hl.json")], "--history-last")):
+            with self.subTest(option=name):
+                self.assert_refused(attngate(*args, cwd=ARGS.source_dir), name)
 
     # 4: the temporary file of an atomic write is created exclusively, so a planted symlink
     # at its name cannot redirect the write out of --out.
