@@ -17,10 +17,11 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/attngateConfig.cmake" "${CMAKE_CURREN
 
 # The data attngate ships, read after the team's own (harness/store/layered_store.hpp): the
 # built-in suites, pricing and workloads (so "not priced" is never a team's default), and the
-# smoke suite's goldens and memory baselines. Perf baselines are per machine: none ship.
+# smoke suite's goldens, memory baselines and numerics baselines (one per dispatch path and
+# compiler). Perf baselines are per machine: none ship.
 install(DIRECTORY suites/ DESTINATION "${ATTNGATE_INSTALL_DATADIR}/suites" FILES_MATCHING PATTERN "*.json")
 install(FILES baselines/pricing.json DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
-install(DIRECTORY baselines/workloads baselines/memory DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
+install(DIRECTORY baselines/workloads baselines/memory baselines/numerics DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
 install(DIRECTORY baselines/goldens/smoke DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines/goldens")
 
 # The attngate-jax wheel, when it was built (target attngate_jax_wheel, not in ALL): a team
