@@ -133,7 +133,7 @@ Result<std::pair<std::vector<std::string>, json::object>> ab_shard(const Suite &
     if (!backends) return std::unexpected(backends.error());
     auto plan = make_plan(suite, backends->kernels(), b.spec.plugins, b.filter);
     if (!plan) return std::unexpected(plan.error());
-    auto shard = shard_plan(*plan, suite, *a.shard, ShardUnit::Case, store, machine_class(""), {CheckName::Perf}, a.options.policy.alpha);
+    auto shard = shard_plan(*plan, suite, *a.shard, ShardUnit::Case, store, machine_class("", builtin_numerics_path()), {CheckName::Perf}, a.options.policy.alpha);
     if (!shard) return std::unexpected(shard.error());
     std::vector<std::string> cases;
     for (const auto &pc : plan->cases) cases.push_back(pc.spec->id);

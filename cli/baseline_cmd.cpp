@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "backend/in_process_backend.hpp"
 #include "baseline_review.hpp"
 #include "command.hpp"
 #include "common.hpp"
+#include "store/history.hpp"
 #include "store/keys.hpp"
 
 namespace attngate::cli {
@@ -55,12 +58,26 @@ int conflict(const Error &e, Store &store, const std::string &key, const std::op
     return kExitInfra;
 }
 
+/// The accepted perf rows join their windows of past runs in the store's history
+/// (perf_windows.hpp); a row whose level moved starts its window again.
+int add_to_windows(const RunResults &results, const std::vector<UpdateRow> &accepted, Store &store, const Console &console) {
+    std::set<std::string> labels;
+    for (const auto &row : accepted) labels.insert(row.label());
+    auto key = append_perf_window(store, results, labels);
+    if (!key) return report_error(key.error());
+    if (!key->empty()) console.say("perf windows: recorded this run's accepted rows as {}\n", store.where(*key));
+    return kExitPass;
+}
+
 /// Reviews and writes one check's baselines; sets `stop` when the review ended the update.
 int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const BaselineKind &kind, Store &store, const Console &console,
                 bool &stop) {
     // Numerics baselines are kept per the path the run's kernels took (results written before
     // 0.2.0 do not say it: their machine class); the others per this machine.
-    const std::string machine = kind.check == CheckName::Numerics && !results.numerics_class.empty() ? results.numerics_class : machine_class(a.machine);
+    // Perf and compile baselines per the class the run was timed on (its results say which).
+    const std::string machine = kind.check == CheckName::Numerics && !results.numerics_class.empty() ? results.numerics_class
+                                : !results.machine_class.empty() && a.machine.empty()       ? results.machine_class
+                                                                                           : machine_class(a.machine, builtin_numerics_path());
     auto key = baseline_key(kind.check, results.suite, kind.per_machine ? machine : "");
     if (!key) return report_error(key.error());
     auto existing = load_baseline_file(store, *key);
@@ -86,6 +103,7 @@ int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const Ba
     }
     console.say("{}wrote {} {} baseline(s) to {}{}\n", decided.quit ? "quit: " : "", decided.accepted.size(), kind.name(), store.where(*key),
                 decided.quit ? fmt::format("; {} row(s) not reviewed", decided.unanswered) : "");
+    if (kind.check == CheckName::Perf) return add_to_windows(results, decided.accepted, store, console);
     return kExitPass;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/in_process_backend.hpp"
 #include "command.hpp"
 #include "common.hpp"
 #include "io/json_io.hpp"
@@ -59,7 +60,7 @@ int append(const HistoryArgs &a, Store &store, const Console &console) {
         if (!r->complete)
             return report_error({ErrorKind::BadInput, fmt::format("{}: $.complete is false: the run did not finish, so it is no data point "
                                                                   "of a trend (nothing appended)", f)});
-        if (r->machine_class.empty()) r->machine_class = machine_class(a.machine);
+        if (r->machine_class.empty()) r->machine_class = machine_class(a.machine, builtin_numerics_path());
         auto key = append_history(store, *r);
         if (!key) return report_error({key.error().kind, fmt::format("{}: {}", f, key.error().message)});
         console.say("recorded {} as {}\n", f, store.where(*key));
@@ -75,7 +76,7 @@ int history(const HistoryArgs &a, const Console &console) {
         if (a.append.empty()) return report_error(Error{ErrorKind::Usage, "history: give --suite to print a series, or --append RESULTS"});
         return kExitPass;
     }
-    const std::string cls = a.machine_class.empty() ? machine_class(a.machine) : a.machine_class;
+    const std::string cls = a.machine_class.empty() ? machine_class(a.machine, builtin_numerics_path()) : a.machine_class;
     auto h = load_history(**store, a.suite, cls, a.last);
     if (!h) return report_error(h.error());
     if (h->records.empty()) {

@@ -24,7 +24,7 @@ PerfCheckStatus check_status(const PerfDecision &d) {
     case PerfStatus::Regression: return PerfCheckStatus::Regression;
     case PerfStatus::Improvement: return PerfCheckStatus::Improvement;
     case PerfStatus::TooNoisy: return d.machine_moved ? PerfCheckStatus::MachineMoved : PerfCheckStatus::TooNoisy;
-    case PerfStatus::Insufficient: return PerfCheckStatus::TooNoisy;
+    case PerfStatus::Insufficient: return d.collecting ? PerfCheckStatus::Collecting : PerfCheckStatus::TooNoisy;
     }
     return PerfCheckStatus::TooNoisy;
 }
@@ -87,11 +87,24 @@ CheckResult perf_check(const PerfCheckInput &in) {
         ungated(r, in.strict);
         return r;
     }
-    m.baseline_samples_s = in.baseline_samples_s;
-    m.baseline_median_s = median(in.baseline_samples_s);
+    if (!in.baseline_samples_s.empty()) {
+        m.baseline_samples_s = in.baseline_samples_s;
+        m.baseline_median_s = median(in.baseline_samples_s);
+    }
     if (in.paired) m.mode = PerfMode::Ab;
     apply_perf_decision(r, *in.decision);
     return r;
+}
+
+void add_window(CheckResult &r, const std::vector<double> &window, double shift) {
+    PerfMetrics &m = r.as<PerfMetrics>();
+    m.mode = PerfMode::Window;
+    m.window_runs = static_cast<int64_t>(window.size());
+    if (window.size() >= 2) m.window_spread_pct = 100.0 * stddev(window);
+    m.run_shift = std::exp(shift);
+    // The window's mean in this run's seconds: its calibrated time at today's calibration, shifted.
+    if (!window.empty() && m.calibration_s && !m.calibration_s->empty())
+        m.baseline_median_s = std::exp(mean(window) + shift) * median(*m.calibration_s);
 }
 
 MachineMove PerfCalibration::machine_move() const {

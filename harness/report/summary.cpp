@@ -108,6 +108,7 @@ std::string perf_not_gated_because(const CheckResult &k) {
     case PerfCheckStatus::TooNoisy: return "too noisy";
     case PerfCheckStatus::MachineMoved: return "machine speed moved";
     case PerfCheckStatus::StaleBaseline: return "stale baseline?";
+    case PerfCheckStatus::Collecting: return "collecting runs for class " + m.machine_class.value_or("?");
     case PerfCheckStatus::OtherMachine: return "baseline from another machine";
     case PerfCheckStatus::NoBaseline: return "no baseline for class " + m.machine_class.value_or("?");
     }

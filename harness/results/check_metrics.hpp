@@ -32,7 +32,7 @@ constexpr auto enum_names(CheckName) {
 /// StaleBaseline: faster than a stored baseline beyond the threshold, so the baseline can no
 /// longer catch a regression of today's speed: not gated until it is accepted. (Faster than
 /// side A of an A/B run is an Improvement, gated.)
-enum class PerfCheckStatus { Ok, Regression, Improvement, TooNoisy, NoBaseline, OtherMachine, MachineMoved, StaleBaseline };
+enum class PerfCheckStatus { Ok, Regression, Improvement, TooNoisy, NoBaseline, OtherMachine, MachineMoved, StaleBaseline, Collecting };
 constexpr auto enum_names(PerfCheckStatus) {
     using enum PerfCheckStatus;
     return std::array{std::pair{Ok, "ok"},
@@ -42,7 +42,8 @@ constexpr auto enum_names(PerfCheckStatus) {
                       std::pair{NoBaseline, "no_baseline"},
                       std::pair{OtherMachine, "other_machine"},
                       std::pair{MachineMoved, "machine_moved"},
-                      std::pair{StaleBaseline, "stale_baseline"}};
+                      std::pair{StaleBaseline, "stale_baseline"},
+                      std::pair{Collecting, "collecting"}};
 }
 
 /// Whether the perf rule judged the row (a pass or a regression it could stand behind).
@@ -51,11 +52,13 @@ constexpr bool perf_gated(PerfCheckStatus s) {
 }
 
 /// What a perf check's decision compared: times relative to the calibration workload,
-/// absolute times against a stored baseline, or paired A/B samples.
-enum class PerfMode { Calibrated, Absolute, Ab };
+/// absolute times against a stored baseline, paired A/B samples, or this run's calibrated
+/// median against the window of past runs (perf_window.hpp).
+enum class PerfMode { Calibrated, Absolute, Ab, Window };
 constexpr auto enum_names(PerfMode) {
     using enum PerfMode;
-    return std::array{std::pair{Calibrated, "calibrated"}, std::pair{Absolute, "absolute"}, std::pair{Ab, "ab"}};
+    return std::array{std::pair{Calibrated, "calibrated"}, std::pair{Absolute, "absolute"}, std::pair{Ab, "ab"},
+                      std::pair{Window, "window"}};
 }
 
 enum class NumericsStatus { Identical, Changed, NoReference };
@@ -184,6 +187,11 @@ struct PerfMetrics {
     std::optional<double> calibration_ratio;
     std::optional<Seconds> baseline_parallel_calibration_s;
     std::optional<double> parallel_calibration_ratio, absolute_ratio;
+    // Window mode: the runs in the row's window, their spread (standard deviation of the log
+    // calibrated times, %), and the run-wide shift taken out of this run (ratio, > 1: every
+    // row ran slower than its window).
+    std::optional<int64_t> window_runs;
+    std::optional<double> window_spread_pct, run_shift;
     // A regression's second timing (require_reproduction).
     std::optional<Seconds> reproduction_samples_s, reproduction_calibration_s, reproduction_parallel_calibration_s;
     std::optional<double> reproduction_ratio, reproduction_ci_low, reproduction_ci_high;
@@ -197,7 +205,7 @@ BOOST_DESCRIBE_STRUCT(PerfMetrics, (),
                        baseline_samples_s, baseline_median_s, ratio, ci_low, ci_high, ci_level, p_value, p_adjusted, relative_noise,
                        required_repetitions, status, mode, looks, a, b, calibration_workload, calibration_s, parallel_calibration_s,
                        baseline_calibration_s, calibration_ratio, baseline_parallel_calibration_s, parallel_calibration_ratio,
-                       absolute_ratio, reproduction_samples_s, reproduction_calibration_s, reproduction_parallel_calibration_s,
+                       absolute_ratio, window_runs, window_spread_pct, run_shift, reproduction_samples_s, reproduction_calibration_s, reproduction_parallel_calibration_s,
                        reproduction_ratio, reproduction_ci_low, reproduction_ci_high, reproduction_status, reproduction_error, profile,
                        profile_a, profile_b))
 

@@ -35,6 +35,12 @@ struct HistoryRow {
     std::optional<double> max_abs_error, nmse, tolerance;         ///< "err", "nmse", "tol"
     std::optional<double> peak_bytes, leak_bytes_per_call;        ///< "peak", "leak"
     std::optional<double> usd_per_mtok;                           ///< "usd": cost per million tokens
+    /// "cal": the calibration workload's median time (one thread) timed with this row: what
+    /// a perf window divides its median by (perf_windows.hpp).
+    std::optional<double> calibration_s;
+    /// "b": this run starts the row's perf window (its times were accepted as a new level by
+    /// `baseline update --checks perf`); earlier runs are not in the window.
+    bool window_start = false;
     std::map<std::string, std::string> verdicts;                  ///< "v": check -> "p"/"f"/"s"
 
     std::optional<double> figure(HistoryFigure f) const;
@@ -46,6 +52,7 @@ struct HistoryRecord {
     std::string suite, machine_class, tool;
     std::string fingerprint_id;  ///< fingerprint_id() of the run's fingerprint
     std::string verdict;         ///< the run's verdict
+    std::string calibration_workload;  ///< "cw": the workload the rows' "cal" timed (calibration.hpp)
     std::vector<HistoryRow> rows;
 
     const HistoryRow *find(std::string_view case_id, std::string_view kernel) const;

@@ -3,6 +3,7 @@
 #include "run/perf_phase.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
@@ -11,8 +12,11 @@
 #include "checks/cost_check.hpp"
 #include "checks/perf_check.hpp"
 #include "run/instruction_phase.hpp"
+#include "backend/calibration.hpp"
 #include "run/perf_baselines.hpp"
+#include "run/perf_windows.hpp"
 #include "run/perf_targets.hpp"
+#include "stats/perf_window.hpp"
 #include "stats/stats.hpp"
 #include "store/keys.hpp"
 
@@ -33,14 +37,16 @@ struct PerfRow {
     TimingOutcome first;
     PerfCalibration calibration;
     std::optional<PerfDecision> decision;  ///< against its baseline; nullopt: not compared
+    bool windowed = false;                 ///< judged against its window of past runs (perf_windows.hpp)
     bool regressed = false;                ///< a regression before the run-wide pass: timed again
     std::optional<Reproduction> reproduction;
 };
 
 class PerfPhase {
 public:
-    PerfPhase(const Suite &suite, Backends &backends, const PerfPhaseOptions &o, const PerfBaselines &baselines)
-        : suite_(suite), backends_(backends), o_(o), baselines_(baselines),
+    PerfPhase(const Suite &suite, Backends &backends, const PerfPhaseOptions &o, const PerfBaselines &baselines,
+              const PerfWindows &windows)
+        : suite_(suite), backends_(backends), o_(o), baselines_(baselines), windows_(windows),
           // The calibration is timed even when not gated on (--no-calibration): the guard reads it.
           timing_{static_cast<int>(suite.perf.repetitions), suite.perf.min_time_s, o.isolation, o.timeout_s, true} {}
 
@@ -48,7 +54,7 @@ public:
     void time(std::vector<PerfTarget> targets) {
         const std::vector<TimingOutcome> outcomes =
             timed(targets, fmt::format("{} case x kernels, {} repetitions each", targets.size(), timing_.repetitions));
-        for (size_t i = 0; i < targets.size(); ++i) rows_.push_back(PerfRow{std::move(targets[i]), outcomes[i], {}, {}, false, {}});
+        for (size_t i = 0; i < targets.size(); ++i) rows_.push_back(PerfRow{std::move(targets[i]), outcomes[i], {}, {}, false, false, {}});
     }
 
     /// Each timed target against its baseline, before the run-wide pass. One that is a
@@ -59,8 +65,21 @@ public:
         for (auto &row : rows_) {
             const std::string &case_id = row.target.spec->id, kernel = row.target.label();
             row.calibration = baselines_.calibration(case_id, kernel, row.first, o_.choices.calibrate);
-            if (baselines_.samples(case_id, kernel).empty() || !row.first.error.empty()) continue;
+            // A row is judged by its window of past runs once that is full enough; until then
+            // by its single-run baseline where it has one, else it says it is collecting.
+            const size_t runs = windows_.of(case_id, kernel).size();
+            row.windowed = o_.choices.calibrate && row.first.error.empty() && !row.first.calibration_s.empty() && runs > 0 &&
+                           (runs >= static_cast<size_t>(kMinWindowRuns) || baselines_.samples(case_id, kernel).empty());
+        }
+        shift_ = todays_shift();
+        for (auto &row : rows_) {
+            const std::string &case_id = row.target.spec->id, kernel = row.target.label();
+            if (!row.windowed && (baselines_.samples(case_id, kernel).empty() || !row.first.error.empty())) continue;
             row.decision = judge(row, row.first, row.calibration);
+            if (row.windowed) {
+                row.regressed = row.decision->status == PerfStatus::Regression;
+                continue;
+            }
             PerfDecision raw = *row.decision;
             guard_machine_speed(raw, row.calibration.machine_move(), row.calibration.gated);
             row.regressed = raw.status == PerfStatus::Regression;
@@ -83,7 +102,7 @@ public:
             Reproduction rep{retimed[j], baselines_.calibration(row.target.spec->id, row.target.label(), retimed[j], o_.choices.calibrate), {}};
             if (rep.outcome.error.empty()) {
                 rep.decision = judge(row, rep.outcome, rep.calibration);
-                guard_machine_speed(rep.decision, rep.calibration.machine_move(), rep.calibration.gated);
+                if (!row.windowed) guard_machine_speed(rep.decision, rep.calibration.machine_move(), rep.calibration.gated);
             }
             row.reproduction = std::move(rep);
         }
@@ -100,7 +119,8 @@ public:
         for (auto &row : rows_) {
             if (!row.decision) continue;
             *row.decision = made[j++];
-            guard_machine_speed(*row.decision, row.calibration.machine_move(), row.calibration.gated);
+            // A window's rows had the run-wide shift taken out instead (and their speed class checked).
+            if (!row.windowed) guard_machine_speed(*row.decision, row.calibration.machine_move(), row.calibration.gated);
             if (row.reproduction) require_reproduction(*row.decision, row.reproduction->decision);
         }
     }
@@ -152,12 +172,49 @@ private:
 
     double threshold_pct(const PerfRow &row) const { return row.target.spec->perf_threshold_pct.value_or(suite_.perf.threshold_pct); }
 
-    /// One timing of a row against its baseline, before the run-wide pass and the guard.
-    PerfDecision judge(const PerfRow &row, const TimingOutcome &timed, const PerfCalibration &c) const {
-        const Seconds &base_s = baselines_.samples(row.target.spec->id, row.target.label());
+    DecisionPolicy policy_of(const PerfRow &row) const {
         DecisionPolicy policy;
         policy.alpha = suite_.perf.alpha;
         policy.threshold = threshold_pct(row) / 100.0;
+        return policy;
+    }
+
+    /// The run-wide shift of this run's first timing against the windows: the median of the
+    /// deviations of the rows whose windows are full enough to gate.
+    double todays_shift() const {
+        std::vector<double> deviations;
+        for (const auto &row : rows_) {
+            const auto &window = windows_.of(row.target.spec->id, row.target.label());
+            if (row.windowed && window.size() >= static_cast<size_t>(kMinWindowRuns))
+                deviations.push_back(calibrated_log_time(row.first.samples_s, row.first.calibration_s) - mean(window));
+        }
+        return run_shift(std::move(deviations));
+    }
+
+    /// One timing of a windowed row against its window, the run's shift taken out; a run on
+    /// a machine of another speed class is not judged.
+    PerfDecision judge_window(const PerfRow &row, const TimingOutcome &timed) const {
+        const auto &window = windows_.of(row.target.spec->id, row.target.label());
+        const std::vector<double> rel = relative_to_calibration(timed.samples_s, timed.calibration_s);
+        const ConfidenceInterval ci = median_ci(rel);
+        const WindowReading today{std::log(median(rel)) - shift_, std::log(ci.low) - shift_, std::log(ci.high) - shift_};
+        PerfDecision d = decide_window(today, window, policy_of(row));
+        const double speed = median(timed.calibration_s) / windows_.calibration_s();
+        if (d.status != PerfStatus::Insufficient && std::isfinite(speed) && std::max(speed, 1.0 / speed) > kSpeedClassFactor) {
+            d.status = PerfStatus::TooNoisy;
+            d.machine_moved = true;
+            d.reason = fmt::format("not gated: this machine ran the calibration workload x{:.2f} of its time in the window's runs, "
+                                   "beyond the x{:g} that one speed class spans: its window does not transfer here",
+                                   speed, kSpeedClassFactor);
+        }
+        return d;
+    }
+
+    /// One timing of a row against its baseline, before the run-wide pass and the guard.
+    PerfDecision judge(const PerfRow &row, const TimingOutcome &timed, const PerfCalibration &c) const {
+        if (row.windowed) return judge_window(row, timed);
+        const Seconds &base_s = baselines_.samples(row.target.spec->id, row.target.label());
+        const DecisionPolicy policy = policy_of(row);
         return c.gated ? attngate::decide(relative_to_calibration(timed.samples_s, c.samples_s),
                                           relative_to_calibration(base_s, c.baseline_samples_s), policy)
                        : attngate::decide(timed.samples_s, base_s, policy);
@@ -170,7 +227,7 @@ private:
         CheckResult check = perf_check({.samples_s = row.first.samples_s,
                                         .baseline_samples_s = baselines_.samples(t.spec->id, label),
                                         .decision = row.decision ? &*row.decision : nullptr,
-                                        .baseline = baselines_.state(t.spec->id, label),
+                                        .baseline = row.windowed ? PerfBaselineState::Present : baselines_.state(t.spec->id, label),
                                         .baseline_note = row.decision ? "" : baselines_.missing_note(t.spec->id, label),
                                         .shape = attention_shape(*t.spec),
                                         .flops = case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv),
@@ -180,6 +237,7 @@ private:
         if (const auto &cpu = row.first.cpu_samples_s; !cpu.empty() && cpu.size() == row.first.samples_s.size())
             check.as<PerfMetrics>().cpu_samples_s = cpu;  // for the gbench export
         add_calibration(check, row.calibration);
+        if (row.windowed) add_window(check, windows_.of(t.spec->id, label), shift_);
         if (const auto &rep = row.reproduction)
             add_reproduction(check, rep->outcome.samples_s, rep->calibration, rep->decision, rep->outcome.error);
         return check;
@@ -189,6 +247,8 @@ private:
     Backends &backends_;
     const PerfPhaseOptions &o_;
     const PerfBaselines &baselines_;
+    const PerfWindows &windows_;
+    double shift_ = 0.0;  ///< the run-wide shift of the first timing (log), taken out of every windowed row
     TimingRequest timing_;
     std::vector<PerfRow> rows_;
 };
@@ -242,7 +302,9 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     if (options.choices.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
     auto baselines = PerfBaselines::load(*options.store, suite, options.machine_class);
     if (!baselines) return std::unexpected(baselines.error());
-    PerfPhase phase(suite, backends, options, *baselines);
+    auto windows = PerfWindows::load(*options.store, suite.name, options.machine_class, kCalibrationWorkload);
+    if (!windows) return std::unexpected(windows.error());
+    PerfPhase phase(suite, backends, options, *baselines, *windows);
     phase.time(std::move(targets));
     phase.decide();
     phase.reproduce();

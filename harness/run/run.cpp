@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "backend/in_process_backend.hpp"
 #include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
@@ -350,7 +351,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (auto w = check_workload_kernel(options, *plan); !w) return std::unexpected(w.error());
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
-    RunContext ctx{suite, options, *checks, machine_class(options.machine), numerics_class(), backends, nullptr, {}, {}, {}, {}};
+    RunContext ctx{suite, options, *checks, machine_class(options.machine, builtin_numerics_path()), numerics_class(), backends, nullptr, {}, {}, {}, {}};
     json::object shard;
     if (options.shard) {
         auto s = shard_plan(*plan, suite, *options.shard, ShardUnit::Run, *options.store, ctx.machine, ctx.checks, suite.perf.alpha);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "stats/hypothesis.hpp"
+#include "stats/perf_window.hpp"
 #include "stats/stats.hpp"
 
 namespace attngate {
@@ -61,6 +62,7 @@ bool conclusive(const PerfDecision &d) { return d.status == PerfStatus::Regressi
 
 /// "too noisy to gate: ...", with what the noise needs.
 std::string too_noisy_reason(const PerfDecision &d) {
+    if (d.window_runs > 0) return window_too_noisy_reason(d);
     return fmt::format("too noisy to gate: relative noise {:.1f}% against a {:.1f}% threshold needs {} repetitions per side, have {} "
                        "(median time x{:.3f} of baseline, {:.3g}% CI {:.3f} to {:.3f}: inconclusive)",
                        100 * d.relative_noise, 100 * d.threshold, d.required_repetitions, d.repetitions, d.ratio, 100 * d.ci_level,

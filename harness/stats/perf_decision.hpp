@@ -60,6 +60,11 @@ struct PerfDecision {
     double threshold = 0.05;         ///< the practical threshold it was judged against
     std::string reason;              ///< one line for people
     bool machine_moved = false;      ///< TooNoisy because the machine's speed moved (guard_machine_speed, require_reproduction)
+    /// Judged against a window of past runs (perf_window.hpp): how many runs it held (0: not
+    /// a window decision); repetitions and required_repetitions then count runs, and
+    /// relative_noise is the between-run spread.
+    int window_runs = 0;
+    bool collecting = false;  ///< Insufficient because the window holds fewer runs than gating needs
 };
 
 /// A kernel's times relative to the machine's speed: each sample divided by the median of

@@ -129,8 +129,8 @@ std::string cpu_model() {
 
 }  // namespace
 
-std::string machine_class(const std::string &name) {
-    std::string cls = fmt::format("{} x{}", cpu_model(), std::thread::hardware_concurrency());
+std::string machine_class(const std::string &name, const std::string &dispatch_path) {
+    std::string cls = fmt::format("{} x{} {}", cpu_model(), std::thread::hardware_concurrency(), dispatch_path);
     return name.empty() ? cls : fmt::format("{} ({})", name, cls);
 }
 

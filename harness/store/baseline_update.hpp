@@ -53,7 +53,7 @@ std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind
 json::object make_provenance(const std::string &reason, const std::string &machine_class, const json::object &fingerprint);
 
 /// The machine class baselines are kept per: CPU model, core count and an optional name.
-std::string machine_class(const std::string &name);
+std::string machine_class(const std::string &name, const std::string &dispatch_path);
 
 /// Stores accepted rows into file (created when absent) and writes it only if the stored
 /// file is still the one that was read (file.version): a concurrent update is a Conflict.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ std::string new_run_id(const std::string &started_at);
 /// The same results appended before (by content, history/<suite>/appended/<sha256>) are bad
 /// input naming the earlier record.
 Result<std::string> append_history(Store &store, const RunResults &results);
+
+/// Appends the perf rows of `results` that `baseline update --checks perf` accepted
+/// ("case/kernel" labels) as a record of their perf windows, without the whole results.
+/// A row whose time moved to a new level (a regression, an improvement or a stale
+/// baseline) starts its window again here ("b"). Results already in the history add only
+/// such rows (the others' values are there). Returns the record's key; empty when there
+/// was nothing to record.
+Result<std::string> append_perf_window(Store &store, const RunResults &results, const std::set<std::string> &accepted);
 
 struct History {
     std::vector<HistoryRecord> records;             ///< oldest first

@@ -94,7 +94,7 @@ TEST_CASE("accepted rows are written with provenance and read back", "[baseline]
     DirectoryStore store(dir.path());
     const std::string key = *baseline_key(CheckName::Memory, "s");
     const auto rows = plan_update(results_with_memory(), *find_baseline_kind("memory"), nullptr, "a/flash");
-    REQUIRE(apply_update(store, key, BaselineFile{CheckName::Memory, "s", "", {}, ""}, rows, make_provenance("because", machine_class("ci-box"), {})));
+    REQUIRE(apply_update(store, key, BaselineFile{CheckName::Memory, "s", "", {}, ""}, rows, make_provenance("because", machine_class("ci-box", "avx2"), {})));
     auto back = load_baseline_file(store, key);
     REQUIRE(back);
     REQUIRE(*back);
@@ -105,7 +105,7 @@ TEST_CASE("accepted rows are written with provenance and read back", "[baseline]
     // The baseline keeps the metrics its kind names, in the order baseline files list them.
     CHECK(json::serialize(baseline_values_json(*e)) == R"({"abi_peak_bytes":1100,"rss_peak_delta_bytes":4096,"leak_bytes_per_call":0E0})");
     CHECK(e->provenance.at("reason").as_string() == "because");
-    CHECK_THAT(std::string(e->provenance.at("machine_class").as_string()), Catch::StartsWith("ci-box ("));
+    CHECK_THAT(std::string(e->provenance.at("machine_class").as_string()), Catch::StartsWith("ci-box (") && Catch::EndsWith(" avx2)"));
     for (const char *key : {"date", "user", "git_commit"}) CHECK(e->provenance.contains(key));
 }
 

@@ -1,0 +1,41 @@
+// The perf windows a perf phase judges against: each case x kernel's times in the last runs
+// of this suite on this machine class, read from the store's history (history.hpp), as log
+// times relative to the calibration workload with each run's run-wide shift taken out.
+// A window starts at the row's latest accepted run ("b", baseline update --checks perf).
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/error.hpp"
+#include "store/store.hpp"
+
+namespace attngate {
+
+class PerfWindows {
+public:
+    /// The last kWindowRuns runs of `suite` on `machine_class` in the store's history whose
+    /// calibration workload is `workload`; none is no window (every row then says so).
+    static Result<PerfWindows> load(Store &store, const std::string &suite, const std::string &machine_class,
+                                    const std::string &workload);
+
+    /// A row's window (shift-removed log calibrated times, oldest first); empty without one.
+    const std::vector<double> &of(const std::string &case_id, const std::string &kernel) const;
+    /// The calibration workload's median time over the window's runs (the machine's speed
+    /// then); NaN without runs.
+    double calibration_s() const { return calibration_s_; }
+    size_t runs() const { return runs_; }
+
+private:
+    std::map<std::pair<std::string, std::string>, std::vector<double>> rows_;
+    double calibration_s_ = 0.0;
+    size_t runs_ = 0;
+};
+
+/// A row's reading in the window's units: log(median(samples) / median(calibration)); NaN
+/// when either is missing or not positive.
+double calibrated_log_time(const std::vector<double> &samples_s, const std::vector<double> &calibration_s);
+
+}  // namespace attngate

@@ -1,0 +1,150 @@
+// The window rule: a row's time today against the spread between its own past runs, with
+// the shift that moved a whole run taken out first. A slower machine (every row slower
+// alike) is no regression; the same slowdown of one row is.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <boost/math/distributions/students_t.hpp>
+#include <catch2/catch.hpp>
+
+#include "stats/perf_window.hpp"
+#include "stats/stats.hpp"
+
+using namespace attngate;
+
+namespace {
+
+/// n log times around log(center) with between-run standard deviation `spread` (normal).
+std::vector<double> window_of(double center, double spread, int n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(0.0, spread);
+    std::vector<double> w;
+    for (int i = 0; i < n; ++i) w.push_back(std::log(center) + noise(rng));
+    return w;
+}
+
+/// Today's reading at `ratio` times the window's mean, with an in-run CI of +-ci_pct percent.
+WindowReading reading(const std::vector<double> &window, double ratio, double ci_pct = 1.0) {
+    const double v = mean(window) + std::log(ratio);
+    return {v, v + std::log1p(-ci_pct / 100), v + std::log1p(ci_pct / 100)};
+}
+
+/// The one-sided prediction interval's half-width, computed here from its definition.
+double half_width(double alpha, double s, int n) {
+    return boost::math::quantile(boost::math::students_t(n - 1), 1 - alpha) * s * std::sqrt(1.0 + 1.0 / n);
+}
+
+}  // namespace
+
+TEST_CASE("a window needs the runs its spread asks for, and no fewer than the minimum", "[perf][window]") {
+    const double alpha = 0.01, thr = 0.05;
+    for (double s : {0.0, 0.005, 0.01, 0.013, 0.016, 0.02}) {
+        const int n = required_runs(alpha, s, thr, kMinWindowRuns);
+        INFO("spread " << s << " needs " << n);
+        CHECK(n >= kMinWindowRuns);
+        CHECK(half_width(alpha, s, n) <= std::log1p(thr));
+        if (n > kMinWindowRuns) CHECK(half_width(alpha, s, n - 1) > std::log1p(thr));
+    }
+    CHECK(required_runs(alpha, 0.0, thr, kMinWindowRuns) == kMinWindowRuns);
+    CHECK(required_runs(alpha, 0.02, thr, kMinWindowRuns) > required_runs(alpha, 0.01, thr, kMinWindowRuns));
+    CHECK(required_runs(alpha, 0.5, thr, kMinWindowRuns) == 1000);  // no window resolves 5% at 50% spread
+}
+
+TEST_CASE("a row with fewer runs than the minimum says it is collecting", "[perf][window]") {
+    const auto w = window_of(1.0, 0.01, 3, 1);
+    const PerfDecision d = decide_window(reading(w, 1.5), w, DecisionPolicy{});
+    CHECK(d.status == PerfStatus::Insufficient);
+    CHECK(d.collecting);
+    CHECK(d.window_runs == 3);
+    CHECK(d.reason == "not gated: collecting: 3 of " + std::to_string(kMinWindowRuns) + " runs in this row's window");
+}
+
+TEST_CASE("the window rule flags a slowdown beyond its spread and the threshold, and nothing within", "[perf][window]") {
+    const auto w = window_of(2e-3, 0.01, 12, 2);
+    const DecisionPolicy policy;
+    SECTION("12% slower, tight in-run CI: regression") {
+        const PerfDecision d = decide_window(reading(w, 1.12), w, policy);
+        CHECK(d.status == PerfStatus::Regression);
+        CHECK(d.ratio == Approx(1.12));
+        CHECK(d.p_value < policy.alpha);
+        CHECK(d.ci_low > 1.05);
+        CHECK_THAT(d.reason, Catch::StartsWith("regression: median time x1.120 of its 12-run window's mean"));
+    }
+    SECTION("12% faster: an improvement") { CHECK(decide_window(reading(w, 1 / 1.12), w, policy).status == PerfStatus::Improvement); }
+    SECTION("1% slower: ok") {
+        const PerfDecision d = decide_window(reading(w, 1.01), w, policy);
+        CHECK(d.status == PerfStatus::Ok);
+        CHECK(d.p_value > policy.alpha);
+    }
+    SECTION("6% slower but today's own CI reaches below the threshold: not a regression") {
+        const PerfDecision d = decide_window(reading(w, 1.06, 3.0), w, policy);
+        CHECK(d.status != PerfStatus::Regression);
+    }
+    SECTION("today's in-run CI wider than the threshold: too noisy, not ok") {
+        const PerfDecision d = decide_window(reading(w, 1.0, 8.0), w, policy);
+        CHECK(d.status == PerfStatus::TooNoisy);
+        CHECK_THAT(d.reason, Catch::Contains("too noisy in this run"));
+    }
+}
+
+TEST_CASE("a window too spread for its runs is too noisy to gate, not passed", "[perf][window]") {
+    const auto w = window_of(1.0, 0.05, 8, 3);
+    const PerfDecision d = decide_window(reading(w, 1.02), w, DecisionPolicy{});
+    CHECK(d.status == PerfStatus::TooNoisy);
+    CHECK(d.required_repetitions > 8);
+    CHECK_THAT(d.reason, Catch::Contains("too noisy between runs"));
+    // A conclusive slowdown is still a regression, whatever the spread.
+    CHECK(decide_window(reading(w, 2.0), w, DecisionPolicy{}).status == PerfStatus::Regression);
+}
+
+TEST_CASE("the run-wide shift is the median deviation, and needs enough rows", "[perf][window]") {
+    CHECK(run_shift({0.1, 0.12, 0.09, 0.5}) == Approx(0.11));
+    CHECK(run_shift({0.1, 0.12, 0.09}) == 0.0);  // fewer than kMinShiftRows
+    CHECK(run_shift({0.1, 0.12, NAN, 0.09, 0.11}) == Approx(0.105));
+}
+
+TEST_CASE("remove_run_shifts takes out a slower run, and leaves one row's own change", "[perf][window]") {
+    // 10 rows x 8 runs, 1% noise; run 5 ran 40% slower on every row; row 0 is 20% slower from run 7.
+    std::mt19937 rng(4);
+    std::normal_distribution<double> noise(0.0, 0.01);
+    std::vector<std::vector<double>> m(10, std::vector<double>(8));
+    for (size_t r = 0; r < m.size(); ++r)
+        for (size_t j = 0; j < 8; ++j) m[r][j] = std::log(1e-3 * (r + 1)) + noise(rng) + (j == 5 ? std::log(1.4) : 0.0);
+    m[0][7] += std::log(1.2);
+    const auto shifts = remove_run_shifts(m);
+    REQUIRE(shifts.size() == 8);
+    CHECK(std::exp(shifts[5]) == Approx(1.4).epsilon(0.02));
+    for (size_t j : {0, 1, 2, 3, 4, 6, 7}) CHECK(std::abs(shifts[j]) < 0.02);
+    std::vector<double> after_run5;
+    for (const auto &row : m) after_run5.push_back(row[5] - median(std::vector<double>(row.begin(), row.begin() + 5)));
+    for (double dev : after_run5) CHECK(std::abs(dev) < 0.04);
+    CHECK(std::exp(m[0][7] - median(std::vector<double>(m[0].begin(), m[0].begin() + 7))) == Approx(1.2).epsilon(0.04));
+}
+
+TEST_CASE("a slower machine is no regression; the same slowdown of one row is", "[perf][window]") {
+    // 12 rows with 10-run windows at 1% spread; today every row runs 30% slower (the machine),
+    // or only row 3 does. The shift is taken out as the perf phase does: the median deviation.
+    const int rows = 12;
+    std::vector<std::vector<double>> windows;
+    for (int r = 0; r < rows; ++r) windows.push_back(window_of(1e-3 * (r + 1), 0.01, 10, 10 + r));
+    const auto judge = [&](auto slowdown_of) {
+        std::vector<WindowReading> today;
+        std::vector<double> deviations;
+        for (int r = 0; r < rows; ++r) {
+            today.push_back(reading(windows[r], slowdown_of(r)));
+            deviations.push_back(today.back().value - mean(windows[r]));
+        }
+        const double shift = run_shift(deviations);
+        std::vector<PerfStatus> out;
+        for (int r = 0; r < rows; ++r) {
+            WindowReading t = today[r];
+            t.value -= shift, t.low -= shift, t.high -= shift;
+            out.push_back(decide_window(t, windows[r], DecisionPolicy{}).status);
+        }
+        return out;
+    };
+    for (PerfStatus s : judge([](int) { return 1.3; })) CHECK(s == PerfStatus::Ok);
+    const auto one = judge([](int r) { return r == 3 ? 1.3 : 1.0; });
+    for (int r = 0; r < rows; ++r) CHECK(one[r] == (r == 3 ? PerfStatus::Regression : PerfStatus::Ok));
+}
