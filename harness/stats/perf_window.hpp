@@ -41,8 +41,9 @@ int required_runs(double alpha, double spread, double threshold, int min_runs);
 ///    degrees of freedom (Bencher's t-test threshold);
 /// 3. Regression when p <= alpha and the in-run CI's low end is beyond exp(m) * (1 +
 ///    threshold); Improvement mirrored; else Ok;
-/// 4. an Ok is TooNoisy when the window needs more runs than it has at its spread
-///    (required_runs), or when today's in-run CI is wider than the threshold either side.
+/// 4. TooNoisy, whatever 3 found, when the window needs more runs than it has at its
+///    spread (required_runs): such a window gates nothing; and an Ok is TooNoisy when
+///    today's in-run CI is wider than the threshold either side.
 /// repetitions and required_repetitions count runs; apply_benjamini_hochberg then corrects
 /// the run's p-values as it does for the in-run rule.
 PerfDecision decide_window(const WindowReading &today, const std::vector<double> &window, const DecisionPolicy &policy,
@@ -54,6 +55,12 @@ std::string window_too_noisy_reason(const PerfDecision &d);
 /// The median of `deviations` (each row's log value today minus its window's mean): the
 /// run-wide shift, 0 when fewer than kMinShiftRows rows are given.
 double run_shift(std::vector<double> deviations);
+
+/// The part of a run's shift that is taken out of today's rows: all of it while it is
+/// within half the threshold (the residue of a machine's speed that the calibration
+/// workload did not follow), none beyond: a regression of every row looks the same as a
+/// larger shift, and the calibration workload has already taken out a slower machine.
+double removable_shift(double shift, double threshold);
 
 /// Takes the run-wide shift out of every run of a set of windows in place:
 /// by_row[r][j] is row r's log value in run j (NaN where the row was not timed). Each

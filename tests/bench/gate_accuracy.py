@@ -2,10 +2,15 @@
 real slowdown, per mode, on this machine, quiet and under a background load.
 
 Modes: `baseline` (absolute time against a stored baseline, --no-calibration),
-`calibrated` (time relative to the calibration workload timed in the same child, the
-default), `ab` (paired A/B of two builds, interleaved) and `instructions` (one call's
-instructions under callgrind, plain threshold). Baselines are recorded once, on the quiet
-machine, before any load starts: what a CI runner that is busy today compares against.
+`calibrated` (time relative to the calibration workload timed in the same child, against a
+single-run baseline), `window` (each row against the window of its past runs in the store's
+history, docs/perf-gate.md#window-baselines: the default once a row has 6 runs), `ab`
+(paired A/B of two builds, interleaved) and `instructions` (one call's instructions under
+callgrind, plain threshold). Baselines are recorded once, on the quiet machine, before any
+load starts: what a CI runner that is busy today compares against. Window mode starts from
+--window-runs quiet runs appended to the history, and every A/A run appends itself
+(`--append-history`, as main-branch runs do), so its window rolls through the loads as a
+CI runner's would; runs with an injected slowdown are judged, never appended.
 
 For each load level (stress-ng --cpu N in the background; 0 = none) and mode, it runs A/A
 comparisons of the same build (every regression flagged is a false alarm) and
@@ -40,7 +45,9 @@ SUITE = {
         {"id": "decode_bf16", "seq_q": 1, "seq_k": 512, "heads_q": 8, "heads_kv": 2, "head_dim": 64, "causal": True, "dtype": "bf16"},
     ],
 }
-MODES = ("baseline", "calibrated", "ab", "instructions")
+MODES = ("baseline", "calibrated", "window", "ab", "instructions")
+# A perf check that the rule judged (the others are skips: too noisy, collecting, ...).
+GATED = ("ok", "regression", "improvement")
 
 
 def verdicts(results_path):
@@ -84,6 +91,11 @@ def calibrated_mode_run(args, work, pct, out):
     return verdicts(out)
 
 
+def window_mode_run(args, work, pct, out):
+    run_checked(run_cmd(args, dict(work, baselines=work["windows"]), out, *(["--append-history"] if pct == 0 else [])), env_with(pct))
+    return verdicts(out)
+
+
 def instructions_mode_run(args, work, pct, out):
     run_checked(run_cmd(args, work, out, "--perf-metric", "instructions"), env_with(pct, work=True))
     return verdicts(out)
@@ -96,7 +108,7 @@ def ab_mode_run(args, work, pct, out):
     return verdicts(out)
 
 
-RUNNERS = {"baseline": baseline_mode_run, "calibrated": calibrated_mode_run, "ab": ab_mode_run,
+RUNNERS = {"baseline": baseline_mode_run, "calibrated": calibrated_mode_run, "window": window_mode_run, "ab": ab_mode_run,
            "instructions": instructions_mode_run}
 
 
@@ -107,6 +119,10 @@ def record_baselines(args, work):
     first = os.path.join(work["dir"], "baseline-run.json")
     run_checked(run_cmd(args, work, first), env_with(0))
     subprocess.run([*accept, "--results", first, "--checks", "perf"], check=True, capture_output=True)
+    if "window" in args.modes:
+        for i in range(args.window_runs):
+            run_checked(run_cmd(args, dict(work, baselines=work["windows"]), os.path.join(work["dir"], f"window-fill-{i}.json"),
+                                "--append-history"), env_with(0))
     if "instructions" in args.modes:
         counted = os.path.join(work["dir"], "baseline-instructions.json")
         run_checked(run_cmd(args, work, counted, "--perf-metric", "instructions"), env_with(0, work=True))
@@ -114,7 +130,7 @@ def record_baselines(args, work):
 
 
 def measure(mode, args, work, load, pct, runs):
-    cases = suites_flagged = regressions = too_noisy = 0
+    cases = suites_flagged = regressions = too_noisy = gated = 0
     ratios, per_case = [], {}
     start = time.monotonic()
     for i in range(runs):
@@ -127,11 +143,13 @@ def measure(mode, args, work, load, pct, runs):
         cases += len(statuses)
         regressions += statuses.count("regression")
         too_noisy += statuses.count("too_noisy")
+        gated += sum(statuses.count(g) for g in GATED)
         suites_flagged += "regression" in statuses
     seconds = (time.monotonic() - start) / runs
     return {"mode": mode, "load_cpus": load, "slowdown_pct": pct, "suite_runs": runs, "case_verdicts": cases,
             "suite_runs_flagged": suites_flagged, "suite_flag_rate": suites_flagged / runs,
             "case_detection_rate": regressions / cases if cases else 0.0, "too_noisy_rate": too_noisy / cases if cases else 0.0,
+            "gated_rate": gated / cases if cases else 0.0,
             "median_ratio": statistics.median(ratios) if ratios else None,
             "median_ratio_per_case": {c: statistics.median(r) for c, r in per_case.items()},
             "seconds_per_suite_run": seconds}
@@ -170,6 +188,7 @@ def main():
     parser.add_argument("--ab-runs", type=int, default=None, help="A/A and effect runs in ab mode (default: as the others)")
     parser.add_argument("--instruction-runs", type=int, default=None,
                         help="runs per row in instructions mode (default: as the others; its counts do not vary)")
+    parser.add_argument("--window-runs", type=int, default=10, help="quiet runs that fill the windows before window mode is measured")
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--max-rounds", type=int, default=0, help="ab --max-rounds (0 or at most --rounds: fixed rounds)")
     parser.add_argument("--threads", type=int, default=None,
@@ -185,7 +204,8 @@ def main():
     rows = []
     suite = dict(SUITE, **({"threads": args.threads} if args.threads else {}))
     with tempfile.TemporaryDirectory(prefix="attngate-accuracy-") as d:
-        work = {"dir": d, "suite": os.path.join(d, "suite.json"), "baselines": os.path.join(d, "baselines")}
+        work = {"dir": d, "suite": os.path.join(d, "suite.json"), "baselines": os.path.join(d, "baselines"),
+                "windows": os.path.join(d, "windows")}
         with open(work["suite"], "w") as f:
             json.dump(suite, f)
         record_baselines(args, work)  # quiet machine, before any load
@@ -203,7 +223,7 @@ def main():
                         ratio = f"{r['median_ratio']:.3f}" if r["median_ratio"] is not None else "-"
                         print(f"load {load} {mode:12} slowdown {pct:>2}%: {r['suite_runs_flagged']:>3}/{r['suite_runs']} suite runs "
                               f"flagged ({100 * r['suite_flag_rate']:.1f}%), case detection {100 * r['case_detection_rate']:.1f}%, "
-                              f"too noisy {100 * r['too_noisy_rate']:.1f}%, median ratio {ratio}, "
+                              f"too noisy {100 * r['too_noisy_rate']:.1f}%, gated {100 * r['gated_rate']:.1f}%, median ratio {ratio}, "
                               f"{r['seconds_per_suite_run']:.1f} s per suite run; per case "
                               + ", ".join(f"{c} {x:.3f}" for c, x in r["median_ratio_per_case"].items()), flush=True)
                         with open(args.json, "w") as f:  # after every row: an interrupted run keeps what it measured
