@@ -8,14 +8,15 @@ is known and small whatever load the test runs under. Against them:
 - a slower machine: the windows' runs scaled to a machine 1.25x faster than today's (time
   and calibration alike): the calibration divides it out, no row is flagged; scaled to one
   2.5x faster, beyond one speed class: no row is judged ("machine speed moved");
-- every row slower while the machine is not (the test plugin adds 100% to every call, the
+- every row slower while the machine is not (the test plugin adds 900% to every call, the
   calibration workload is untouched): a regression of every kernel, flagged on every row,
   not hidden as a run-wide shift;
 - the same slowdown of one row: that row alone is a regression, and `baseline update
   --checks perf` on that run starts its window again.
 
-The verdicts asserted hold under any load: a 50% threshold against 100% slowdowns, and
-today's calibration divides out what the load does to today's run."""
+The verdicts asserted hold under load (stress-ng on every core): a 50% threshold against
+10x slowdowns, and today's calibration divides out what the load does to today's run; a run
+whose machine moved beyond one speed class against the reference is tried again."""
 import glob
 import json
 import os
@@ -29,6 +30,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import ARGS, attngate, main, read_json, write_json  # noqa: E402
 
 MIN_RUNS = 6  # kMinWindowRuns (harness/stats/perf_window.hpp)
+# Percent of extra work: 10x the kernel's time, beyond what a loaded runner does to a run
+# (as in perf_test.py); judged against a 50% threshold.
+SLOW = 900
 SEQS = [128, 160, 192, 224, 256, 288]
 SUITE = {
     "name": "window", "seed": 3, "threads": 1,
@@ -118,15 +122,16 @@ class PerfWindowTest(unittest.TestCase):
 
     def judged(self, name, scale, pct=0, seq_q=None):
         """(store, returncode, output, rows) of a run judged against windows made just before
-        it. A machine whose speed moved by more than one speed class between the two (seen
-        under load) did not test anything: that is tried again, three times at most."""
-        for attempt in range(3):
+        it. A run in which the machine's speed moved by more than one speed class against the
+        reference (its first or its second timing; seen under stress-ng) did not test the
+        rule: that is tried again, five times at most."""
+        for attempt in range(5):
             store = self.windows(f"{name}-{attempt}", scale)
             r, out = self.judge(store, f"{name}-{attempt}", pct, seq_q)
             rows = self.perf(out)
-            if scale < 0.6 or any(m["status"] != "machine_moved" for m in rows.values()):
+            if scale < 0.6 or all("calibration workload x" not in m["reason"] for m in rows.values()):
                 return store, r, out, rows
-        self.fail(f"the machine's speed moved beyond one speed class in each of 3 tries: {rows}")
+        self.fail(f"the machine's speed moved beyond one speed class in each of 5 tries: {rows}")
 
     def judge(self, store, name, pct=0, seq_q=None):
         out = os.path.join(self.dir, name + ".json")
@@ -142,7 +147,8 @@ class PerfWindowTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, [(c, m["reason"]) for c, m in rows.items()])
         for case, m in rows.items():
             self.assertEqual(m["mode"], "window", (case, m["reason"]))
-            self.assertIn(m["status"], ("ok", "too_noisy"), (case, m["reason"]))
+            self.assertIn(m["status"], ("ok", "too_noisy", "machine_moved"), (case, m["reason"]))
+        self.assertTrue(any(m["status"] in ("ok", "too_noisy") for m in rows.values()), rows)
         _, r, out, rows = self.judged("much-faster-then", 0.4)
         self.assertEqual(r.returncode, 0, [(c, m["reason"]) for c, m in rows.items()])
         for case, m in rows.items():
@@ -150,19 +156,19 @@ class PerfWindowTest(unittest.TestCase):
             self.assertIn("beyond the x1.5 that one speed class spans", m["reason"])
 
     def test_c_every_row_slower_on_an_unchanged_machine_is_flagged_on_every_row(self):
-        _, r, out, rows = self.judged("every-row", 1.0, pct=100)
+        _, r, out, rows = self.judged("every-row", 1.0, pct=SLOW)
         self.assertEqual(r.returncode, 1, [(c, m["reason"]) for c, m in rows.items()])
         for case, m in rows.items():
             self.assertEqual(m["mode"], "window", (case, m["reason"]))
             self.assertEqual(m["status"], "regression", (case, m["reason"]))
-            self.assertEqual(m["run_shift"], 1.0, m)  # a 2x shift is not taken out: it is the regression
+            self.assertEqual(m["run_shift"], 1.0, m)  # a 10x shift is not taken out: it is the regression
 
     def test_d_one_slower_row_is_flagged_and_accepting_it_starts_its_window_again(self):
-        store, r, out, rows = self.judged("one-row", 1.0, pct=100, seq_q=SEQS[2])
+        store, r, out, rows = self.judged("one-row", 1.0, pct=SLOW, seq_q=SEQS[2])
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         slow = f"s{SEQS[2]}"
         self.assertEqual(rows[slow]["status"], "regression", rows[slow]["reason"])
-        self.assertGreater(rows[slow]["ratio"], 1.5)
+        self.assertGreater(rows[slow]["ratio"], 3)
         self.assertIn("window", rows[slow]["reason"])
         for case, m in rows.items():
             if case != slow:
@@ -182,7 +188,7 @@ class PerfWindowTest(unittest.TestCase):
         self.assertEqual(marked.get(slow), 1, record)
         self.assertNotIn("err", json.dumps(record["rows"]))  # a window's record holds perf figures alone
 
-        r, out = self.judge(store, "after-accept", pct=100, seq_q=SEQS[2])
+        r, out = self.judge(store, "after-accept", pct=SLOW, seq_q=SEQS[2])
         rows = self.perf(out)
         self.assertNotEqual(rows[slow]["status"], "regression", rows[slow]["reason"])
         self.assertNotEqual(rows[slow].get("mode"), "window", rows[slow]["reason"])  # its single-run baseline until 6 runs
