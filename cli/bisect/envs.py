@@ -60,12 +60,13 @@ class EnvCache:
         shutil.rmtree(path, ignore_errors=True)  # an interrupted build
         self.log(f"building environment {len(self.built) + 1}: {label}")
         started = time.time()
-        subprocess.run([self.python, "-m", "venv", path], check=True, capture_output=True)
+        # No pip in the venv (ensurepip is most of a small venv's making): this pip installs into it.
+        subprocess.run([self.python, "-m", "venv", "--without-pip", path], check=True, capture_output=True)
         req = os.path.join(path, "requirements.txt")
         with open(req, "w") as f:
             f.write("\n".join(sorted(requirements)) + "\n")
         python = os.path.join(path, "bin", "python")
-        done = subprocess.run([python, "-m", "pip", "install", "--disable-pip-version-check", "-q", *self.index_args,
+        done = subprocess.run([*self.pip(python), "install", "--disable-pip-version-check", "-q", *self.index_args,
                                "-r", req], capture_output=True, text=True)
         if done.returncode != 0:
             failure = pip_failure(done.stderr)
@@ -75,13 +76,17 @@ class EnvCache:
                                 "missing": failure.missing, "conflict": failure.conflict})
             self.built.append(key)
             raise failure
-        listed = subprocess.run([python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        listed = subprocess.run([*self.pip(python), "list", "--format=json", "--disable-pip-version-check"],
                                 capture_output=True, text=True, check=True)
         installed = {re.sub(r"[-_.]+", "-", p["name"]).lower(): p["version"] for p in json.loads(listed.stdout)}
         self._mark(marker, {"requirements": sorted(requirements), "installed": installed,
                             "seconds": round(time.time() - started, 1)})
         self.built.append(key)
         return python, installed
+
+    def pip(self, venv_python):
+        """This interpreter's pip, acting on the venv of `venv_python`."""
+        return [self.python, "-m", "pip", "--python", venv_python]
 
     @staticmethod
     def _mark(marker, info):

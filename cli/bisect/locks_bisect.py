@@ -113,7 +113,14 @@ class LockBisect:
             if key not in memo:
                 memo[key] = moves(units)
             return memo[key]
-        found = minimal_set(grouping.units, cached)
+        # Units that others need first: a set's closure drags them in, so they are the likelier cause.
+        ordered = sorted(grouping.units, key=lambda u: (len(grouping.unit_closure([u])), u))
+        found = minimal_set(ordered, cached)
+        while True:  # a unit found only because its closure moved what it needs: blame what it needs
+            needed = [u for u in grouping.unit_closure(found) if u not in found]
+            if not needed or not cached(tuple(needed)):
+                break
+            found = minimal_set(needed, cached)
         closed = grouping.unit_closure(found)
         entry["units"] = [list(u) for u in found]
         entry["pulled_in"] = sorted(n for u in closed if u not in found for n in u)
