@@ -102,6 +102,8 @@ class BisectGit(TempDirTest):
         self.assertEqual(row["commit"]["sha"], self.shas[BAD - 1], row)
         self.assertEqual(row["commit"]["good"], self.shas[BAD - 2], row)
         self.assertIn("scale the output (a slip)", p.stdout)
+        print(f"builds: {report['builds']} (A and B, then {report['builds'] - 2} to search), ab runs: {report['ab_runs']}",
+              file=sys.stderr)
         self.assertLessEqual(report["builds"] - 2, 3, f"search builds beyond A and B: {report}")
         self.assertLessEqual(report["builds"], 5, report)
         again = self.bisect("again")
