@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A JAX bump, gated: the adapter's venv made from the lock file at BASE (side A) and from
 # the one in the working tree (side B), then a paired A/B of the suite's adapter kernels
-# across the two (numerics bit for bit, goldens, compile time, paired timings). What both
+# across the two (numerics bit for bit, goldens, compile time, paired timings); when that A/B
+# fails, `attngate bisect` names the package and release that moved each row. What both
 # CI templates' JAX-bump job runs.
 #
 #   bash ci/jax-bump.sh BASE_REV [more `attngate ab` options: --store, --out, --markdown ...]
@@ -48,5 +49,20 @@ b=$(venv_for .venv/locks/head.lock)
 ATTNGATE_DEPS=venvs ATTNGATE_VENVS="$a=.venv/locks/base.lock $b=.venv/locks/head.lock" bash ci/install-deps.sh
 
 adapter="kernels/jax/adapter.py --interpret ${ATTNGATE_INTERPRET:-auto}"
-exec "${ATTNGATE_BUILD_DIR:-build}/attngate" ab --suite "${ATTNGATE_JAX_SUITE:-jax-smoke}" \
-  --a-adapter ".venv/$a/bin/python $adapter" --b-adapter ".venv/$b/bin/python $adapter" "$@"
+attngate="${ATTNGATE_BUILD_DIR:-build}/attngate"
+status=0
+"$attngate" ab --suite "${ATTNGATE_JAX_SUITE:-jax-smoke}" \
+  --a-adapter ".venv/$a/bin/python $adapter" --b-adapter ".venv/$b/bin/python $adapter" "$@" || status=$?
+
+# The bump moved a row: which package and release did it (docs/bisect.md), in Markdown for the PR
+# comment (ATTNGATE_BISECT_MARKDOWN, default jax-bisect.md). ATTNGATE_BISECT=0 skips it;
+# ATTNGATE_BISECT_MAX_ENVS bounds it (default 20). Its own failure never changes the verdict.
+if [ "$status" = 1 ] && [ "${ATTNGATE_BISECT:-1}" != 0 ]; then
+  store=()
+  [ -z "${ATTNGATE_STORE:-}" ] || store=(--store "$ATTNGATE_STORE")
+  "$attngate" bisect --suite "${ATTNGATE_JAX_SUITE:-jax-smoke}" --a-lock .venv/locks/base.lock --b-lock .venv/locks/head.lock \
+    --adapter "$adapter" --checks golden,numerics --max-envs "${ATTNGATE_BISECT_MAX_ENVS:-20}" "${store[@]}" \
+    --out reports/jax-bisect --markdown "${ATTNGATE_BISECT_MARKDOWN:-jax-bisect.md}" ||
+    echo "jax-bump: bisect could not say which package moved the rows (above); the A/B verdict stands" >&2
+fi
+exit "$status"

@@ -48,5 +48,6 @@ Command add_history_command(CLI::App &app, Console &console);
 Command add_conform_command(CLI::App &app, Console &console);
 Command add_config_command(CLI::App &app, Console &console);
 Command add_init_command(CLI::App &app, Console &console);
+Command add_bisect_command(CLI::App &app, Console &console);
 
 }  // namespace attngate::cli

@@ -11,6 +11,7 @@ const std::vector<AddCommand> &command_registry() {
         add_merge_command,   add_history_command,         add_conform_command,
         add_config_command,
         add_init_command,
+        add_bisect_command,
     };
     return commands;
 }

@@ -23,6 +23,8 @@ install(DIRECTORY suites/ DESTINATION "${ATTNGATE_INSTALL_DATADIR}/suites" FILES
 install(FILES baselines/pricing.json DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
 install(DIRECTORY baselines/workloads baselines/memory baselines/numerics DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
 install(DIRECTORY baselines/goldens/smoke DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines/goldens")
+# `attngate bisect`'s driver (pip, venvs, git), found beside the installed binary.
+install(DIRECTORY cli/bisect/ DESTINATION "${ATTNGATE_INSTALL_DATADIR}/bisect" FILES_MATCHING PATTERN "*.py")
 
 # The attngate-jax wheel, when it was built (target attngate_jax_wheel, not in ALL): a team
 # installs the adapter from the .deb with `pip install /usr/share/attngate/python/*.whl`.

@@ -274,6 +274,12 @@ class TemplateTest(unittest.TestCase):
         self.assertIn("vars.ATTNGATE_TPU_RUNNER == 'true'", jobs["jax-bump-tpu"]["if"])
         self.assertIn("head.repo.full_name == github.repository", jobs["jax-bump-tpu"]["if"])
         self.assertIn("ci/post-summary.py github", json.dumps(jobs["comment"]))
+        # A red bump is bisected (ci/jax-bump.sh) and the answer joins the PR comment.
+        self.assertIn("reports/jax-report/jax-bisect.md", json.dumps(jobs["comment"]))
+        self.assertIn("jax-bisect.md", json.dumps(jobs["jax-bump"]))
+        with open(os.path.join(ARGS.source_dir, "ci", "jax-bump.sh")) as f:
+            script = f.read()
+        self.assertRegex(script, r'if \[ "\$status" = 1 \].*\n(.*\n)*.*"\$attngate" bisect .*--a-lock .venv/locks/base.lock --b-lock .venv/locks/head.lock')
         self.assertEqual(jobs["comment"]["needs"], ["merge", "jax-bump"])
         self.assertEqual(jobs["history"]["if"], "github.event_name == 'push'")
 
@@ -287,7 +293,7 @@ class TemplateTest(unittest.TestCase):
         self.assertIn("exit $status", merge["script"])
         self.assertIn("CI_MERGE_REQUEST_DIFF_BASE_SHA", "\n".join(scripts_of(t)))
         self.assertIn('bash ci/jax-bump.sh "$CI_MERGE_REQUEST_DIFF_BASE_SHA"', "\n".join(t["attngate-jax-bump"]["script"]))
-        self.assertIn("python3 ci/post-summary.py gitlab summary.md jax-summary.md", t["attngate-comment"]["script"])
+        self.assertIn("python3 ci/post-summary.py gitlab summary.md jax-summary.md jax-bisect.md", t["attngate-comment"]["script"])
         commands = self.check_commands(t)
         self.assertIn("2/4", [c for c in commands if c[0] == "ab"][0])
         deps = {n: j["variables"].get("ATTNGATE_DEPS") for n, j in t.items() if n.startswith("attngate-") and "ATTNGATE_DEPS" in j.get("variables", {})}

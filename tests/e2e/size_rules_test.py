@@ -85,6 +85,8 @@ class TreeTest(unittest.TestCase):
         s = scanner()
         found = 0
         for name in os.listdir(os.path.join(ARGS.source_dir, "cli")):
+            if not os.path.isfile(os.path.join(ARGS.source_dir, "cli", name)):
+                continue  # cli/bisect/: the bisect driver's Python
             with open(os.path.join(ARGS.source_dir, "cli", name)) as f:
                 found += len(s.functions(f.read()))
         self.assertGreater(found, 50)
