@@ -31,6 +31,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help="how Pallas kernels run: auto (a real TPU if present, else TPU interpret mode "
                         "where this jax has it, else hlo), tpu (TPU interpret mode), hlo (the generic "
                         "Pallas interpreter), none (compiled for the device)")
+    p.add_argument("--tpu-target", default="v6e", choices=["v4", "v5e", "v5p", "v6e", "7x"],
+                   help="the TPU generation kernels are lowered for (POST /v1/program) when the backend "
+                        "is not a TPU (default v6e); recorded in the fingerprint")
     p.add_argument("--token-env", default="ATTNGATE_ADAPTER_TOKEN", metavar="NAME",
                    help="environment variable holding the bearer token; unset or empty: no authentication")
     p.add_argument("--max-body-mb", type=float, default=1024, metavar="N",
@@ -127,9 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                             mode=mode)
     for failed in kernels.errors:
         print(f"attngate_jax: error: {failed.source}: {failed.error}", file=sys.stderr, flush=True)
+    from .program import register_target
+    target = register_target(args.tpu_target, jax.default_backend())
     store = Store()
-    engine = Engine(mode, store, kernels.kernels())
-    app = App(engine, store, kernels, fingerprint(mode.mode, kernels.packages()),
+    engine = Engine(mode, store, kernels.kernels(), target)
+    app = App(engine, store, kernels, fingerprint(mode.mode, kernels.packages(), target),
               os.environ.get(args.token_env) or None, int(args.max_body_mb * 1024 * 1024), verbose=args.verbose)
     try:
         server = Server(args.address, app)

@@ -24,7 +24,7 @@ import jax
 import ml_dtypes
 import numpy as np
 
-from . import measure, paged
+from . import measure, paged, program
 from .api import KernelAdapter, Tensors
 from .case import INT_ROLES, Case, CaseError, first_row_without_keys, nan_at_masked_key, parse_case
 from .modes import PallasMode
@@ -104,8 +104,10 @@ Body = Callable[[KernelAdapter, Case, tuple[Any, ...]], Reply]
 
 
 class Engine:
-    def __init__(self, mode: PallasMode, store: Store, kernels: Iterable[KernelAdapter]) -> None:
+    def __init__(self, mode: PallasMode, store: Store, kernels: Iterable[KernelAdapter],
+                 tpu_target: str = program.DEFAULT_TARGET) -> None:
         self.mode = mode
+        self.tpu_target = tpu_target
         self.store = store
         self.kernels = {k.name: k for k in kernels}
         self.lock = threading.Lock()
@@ -346,6 +348,19 @@ class Engine:
             return {"ok": True, "source": "device" if stats else "rss", **series,
                     "device_peak_bytes": stats.get("peak_bytes_in_use") if stats else None,
                     "peak_rss_bytes": peak_rss, "peak_rss_source": "VmHWM" if peak_reset else "samples"}
+        return self._guarded(req, body)
+
+    def program(self, req: Request) -> Reply:
+        """The kernel lowered for the TPU (program.py): its Mosaic bodies and StableHLO, hashed."""
+        def body(kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> Reply:
+            if self.mode.mode == "hlo":
+                return {"ok": False, "unsupported": "--interpret hlo replaces pallas_call with the generic "
+                                                    "interpreter, so nothing lowers for the TPU (use tpu or none)"}
+            try:
+                lowered = program.lower(self._fn(kernel, case), args)
+            except program.ProgramError as e:
+                return {"ok": False, "unsupported": f"does not lower for TPU {self.tpu_target}: {e}"}
+            return {"ok": True, "target": self.tpu_target, **lowered}
         return self._guarded(req, body)
 
     def profile(self, req: Request) -> Reply:
