@@ -313,9 +313,12 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
         return o;
     }
     if (!run.protocol_error.empty()) return outside(run.protocol_error);
+    if (auto contract = decode_contract(run.body); !contract) return outside("POST /v1/run: " + contract.error());
+    else if (*contract) o.contract_watched = true, o.contract_violations = std::move(**contract);
     if (const auto declined = decode_declined(run.body)) {
         if (!declined->unsupported.empty()) o.unsupported = declined->unsupported;
         else o.kernel_rc = 1, o.kernel_error = declined->error;
+        if (req.program && declined->unsupported.empty()) o.program = observe_program(inv, call);  // it may still lower
         return o;
     }
     auto times = decode_run(run.body);
@@ -332,8 +335,35 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     auto output = decode_output(*bytes, "GET /v1/tensors/" + out_name, protocol_output_shape(*inv.spec));
     if (!output) return outside(output.error());
     o.output = std::move(*output);
+    if (req.program) o.program = observe_program(inv, call);
     if (req.memory) observe_memory(inv, req, call, o, t0);
     return o;
+}
+
+/// The kernel lowered for the TPU (POST /v1/program), or why there is no program: an
+/// adapter without the endpoint, a kernel that does not lower, an answer outside the protocol.
+ProgramObservation RemoteBackend::observe_program(const Invocation &inv, Call &call) {
+    ProgramObservation p;
+    const json::value body = call_request(inv, uploaded_names_, {});
+    const Answer a = call.json("POST", "/v1/program", &body);
+    if (a.transport) {
+        p.unavailable = "POST /v1/program: " + lost(*a.transport, 0.0, call.deadline).describe();
+        return p;
+    }
+    if (!a.ok()) {
+        const bool missing = !a.transport && a.protocol_error.find(": HTTP 404") != std::string::npos;
+        p.unavailable = missing ? fmt::format("adapter {} has no POST /v1/program: it cannot lower kernels for the TPU", adapter_)
+                                : "POST /v1/program: " + a.protocol_error;
+        return p;
+    }
+    if (const auto declined = decode_declined(a.body)) {
+        p.unavailable = declined->error.empty() ? declined->unsupported : declined->error;
+        return p;
+    }
+    auto decoded = decode_program(a.body);
+    if (!decoded) p.unavailable = "adapter answered outside the protocol: POST /v1/program: " + decoded.error();
+    else p = std::move(*decoded);
+    return p;
 }
 
 std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &invs, const TimingRequest &req) {

@@ -86,5 +86,10 @@ Decoded<TimeAnswer> decode_time(const boost::json::object &body);
 Decoded<std::vector<float>> decode_output(std::string_view npy, const std::string &what, const std::vector<int64_t> &shape);
 /// POST /v1/profile (ok: true): the archive's name, a plain file name.
 Decoded<std::string> decode_profile(const boost::json::object &body);
+/// The TPU interpreter's contract checks an adapter ran beside POST /v1/run ("contract":
+/// {"violations": [...]}), answered or declined; nullopt when it ran none.
+Decoded<std::optional<std::vector<std::string>>> decode_contract(const boost::json::object &body);
+/// POST /v1/program (ok: true): the target and each part, its hash checked against its text.
+Decoded<ProgramObservation> decode_program(const boost::json::object &body);
 
 }  // namespace attngate

@@ -169,6 +169,23 @@ std::string numerics_changed_said(const RunResults &r) {
                        moved.size() > 3 ? fmt::format("; and {} more", moved.size() - 3) : "");
 }
 
+std::string program_changed_said(const RunResults &r) {
+    std::vector<std::string> moved;
+    bool failing = false;
+    for (const auto &row : r.results)
+        for (const auto &k : row.checks) {
+            const ProgramMetrics *m = k.get<ProgramMetrics>();
+            if (!m || m->status != ProgramStatus::Changed) continue;
+            failing = failing || k.verdict == Verdict::Fail;
+            moved.push_back(fmt::format("{} / {} (+{} -{} lines)", row.case_id, row.kernel, m->lines_added.value_or(0), m->lines_removed.value_or(0)));
+        }
+    if (moved.empty()) return "";
+    std::string named;
+    for (size_t i = 0; i < moved.size() && i < 3; ++i) named += (i ? "; " : "") + moved[i];
+    return fmt::format("program: the TPU program changed on {} row(s){}: {}{}", moved.size(), failing ? "" : " without failing", named,
+                       moved.size() > 3 ? fmt::format("; and {} more", moved.size() - 3) : "");
+}
+
 std::vector<std::string> gating_said(const RunResults &r) {
     std::vector<std::string> out;
     for (CheckName check : {CheckName::Perf, CheckName::Numerics})
