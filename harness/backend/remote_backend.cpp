@@ -35,24 +35,7 @@ struct Answer {
     std::string message() const { return transport ? transport->message : protocol_error; }
 };
 
-CrashInfo protocol_crash(const std::string &message, double seconds) {
-    CrashInfo c;
-    c.kind = "lost";
-    c.message = message;
-    c.seconds = seconds;
-    return c;
-}
-
 std::string support_key(const Invocation &inv) { return inv.kernel->kernel + "\n" + inv.spec->id + "\n" + inv.kernel->label(); }
-
-/// A bearer token from the environment goes into a header line: a line break would add headers.
-Result<std::string> token_from_env(const std::string &name) {
-    const char *t = std::getenv(name.c_str());
-    if (!t) return std::string();
-    if (!http_header_safe(t))
-        return fail(ErrorKind::Usage, "${}: holds a line break (CR or LF); a bearer token is one line, refused rather than sent", name);
-    return std::string(t);
-}
 
 }  // namespace
 
@@ -340,30 +323,12 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     return o;
 }
 
-/// The kernel lowered for the TPU (POST /v1/program), or why there is no program: an
-/// adapter without the endpoint, a kernel that does not lower, an answer outside the protocol.
+/// The kernel lowered for the TPU (POST /v1/program), or why there is none (program_from_answer).
 ProgramObservation RemoteBackend::observe_program(const Invocation &inv, Call &call) {
-    ProgramObservation p;
     const json::value body = call_request(inv, uploaded_names_, {});
     const Answer a = call.json("POST", "/v1/program", &body);
-    if (a.transport) {
-        p.unavailable = "POST /v1/program: " + lost(*a.transport, 0.0, call.deadline).describe();
-        return p;
-    }
-    if (!a.ok()) {
-        const bool missing = !a.transport && a.protocol_error.find(": HTTP 404") != std::string::npos;
-        p.unavailable = missing ? fmt::format("adapter {} has no POST /v1/program: it cannot lower kernels for the TPU", adapter_)
-                                : "POST /v1/program: " + a.protocol_error;
-        return p;
-    }
-    if (const auto declined = decode_declined(a.body)) {
-        p.unavailable = declined->error.empty() ? declined->unsupported : declined->error;
-        return p;
-    }
-    auto decoded = decode_program(a.body);
-    if (!decoded) p.unavailable = "adapter answered outside the protocol: POST /v1/program: " + decoded.error();
-    else p = std::move(*decoded);
-    return p;
+    if (a.transport) return ProgramObservation{"", "POST /v1/program: " + lost(*a.transport, 0.0, call.deadline).describe(), {}, 0.0};
+    return program_from_answer(a.protocol_error, a.body, adapter_);
 }
 
 std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &invs, const TimingRequest &req) {

@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "io/files.hpp"
+#include "io/http_client.hpp"
 #include "io/json_io.hpp"
 #include "plan/inputs.hpp"
 #include "plan/paged.hpp"
@@ -296,6 +298,38 @@ Decoded<std::optional<std::vector<std::string>>> decode_contract(const json::obj
         out.emplace_back(x.get_string());
     }
     return std::optional(std::move(out));
+}
+
+Result<std::string> token_from_env(const std::string &name) {
+    const char *t = std::getenv(name.c_str());
+    if (!t) return std::string();
+    if (!http_header_safe(t))
+        return fail(ErrorKind::Usage, "${}: holds a line break (CR or LF); a bearer token is one line, refused rather than sent", name);
+    return std::string(t);
+}
+
+CrashInfo protocol_crash(const std::string &message, double seconds) {
+    CrashInfo c;
+    c.kind = "lost";
+    c.message = message;
+    c.seconds = seconds;
+    return c;
+}
+
+ProgramObservation program_from_answer(const std::string &protocol_error, const json::object &body, const std::string &adapter) {
+    ProgramObservation p;
+    if (!protocol_error.empty()) {
+        p.unavailable = protocol_error.find(": HTTP 404") != std::string::npos
+                            ? fmt::format("adapter {} has no POST /v1/program: it cannot lower kernels for the TPU", adapter)
+                            : "POST /v1/program: " + protocol_error;
+    } else if (const auto declined = decode_declined(body)) {
+        p.unavailable = declined->error.empty() ? declined->unsupported : declined->error;
+    } else if (auto decoded = decode_program(body)) {
+        p = std::move(*decoded);
+    } else {
+        p.unavailable = "adapter answered outside the protocol: POST /v1/program: " + decoded.error();
+    }
+    return p;
 }
 
 Decoded<ProgramObservation> decode_program(const json::object &body) {

@@ -56,7 +56,7 @@ TextDiff unified_diff(const std::string &before, const std::string &after, const
     size_t i = 0, j = 0;
     while (i < n || j < m) {
         if (i < n && j < m && a[pre + i] == b[pre + j]) ops.push_back({' ', pre + i++, pre + j++});
-        else if (j < m && (i == n || L[i][j + 1] >= L[i + 1][j])) ops.push_back({'+', pre + i, pre + j++}), ++d.added;
+        else if (j < m && (i == n || L[i][j + 1] > L[i + 1][j])) ops.push_back({'+', pre + i, pre + j++}), ++d.added;
         else ops.push_back({'-', pre + i++, pre + j}), ++d.removed;
     }
     for (size_t k = 0; k < suf; ++k) ops.push_back({' ', pre + n + k, pre + m + k});

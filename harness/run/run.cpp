@@ -12,7 +12,6 @@
 #include "checks/contract_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
-#include "checks/program_check.hpp"
 #include "checks/paged_reads.hpp"
 #include "checks/memory_check.hpp"
 #include "io/files.hpp"
@@ -21,6 +20,7 @@
 #include "results/results_writer.hpp"
 #include "run/baseline_fingerprint.hpp"
 #include "run/perf_phase.hpp"
+#include "run/run_programs.hpp"
 #include "run/sharding.hpp"
 #include "store/baseline_store.hpp"
 #include "store/baseline_update.hpp"
@@ -142,53 +142,12 @@ void add_determinism(CheckResult &numerics, const Observation &o, bool required)
     }
 }
 
-/// A program part's text by hash: beside the results (programs/, this run's and the last
-/// run's), else in the store (an accepted baseline's).
-std::optional<std::string> program_text(const RunContext &ctx, const std::string &sha) {
-    const auto dir = std::filesystem::path(ctx.options.results_path).parent_path() / "programs";
-    if (auto t = read_file(dir / (sha + ".mlir"))) return std::move(*t);
-    if (auto key = program_text_key(sha))
-        if (auto got = ctx.options.store->get(*key); got && *got) return std::move((*got)->bytes);
-    return std::nullopt;
-}
-
-/// Each part's text beside the results, as programs/<sha>.mlir (identical texts are one file).
-Result<void> keep_program_texts(const RunContext &ctx, const ProgramObservation &p) {
-    const auto dir = std::filesystem::path(ctx.options.results_path).parent_path() / "programs";
-    for (const auto &part : p.parts) {
-        const auto path = dir / (part.sha256 + ".mlir");
-        std::error_code ec;
-        if (std::filesystem::exists(path, ec)) continue;
-        if (auto w = write_file_atomic(path, part.text); !w) return w;
-    }
-    return {};
-}
-
-/// The TPU program against the program baseline, or else the last run's at the same --out.
-CheckResult program_with_reference(const RunContext &ctx, const CaseResult &r, const ProgramObservation &p, const CaseSpec &c) {
-    const bool stable = ctx.suite.program_stable;
-    std::optional<ProgramReference> ref;
-    if (ctx.program_baselines)
-        if (const auto *kept = ctx.program_baselines->values_of<ProgramBaseline>(c.id, r.kernel))
-            ref = program_reference(*kept, "the program baseline");
-    if (!ref && ctx.previous)
-        if (const CaseResult *last = ctx.previous->find(c.id, r.kernel))
-            if (const auto *recorded = find_metrics<ProgramMetrics>(*last)) ref = program_reference(*recorded, "the last run");
-    if (ref) ref->text_of = [&ctx](const std::string &sha) { return program_text(ctx, sha); };
-    return program_check(p, ref, stable, "no program baseline yet (accept one: attngate baseline update --checks program)");
-}
-
-/// An adapter's contract check: the TPU interpreter's race and bounds checks (--interpret-checks).
-CheckResult adapter_contract_check(const Observation &o) {
-    CheckResult r = contract_check(o.contract_violations, std::nullopt);
-    if (r.verdict == Verdict::Pass)
-        r.reason = "TPU interpreter: no race on 2 simulated cores, no out-of-bounds read (uninitialised memory read as NaN)";
-    return r;
-}
-
-void add_program_check(const RunContext &ctx, CaseResult &r, Observation &o, const CaseSpec &c) {
-    if (auto kept = keep_program_texts(ctx, *o.program); !kept) o.program->unavailable = kept.error().message;
-    r.checks.push_back(program_with_reference(ctx, r, *o.program, c));
+/// What an adapter kernel adds, even when its plain call failed: its TPU program, the interpreter's contract check.
+void add_adapter_rows(const RunContext &ctx, CaseResult &r, Observation &o, const CaseSpec &c, bool adapter) {
+    const BaselineFile *kept = ctx.program_baselines ? &*ctx.program_baselines : nullptr;
+    const ProgramContext pc{absolute_path(ctx.options.results_path).parent_path(), ctx.options.store, kept, ctx.previous, ctx.suite.program_stable};
+    if (o.program) r.checks.push_back(program_row_check(pc, c.id, r.kernel, *o.program));
+    if (o.contract_watched && adapter) r.checks.push_back(adapter_contract_check(o));
 }
 
 std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseSpec &c, const std::string &kernel) {
@@ -220,6 +179,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     req.timeout_s = opt.timeout_s.value_or(ctx.suite.timeout_s);
     req.program = wants(ctx.checks, CheckName::Golden);
     Observation o = ctx.backends.host_of(k.spec.kernel)->observe(inv, req);
+    const bool adapter = ctx.backends.host_of(k.spec.kernel)->name().starts_with("adapter");
     r.seconds = o.seconds;
     r.compile_s = o.compile_s;
     if (o.crash) {
@@ -236,8 +196,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     }
     if (o.kernel_rc != 0) {
         all_checks(r, ctx, Verdict::Error, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
-        if (o.program) add_program_check(ctx, r, o, c);  // a kernel that fails here may still lower for the TPU
-        if (o.contract_watched) r.checks.push_back(adapter_contract_check(o));  // the TPU interpreter's reading of the failure
+        add_adapter_rows(ctx, r, o, c, adapter);  // it may still lower; the interpreter may say why it failed
         return r;
     }
     r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
@@ -250,10 +209,8 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
         r.checks.push_back(numerics_with_reference(ctx, r, o, c, tolerance));
         add_determinism(r.checks.back(), o, c.deterministic.value_or(ctx.suite.deterministic));
     }
-    if (o.program) add_program_check(ctx, r, o, c);
-    if (o.contract_watched)
-        r.checks.push_back(ctx.backends.host_of(k.spec.kernel)->name().starts_with("adapter") ? adapter_contract_check(o)
-                                                                                             : contract_check(o.contract_violations, o.nondeterminism));
+    add_adapter_rows(ctx, r, o, c, adapter);
+    if (o.contract_watched && !adapter) r.checks.push_back(contract_check(o.contract_violations, o.nondeterminism));
     if (o.memory) {
         MemoryPolicy policy;
         policy.peak_growth_pct = ctx.suite.peak_growth_pct;
@@ -291,30 +248,24 @@ Result<void> decide_support(RunContext &ctx, const Plan &plan) {
 /// bad input, exit 2, never drift), and the numerics and memory baselines the checks read.
 Result<void> load_references(RunContext &ctx, const Plan &plan) {
     Store &store = *ctx.options.store;
+    const auto baselines = [&](std::optional<BaselineFile> &into, CheckName check, std::string_view machine) -> Result<void> {
+        auto key = baseline_key(check, ctx.suite.name, machine);
+        if (!key) return std::unexpected(key.error());
+        auto file = load_baseline_file(store, *key);
+        if (!file) return std::unexpected(file.error());
+        into = std::move(*file);
+        return {};
+    };
     if (wants(ctx.checks, CheckName::Golden)) {
         auto m = load_golden_manifest(ctx.suite, store);
         if (!m) return std::unexpected(m.error());
         for (const auto &pc : plan.cases)
             if (auto g = load_golden(ctx.suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
         ctx.manifest = std::move(*m);
-        auto key = baseline_key(CheckName::Numerics, ctx.suite.name, ctx.numerics);
-        if (!key) return std::unexpected(key.error());
-        auto nb = load_baseline_file(store, *key);
-        if (!nb) return std::unexpected(nb.error());
-        ctx.numerics_baselines = std::move(*nb);
-        auto pkey = baseline_key(CheckName::Program, ctx.suite.name);
-        if (!pkey) return std::unexpected(pkey.error());
-        auto pb = load_baseline_file(store, *pkey);
-        if (!pb) return std::unexpected(pb.error());
-        ctx.program_baselines = std::move(*pb);
+        if (auto b = baselines(ctx.numerics_baselines, CheckName::Numerics, ctx.numerics); !b) return b;
+        if (auto b = baselines(ctx.program_baselines, CheckName::Program, ""); !b) return b;
     }
-    if (wants(ctx.checks, CheckName::Memory)) {
-        auto key = baseline_key(CheckName::Memory, ctx.suite.name);
-        if (!key) return std::unexpected(key.error());
-        auto mb = load_baseline_file(store, *key);
-        if (!mb) return std::unexpected(mb.error());
-        ctx.memory_baselines = std::move(*mb);
-    }
+    if (wants(ctx.checks, CheckName::Memory)) return baselines(ctx.memory_baselines, CheckName::Memory, "");
     return {};
 }
 

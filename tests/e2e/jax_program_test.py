@@ -10,41 +10,24 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ARGS, attngate, main, read_json  # noqa: E402
+from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json  # noqa: E402
 
 PALLAS = {"pallas-flash", "pallas-splash", "pallas-paged"}
 XLA = {"jax-xla", "xla-paged"}
 
 
-def venv_python(line):
-    return os.path.join(ARGS.source_dir, ".venv", f"jax-{line}", "bin", "python")
-
-
 def adapter(line):
-    return f"{venv_python(line)} {os.path.join(ARGS.source_dir, 'kernels', 'jax', 'adapter.py')} --interpret tpu"
+    return f"{jax_venv_python(line)} {os.path.join(ARGS.source_dir, 'kernels', 'jax', 'adapter.py')} --interpret tpu"
 
 
 def program_checks(results):
     return {(e["case"], e["kernel"]): c for e in results["results"] for c in e["checks"] if c["check"] == "program"}
 
 
-class JaxProgramTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="attngate-program-")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
-    def path(self, *names):
-        return os.path.join(self.dir, *names)
-
+class JaxProgramTest(TempDirTest):
     def run_smoke(self, out, *extra):
         t0 = time.monotonic()
         r = attngate("run", "--suite", "jax-smoke", "--adapter", adapter("new"), "--checks", "golden", "--progress-every", "0",
@@ -160,7 +143,7 @@ class JaxProgramTest(unittest.TestCase):
 
 if __name__ == "__main__":
     ARGS.source_dir = sys.argv[sys.argv.index("--source-dir") + 1]
-    if not (os.path.exists(venv_python("new")) and os.path.exists(venv_python("old"))):
+    if not (os.path.exists(jax_venv_python("new")) and os.path.exists(jax_venv_python("old"))):
         print("SKIPPED: .venv/jax-new or .venv/jax-old is missing; bash ci/install-deps.sh creates them")
         sys.exit(77)
     main()
