@@ -41,10 +41,11 @@ class JaxProgramTest(TempDirTest):
         _, first = self.run_smoke(out)
         checks = program_checks(first)
         lowered = {k for (_, k), c in checks.items() if c["verdict"] == "pass"}
-        self.assertTrue((PALLAS | XLA) <= lowered, f"kernels with a program: {sorted(lowered)}")
+        self.assertTrue((PALLAS | XLA) - {"pallas-paged"} <= lowered, f"kernels with a program: {sorted(lowered)}")
         for (case, kernel), c in checks.items():
-            if c["verdict"] != "pass":
-                self.assertEqual(c["verdict"], "skip", (case, kernel, c))
+            if c["verdict"] != "pass":  # pallas-paged's blocks do not lower for v6e at head_dim 64/32: a skip naming Mosaic's error
+                self.assertEqual((kernel, c["verdict"]), ("pallas-paged", "skip"), (case, c))
+                self.assertRegex(c["reason"], r"does not lower for TPU v6e: .*block shape")
                 continue
             m = c["metrics"]
             self.assertEqual(m["target"], "v6e")
@@ -87,10 +88,12 @@ class JaxProgramTest(TempDirTest):
 
     def test_interpreter_checks_fail_the_racy_and_out_of_bounds_kernels_while_flash_and_paged_pass(self):
         out = self.path("contract", "results.json")
-        command = adapter("new") + " --interpret-checks --kernels contract_breakers:make"
+        # jax-smoke names the adapter's own kernels: the test kernels come from a second adapter and join every case.
+        command = adapter("new") + " --interpret-checks"
         env = dict(os.environ, PYTHONPATH=os.path.join(ARGS.source_dir, "tests", "e2e", "jax_kernels"))
         t0 = time.monotonic()
-        r = attngate("run", "--suite", "jax-smoke", "--adapter", command, "--checks", "golden", "--progress-every", "0",
+        r = attngate("run", "--suite", "jax-smoke", "--adapter", command, "--adapter",
+                     command + " --no-builtins --kernels contract_breakers:make", "--checks", "golden", "--progress-every", "0",
                      "--case", "mha_s128_f32", "--case", "causal_s512_f32", "--case", "paged_decode_ragged_kv_bf16",
                      "--kernel", "pallas-flash", "--kernel", "pallas-splash", "--kernel", "pallas-paged",
                      "--kernel", "racy-pallas", "--kernel", "oob-pallas", "--out", out, cwd=ARGS.source_dir, env=env, timeout=900)
@@ -106,18 +109,24 @@ class JaxProgramTest(TempDirTest):
         for key in (("mha_s128_f32", "pallas-flash"), ("causal_s512_f32", "pallas-flash"), ("paged_decode_ragged_kv_bf16", "pallas-paged")):
             self.assertEqual(contract[key]["verdict"], "pass", (key, contract[key]["reason"]))
             self.assertIn("no race on 2 simulated cores", contract[key]["reason"])
-        # Found here (jax 0.10.2): splash races on an output block between the two simulated
-        # cores; reported as the contract failure it is, not passed over (docs/tpu-program.md).
+        # Found here (jax 0.10.2): with 2 heads splash races on an output block between the two
+        # simulated cores (with 1 head it passes); reported as the contract failure it is (docs/tpu-program.md).
         splash = contract[("mha_s128_f32", "pallas-splash")]
         self.assertEqual(splash["verdict"], "fail", splash)
         self.assertIn("data race", splash["reason"])
+        self.assertEqual(contract[("causal_s512_f32", "pallas-splash")]["verdict"], "pass")
 
     def test_ab_across_the_two_releases_names_the_kernels_whose_programs_changed(self):
         out = self.path("ab", "results.json")
         html = self.path("ab", "report.html")
         t0 = time.monotonic()
+        # Five cases keep it short (the whole suite took 13 min here: 59 of 71 programs changed).
+        cases = [a for c in ("mha_s128_f32", "causal_s512_f32", "segments_causal_s256_f32", "window_bidir_s256_f32",
+                             "paged_decode_ragged_kv_bf16") for a in ("--case", c)]
         r = attngate("ab", "--suite", "jax-smoke", "--a-adapter", adapter("old"), "--b-adapter", adapter("new"), "--rounds", "2",
-                     "--min-time", "0.001", "--out", out, "--html", html, cwd=ARGS.source_dir, timeout=1200)
+                     "--min-time", "0.001", *cases, "--out", out, "--html", html, cwd=ARGS.source_dir, timeout=1200)
+        shutil.copy(html, os.path.join(ARGS.source_dir, "build", "artifacts", "ab-programs.html")) if os.path.isdir(
+            os.path.join(ARGS.source_dir, "build", "artifacts")) else None
         print(f"ab jax-old -> jax-new: {time.monotonic() - t0:.1f} s", file=sys.stderr)
         self.assertIn(r.returncode, (0, 1), r.stdout[-3000:] + r.stderr[-3000:])
         checks = program_checks(read_json(out))
