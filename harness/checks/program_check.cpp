@@ -113,32 +113,39 @@ CheckResult program_check(const ProgramObservation &now, const std::optional<Pro
         return CheckResult(std::move(m), Verdict::Pass, no_reference_why);
     }
     m.against = ref->against;
-    std::map<std::string, std::string> before;
-    for (size_t i = 0; i < ref->labels.size(); ++i) before[ref->labels[i]] = ref->sha256[i];
+    // Parts pair by label, else in order within their kind: jax 0.7 names every Mosaic body
+    // "main", 0.10 by its kernel, and a rename alone is no reason to show the whole body.
+    std::vector<std::pair<std::string, std::string>> before;  // (label, sha) not yet paired
+    for (size_t i = 0; i < ref->labels.size(); ++i) before.emplace_back(ref->labels[i], ref->sha256[i]);
+    const auto take = [&](const ProgramPart &p) -> std::optional<std::pair<std::string, std::string>> {
+        auto it = std::find_if(before.begin(), before.end(), [&](const auto &b) { return b.first == p.label(); });
+        if (it == before.end())
+            it = std::find_if(before.begin(), before.end(), [&](const auto &b) { return b.first.starts_with(p.kind); });
+        if (it == before.end()) return std::nullopt;
+        auto out = *it;
+        before.erase(it);
+        return out;
+    };
     std::vector<std::string> changed;
     std::string diff;
     int64_t added = 0, removed = 0;
-    for (const auto &p : now.parts) {
-        const auto it = before.find(p.label());
-        const std::string old_sha = it == before.end() ? "" : it->second;
-        if (it != before.end()) before.erase(it);
-        if (old_sha == p.sha256) continue;
-        changed.push_back(p.label());
-        const auto old_text = old_sha.empty() ? std::optional<std::string>("") : (ref->text_of ? ref->text_of(old_sha) : std::nullopt);
-        if (!old_text) {
-            diff += fmt::format("--- {0} (before: {1}, text not kept)\n+++ {0} (after)\n", p.label(), old_sha);
-            continue;
-        }
-        const TextDiff d = unified_diff(*old_text, p.text, p.label());
+    const auto show = [&](const std::string &label, const std::optional<std::string> &old_text, const std::string &new_text) {
+        const TextDiff d = unified_diff(old_text.value_or(""), new_text, label);
         added += d.added, removed += d.removed;
         diff += d.unified;
+    };
+    for (const auto &p : now.parts) {
+        const auto old = take(p);
+        if (old && old->second == p.sha256) continue;
+        const std::string label = old && old->first != p.label() ? old->first + " -> " + p.label() : p.label();
+        changed.push_back(label);
+        const auto old_text = !old ? std::optional<std::string>("") : ref->text_of ? ref->text_of(old->second) : std::nullopt;
+        if (!old_text) diff += fmt::format("--- {0} (before: {1}, text not kept)\n+++ {0} (after)\n", label, old->second);
+        else show(label, old_text, p.text);
     }
     for (const auto &[label, sha] : before) {  // parts that are gone
         changed.push_back(label);
-        const auto old_text = ref->text_of ? ref->text_of(sha) : std::nullopt;
-        const TextDiff d = unified_diff(old_text.value_or(""), "", label);
-        added += d.added, removed += d.removed;
-        diff += d.unified;
+        show(label, ref->text_of ? ref->text_of(sha) : std::nullopt, "");
     }
     if (changed.empty()) {
         m.status = ProgramStatus::Identical;

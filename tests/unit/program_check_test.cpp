@@ -56,3 +56,14 @@ TEST_CASE("program_check: identical, changed (a pass unless stable is asked for)
     CHECK(program_check(after, ref, true, "").verdict == Verdict::Fail);
     CHECK(program_check(after, std::nullopt, false, "no baseline").as<ProgramMetrics>().status == ProgramStatus::NoReference);
 }
+
+TEST_CASE("program_check pairs a renamed Mosaic body with the old one (jax 0.7 calls every body main)") {
+    const ProgramObservation now = program("x\ny\nz\n");
+    ProgramReference ref{"side A", {"mosaic main", "stablehlo"}, {"sha-x\ny\nz\n", "sha-hlo"}, {}};
+    CHECK(program_check(now, ref, false, "").as<ProgramMetrics>().status == ProgramStatus::Identical);
+    ref.sha256[0] = "sha-old";
+    ref.text_of = [](const std::string &) -> std::optional<std::string> { return std::string("x\nw\nz\n"); };
+    const CheckResult changed = program_check(now, ref, false, "");
+    CHECK(*changed.as<ProgramMetrics>().changed_parts == std::vector<std::string>{"mosaic main -> mosaic k"});
+    CHECK(*changed.as<ProgramMetrics>().lines_added == 1);
+}
