@@ -21,6 +21,7 @@
 #include "perf_table.hpp"
 #include "report/console.hpp"
 #include "results/fingerprint.hpp"
+#include "report/summary.hpp"
 #include "report_options.hpp"
 #include "run/ab.hpp"
 #include "run/run.hpp"
@@ -228,6 +229,7 @@ int ab(AbArgs a, const Console &console) {
     const std::vector<PerfRow> rows = perf_rows(*results);
     if (!rows.empty()) console.say("{}", perf_table(rows));
     console.say("{}", numerics_table(results->results));
+    if (const std::string programs = program_changed_said(*results); !programs.empty()) console.say("{}\n", programs);
     if (auto w = save_results(*results, a.out); !w) return report_error(w.error());
     if (auto w = write_reports(*results, ReportContext{}, a.reports); !w) return report_error(w.error());
     if (!results->baseline_fingerprint.empty() && !results->fingerprint.empty())

@@ -31,7 +31,7 @@ Result<std::vector<const BaselineKind *>> kinds_to_review(const BaselineUpdateAr
     std::vector<const BaselineKind *> kinds;
     for (const auto &check : a.checks) {
         const BaselineKind *k = find_baseline_kind(check);
-        if (!k) return fail(ErrorKind::Usage, "--checks {}: no baselines for that check (have: memory, perf, compile, numerics, instructions)", check);
+        if (!k) return fail(ErrorKind::Usage, "--checks {}: no baselines for that check (have: memory, perf, compile, numerics, instructions, program)", check);
         kinds.push_back(k);
     }
     const auto ran = [&](CheckName check) {  // some case x kernel carries this check
@@ -69,6 +69,38 @@ int add_to_windows(const RunResults &results, const std::vector<UpdateRow> &acce
     return kExitPass;
 }
 
+/// The accepted program baselines' texts, from programs/ beside the results into the store
+/// (programs/<sha>.mlir, once per content); a text already stored is not written again.
+int store_program_texts(const BaselineUpdateArgs &a, const std::vector<UpdateRow> &accepted, Store &store, const Console &console) {
+    const auto dir = std::filesystem::absolute(a.results_path).parent_path() / "programs";
+    size_t written = 0;
+    for (const auto &row : accepted) {
+        const auto *kept = row.values ? std::get_if<ProgramBaseline>(&*row.values) : nullptr;
+        if (!kept || !kept->part_sha256) continue;
+        for (const auto &sha : *kept->part_sha256) {
+            auto key = program_text_key(sha);
+            if (!key) return report_error(key.error());
+            auto have = store.get(*key);
+            if (!have) return report_error(have.error());
+            if (*have) continue;
+            auto text = read_file(dir / (sha + ".mlir"));
+            if (!text) return report_error(text.error());
+            if (auto w = store.put(*key, *text, {}); !w) return report_error(w.error());
+            ++written;
+        }
+    }
+    console.say("programs: stored {} new program text(s) under {}\n", written, store.where("programs/"));
+    return kExitPass;
+}
+
+/// The diffs of the changed programs, so that a reviewer sees what they accept.
+void print_program_diffs(const RunResults &results, const Console &console) {
+    for (const auto &r : results.results)
+        for (const auto &c : r.checks)
+            if (const auto *m = c.get<ProgramMetrics>(); m && m->diff && !m->diff->empty())
+                console.say("\n{}/{}: {}\n{}", r.case_id, r.kernel, c.reason, *m->diff);
+}
+
 /// Reviews and writes one check's baselines; sets `stop` when the review ended the update.
 int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const BaselineKind &kind, Store &store, const Console &console,
                 bool &stop) {
@@ -84,6 +116,7 @@ int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const Ba
     if (!existing) return report_error(existing.error());
     const BaselineFile file = existing->value_or(BaselineFile{kind.check, results.suite, kind.per_machine ? machine : "", {}, ""});
     const auto rows = plan_update(results, kind, *existing ? &**existing : nullptr, a.only);
+    if (kind.check == CheckName::Program) print_program_diffs(results, console);
     print_review_table(kind.name(), rows, a.all, console);
     const Review decided = review(rows, a.all, a.yes, a.force, console);
     stop = decided.quit || decided.closed;
@@ -104,6 +137,7 @@ int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const Ba
     console.say("{}wrote {} {} baseline(s) to {}{}\n", decided.quit ? "quit: " : "", decided.accepted.size(), kind.name(), store.where(*key),
                 decided.quit ? fmt::format("; {} row(s) not reviewed", decided.unanswered) : "");
     if (kind.check == CheckName::Perf) return add_to_windows(results, decided.accepted, store, console);
+    if (kind.check == CheckName::Program) return store_program_texts(a, decided.accepted, store, console);
     return kExitPass;
 }
 

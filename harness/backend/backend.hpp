@@ -42,6 +42,8 @@ struct ObserveRequest {
     /// guards), so that the declaration itself is checked; a refusal of the kernel's own
     /// comes back as Observation::unsupported.
     bool conformance = false;
+    /// Also lower the kernel for the TPU (a host that cannot leaves Observation::program empty).
+    bool program = false;
 };
 
 struct TimingRequest {

@@ -60,6 +60,24 @@ struct UnreadableReads {
     int64_t first_past_kv_len = -1, first_outside_table = -1;  ///< their first output element
 };
 
+/// One part of a kernel's TPU program: a Mosaic body or the StableHLO around them.
+struct ProgramPart {
+    std::string kind;  ///< "mosaic" or "stablehlo"
+    std::string name;  ///< the Mosaic function, or "stablehlo"
+    std::string sha256;
+    int64_t lines = 0;
+    std::string text;  ///< MLIR text without locations
+    std::string label() const { return kind == name ? kind : kind + " " + name; }
+};
+
+/// The program the kernel would run on the TPU, lowered by its host without running it.
+struct ProgramObservation {
+    std::string target;       ///< the TPU generation lowered for
+    std::string unavailable;  ///< non-empty: no program, and why (no endpoint, does not lower)
+    std::vector<ProgramPart> parts;
+    double seconds = 0.0;
+};
+
 struct Observation {
     std::vector<float> output;  ///< [B, Sq, Hq, Dv]
     int kernel_rc = 0;          ///< non-zero: the kernel reported an error
@@ -79,6 +97,7 @@ struct Observation {
     std::optional<Nondeterminism> nondeterminism;
     /// Paged cases in process, when the output held a NaN: which unreadable slots it came from.
     std::optional<UnreadableReads> unreadable;
+    std::optional<ProgramObservation> program;  ///< asked for (ObserveRequest::program) and the host can lower
 };
 
 }  // namespace attngate

@@ -35,24 +35,7 @@ struct Answer {
     std::string message() const { return transport ? transport->message : protocol_error; }
 };
 
-CrashInfo protocol_crash(const std::string &message, double seconds) {
-    CrashInfo c;
-    c.kind = "lost";
-    c.message = message;
-    c.seconds = seconds;
-    return c;
-}
-
 std::string support_key(const Invocation &inv) { return inv.kernel->kernel + "\n" + inv.spec->id + "\n" + inv.kernel->label(); }
-
-/// A bearer token from the environment goes into a header line: a line break would add headers.
-Result<std::string> token_from_env(const std::string &name) {
-    const char *t = std::getenv(name.c_str());
-    if (!t) return std::string();
-    if (!http_header_safe(t))
-        return fail(ErrorKind::Usage, "${}: holds a line break (CR or LF); a bearer token is one line, refused rather than sent", name);
-    return std::string(t);
-}
 
 }  // namespace
 
@@ -313,9 +296,12 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
         return o;
     }
     if (!run.protocol_error.empty()) return outside(run.protocol_error);
+    if (auto contract = decode_contract(run.body); !contract) return outside("POST /v1/run: " + contract.error());
+    else if (*contract) o.contract_watched = true, o.contract_violations = std::move(**contract);
     if (const auto declined = decode_declined(run.body)) {
         if (!declined->unsupported.empty()) o.unsupported = declined->unsupported;
         else o.kernel_rc = 1, o.kernel_error = declined->error;
+        if (req.program && declined->unsupported.empty()) o.program = observe_program(inv, call);  // it may still lower
         return o;
     }
     auto times = decode_run(run.body);
@@ -332,8 +318,17 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     auto output = decode_output(*bytes, "GET /v1/tensors/" + out_name, protocol_output_shape(*inv.spec));
     if (!output) return outside(output.error());
     o.output = std::move(*output);
+    if (req.program) o.program = observe_program(inv, call);
     if (req.memory) observe_memory(inv, req, call, o, t0);
     return o;
+}
+
+/// The kernel lowered for the TPU (POST /v1/program), or why there is none (program_from_answer).
+ProgramObservation RemoteBackend::observe_program(const Invocation &inv, Call &call) {
+    const json::value body = call_request(inv, uploaded_names_, {});
+    const Answer a = call.json("POST", "/v1/program", &body);
+    if (a.transport) return ProgramObservation{"", "POST /v1/program: " + lost(*a.transport, 0.0, call.deadline).describe(), {}, 0.0};
+    return program_from_answer(a.protocol_error, a.body, adapter_);
 }
 
 std::vector<TimingOutcome> RemoteBackend::time(const std::vector<Invocation> &invs, const TimingRequest &req) {

@@ -61,6 +61,7 @@ private:
     std::optional<CrashInfo> upload_inputs(const Invocation &inv, Call &call);
     void observe_memory(const Invocation &inv, const ObserveRequest &req, Call &call, Observation &o,
                         std::chrono::steady_clock::time_point t0);
+    ProgramObservation observe_program(const Invocation &inv, Call &call);
     /// A request that got no answer as the case's CrashInfo; a started adapter is restarted.
     CrashInfo lost(const HttpFailure &f, double seconds, const std::optional<Deadline> &deadline);
 

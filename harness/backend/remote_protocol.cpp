@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "io/files.hpp"
+#include "io/http_client.hpp"
 #include "io/json_io.hpp"
 #include "plan/inputs.hpp"
 #include "plan/paged.hpp"
@@ -282,6 +285,75 @@ Decoded<std::vector<float>> decode_output(std::string_view bytes, const std::str
                                            fmt::join(shape, ", ")));
     const auto values = npy->as<float>();
     return std::vector<float>(values.begin(), values.end());
+}
+
+Decoded<std::optional<std::vector<std::string>>> decode_contract(const json::object &body) {
+    const auto *c = body.if_contains("contract");
+    if (!c || c->is_null()) return std::optional<std::vector<std::string>>();
+    const auto *v = c->is_object() ? c->get_object().if_contains("violations") : nullptr;
+    if (!v || !v->is_array()) return std::unexpected("$.contract.violations: expected an array of strings");
+    std::vector<std::string> out;
+    for (const auto &x : v->get_array()) {
+        if (!x.is_string()) return std::unexpected("$.contract.violations: expected an array of strings");
+        out.emplace_back(x.get_string());
+    }
+    return std::optional(std::move(out));
+}
+
+Result<std::string> token_from_env(const std::string &name) {
+    const char *t = std::getenv(name.c_str());
+    if (!t) return std::string();
+    if (!http_header_safe(t))
+        return fail(ErrorKind::Usage, "${}: holds a line break (CR or LF); a bearer token is one line, refused rather than sent", name);
+    return std::string(t);
+}
+
+CrashInfo protocol_crash(const std::string &message, double seconds) {
+    CrashInfo c;
+    c.kind = "lost";
+    c.message = message;
+    c.seconds = seconds;
+    return c;
+}
+
+ProgramObservation program_from_answer(const std::string &protocol_error, const json::object &body, const std::string &adapter) {
+    ProgramObservation p;
+    if (!protocol_error.empty()) {
+        p.unavailable = protocol_error.find(": HTTP 404") != std::string::npos
+                            ? fmt::format("adapter {} has no POST /v1/program: it cannot lower kernels for the TPU", adapter)
+                            : "POST /v1/program: " + protocol_error;
+    } else if (const auto declined = decode_declined(body)) {
+        p.unavailable = declined->error.empty() ? declined->unsupported : declined->error;
+    } else if (auto decoded = decode_program(body)) {
+        p = std::move(*decoded);
+    } else {
+        p.unavailable = "adapter answered outside the protocol: POST /v1/program: " + decoded.error();
+    }
+    return p;
+}
+
+Decoded<ProgramObservation> decode_program(const json::object &body) {
+    ProgramObservation p;
+    p.target = string_at(body, "target");
+    auto secs = seconds_at(body, "seconds");
+    if (!secs) return std::unexpected(secs.error());
+    p.seconds = secs->value_or(0.0);
+    const auto *parts = body.if_contains("parts");
+    if (!parts || !parts->is_array() || parts->get_array().empty())
+        return std::unexpected("$.parts: expected a non-empty array of program parts");
+    for (size_t i = 0; i < parts->get_array().size(); ++i) {
+        const auto &v = parts->get_array()[i];
+        if (!v.is_object()) return std::unexpected(fmt::format("$.parts[{}]: expected an object", i));
+        const auto &o = v.get_object();
+        ProgramPart part{string_at(o, "kind"), string_at(o, "name"), string_at(o, "sha256"), 0, string_at(o, "text")};
+        if (part.kind != "mosaic" && part.kind != "stablehlo")
+            return std::unexpected(fmt::format("$.parts[{}].kind: expected \"mosaic\" or \"stablehlo\", got \"{}\"", i, part.kind));
+        if (part.sha256 != sha256_hex(part.text))
+            return std::unexpected(fmt::format("$.parts[{}].sha256: \"{}\" is not the sha256 of its text", i, part.sha256));
+        part.lines = static_cast<int64_t>(std::count(part.text.begin(), part.text.end(), '\n')) + 1;
+        p.parts.push_back(std::move(part));
+    }
+    return p;
 }
 
 Decoded<std::string> decode_profile(const json::object &body) {

@@ -86,5 +86,18 @@ Decoded<TimeAnswer> decode_time(const boost::json::object &body);
 Decoded<std::vector<float>> decode_output(std::string_view npy, const std::string &what, const std::vector<int64_t> &shape);
 /// POST /v1/profile (ok: true): the archive's name, a plain file name.
 Decoded<std::string> decode_profile(const boost::json::object &body);
+/// The TPU interpreter's contract checks an adapter ran beside POST /v1/run ("contract":
+/// {"violations": [...]}), answered or declined; nullopt when it ran none.
+Decoded<std::optional<std::vector<std::string>>> decode_contract(const boost::json::object &body);
+/// The bearer token in environment variable `name` ("" when unset); a line break, which would
+/// add header lines, is refused.
+Result<std::string> token_from_env(const std::string &name);
+/// A "lost" CrashInfo for an answer outside the protocol.
+CrashInfo protocol_crash(const std::string &message, double seconds);
+/// What POST /v1/program answered (protocol_error: the HTTP failure, if any): the program, or
+/// why there is none: no such endpoint (HTTP 404), a kernel that does not lower, a bad answer.
+ProgramObservation program_from_answer(const std::string &protocol_error, const boost::json::object &body, const std::string &adapter);
+/// POST /v1/program (ok: true): the target and each part, its hash checked against its text.
+Decoded<ProgramObservation> decode_program(const boost::json::object &body);
 
 }  // namespace attngate

@@ -259,6 +259,7 @@ Result<Suite> parse_suite(std::string_view text, const std::filesystem::path &pa
     if (r.ok() && !(s.timeout_s > 0 && std::isfinite(s.timeout_s))) r.fail_at("timeout_s", "expected a finite number of seconds > 0");
     s.bitwise_stable = r.boolean("bitwise_stable", false);
     s.deterministic = r.boolean("deterministic", false);
+    s.program_stable = r.boolean("program_stable", false);
     s.retention_limit_kb = r.integer("retention_limit_kb", 1024, 0, int64_t{1} << 40);
     s.threads = static_cast<int>(r.integer("threads", 2, 0, 1024));
     s.peak_growth_pct = r.number("peak_growth_pct", 10.0);

@@ -107,6 +107,7 @@ struct Suite {
     double peak_growth_pct = 10.0;  ///< memory gate: allowed peak growth against baseline
     bool bitwise_stable = false;    ///< numerics: any bit that moves against the reference fails
     bool deterministic = false;     ///< numerics: outputs that differ between calls or processes fail
+    bool program_stable = false;    ///< program: a TPU program that changed against its reference fails
     int64_t retention_limit_kb = 1024;  ///< memory: ABI bytes a kernel may keep from its first call on
     /// num_threads every kernel's init gets. Fixed (not the machine's core count) so that a
     /// threaded kernel's peak memory and outputs compare across machines; 0: every CPU.

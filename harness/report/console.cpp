@@ -62,7 +62,8 @@ std::string console_summary(const RunResults &r, const std::string &results_path
                                              : "drift found";
     std::string gated;
     for (const auto &said : gating_said(r)) gated += "; " + terminal_text(said);
-    const std::string moved = numerics_changed_said(r);
+    std::string moved = numerics_changed_said(r);
+    if (const std::string programs = program_changed_said(r); !programs.empty()) moved += (moved.empty() ? "" : "\n") + programs;
     return fmt::format("\n{}{}{}: {} — {} passed, {} failed, {} errors, {} skipped{} (suite {}, results in {})\n", grouped_failures(r),
                        moved.empty() ? "" : terminal_text(moved) + "\n",
                        failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, gated,

@@ -133,6 +133,7 @@ std::string html_serialize(const RunResults &r, const ReportContext &ctx) {
     s += html_failure_groups(r);
     s += html_matrix(r);
     s += fingerprint_section(r, ctx);
+    s += html_programs(r);
     s += trends_section(ctx);
     s += workloads_section(r);
     s += results_table();

@@ -24,6 +24,9 @@ std::string html_matrix(const RunResults &r);
 
 /// The failures grouped by cause (failure_groups), each expandable to its rows.
 std::string html_failure_groups(const RunResults &r);
+/// The rows whose TPU program changed (against the baseline or side A): each with its
+/// changed parts, line counts and unified diff, collapsed (html_programs.cpp); "" when none.
+std::string html_programs(const RunResults &r);
 
 /// Every row's details as one JSON block (<script type="application/json" id="row-data">),
 /// from which the script makes the results table, the per case x kernel sections and the

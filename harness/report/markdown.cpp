@@ -46,6 +46,7 @@ std::string header(const RunResults &r) {
         s += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(enum_name(c.check)), c.pass, c.fail, c.error, c.skip);
     for (const auto &said : gating_said(r)) s += "\n**" + markdown_cell(said) + "**\n";
     if (const std::string moved = numerics_changed_said(r); !moved.empty()) s += "\n" + markdown_cell(moved) + "\n";
+    if (const std::string programs = program_changed_said(r); !programs.empty()) s += "\n" + markdown_cell(programs) + "\n";
     return s + "\n";
 }
 

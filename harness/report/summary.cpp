@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <type_traits>
 
 namespace attngate {
@@ -167,6 +168,29 @@ std::string numerics_changed_said(const RunResults &r) {
     for (size_t i = 0; i < moved.size() && i < 3; ++i) named += (i ? "; " : "") + moved[i];
     return fmt::format("numerics: bits changed on {} row(s) without failing: {}{}", moved.size(), named,
                        moved.size() > 3 ? fmt::format("; and {} more", moved.size() - 3) : "");
+}
+
+std::string program_changed_said(const RunResults &r) {
+    struct Count { size_t changed = 0, compared = 0; int64_t added = 0, removed = 0; };
+    std::map<std::string, Count> kernels;  // per kernel: rows changed of rows compared, lines
+    size_t rows = 0;
+    bool failing = false;
+    for (const auto &row : r.results)
+        for (const auto &k : row.checks) {
+            const ProgramMetrics *m = k.get<ProgramMetrics>();
+            if (!m || !m->status || m->status == ProgramStatus::NoReference) continue;
+            Count &c = kernels[row.kernel];
+            ++c.compared;
+            if (m->status != ProgramStatus::Changed) continue;
+            ++c.changed, ++rows;
+            c.added += m->lines_added.value_or(0), c.removed += m->lines_removed.value_or(0);
+            failing = failing || k.verdict == Verdict::Fail;
+        }
+    if (rows == 0) return "";
+    std::string named;
+    for (const auto &[kernel, c] : kernels)
+        if (c.changed) named += fmt::format("{}{} {} of {} cases (+{} -{} lines)", named.empty() ? "" : "; ", kernel, c.changed, c.compared, c.added, c.removed);
+    return fmt::format("program: the TPU program changed on {} row(s){}: {}", rows, failing ? "" : " without failing", named);
 }
 
 std::vector<std::string> gating_said(const RunResults &r) {

@@ -57,6 +57,8 @@ std::string coverage_said(const CheckCoverage &c);
 /// 1 row without failing: mha_f32 / flash (1 of 256 elements compared, max 1 ulp)"; the
 /// first three, then a count. "" when none moved.
 std::string numerics_changed_said(const RunResults &r);
+/// "program: the TPU program changed on N row(s) ...", naming the first rows; "" when none changed.
+std::string program_changed_said(const RunResults &r);
 
 /// Each gating check's coverage_said that is not empty, perf first: what the verdict line,
 /// the first screen and the Markdown say.

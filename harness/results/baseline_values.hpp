@@ -65,8 +65,19 @@ struct NumericsBaseline {
 };
 BOOST_DESCRIBE_STRUCT(NumericsBaseline, (), (sha256, elements, sample_bits))
 
+/// The accepted TPU program's hashes; its texts are in the store by hash (programs/<sha>.mlir).
+struct ProgramBaseline {
+    static constexpr CheckName kCheck = CheckName::Program;
+    std::optional<std::string> target;
+    std::optional<std::vector<std::string>> part_names, part_sha256;
+    std::optional<std::vector<int64_t>> part_lines;
+    std::optional<double> headline() const { return part_lines ? std::optional<double>(static_cast<double>(part_lines->size())) : std::nullopt; }
+    std::optional<bool> moved_from(const ProgramBaseline &stored) const { return part_sha256 != stored.part_sha256; }
+};
+BOOST_DESCRIBE_STRUCT(ProgramBaseline, (), (target, part_names, part_sha256, part_lines))
+
 /// A baseline entry's values; which alternative is the baseline file's check.
-using BaselineValues = std::variant<MemoryBaseline, PerfBaseline, CompileBaseline, InstructionsBaseline, NumericsBaseline>;
+using BaselineValues = std::variant<MemoryBaseline, PerfBaseline, CompileBaseline, InstructionsBaseline, NumericsBaseline, ProgramBaseline>;
 
 /// Empty values of the check's kind; nullopt for a check that keeps no baseline.
 inline std::optional<BaselineValues> empty_baseline_values(CheckName check) {

@@ -19,12 +19,12 @@
 namespace attngate {
 
 /// The checks, in the order of CheckMetrics' alternatives.
-enum class CheckName { Golden, Numerics, Contract, Memory, Perf, Compile, Cost, Instructions };
+enum class CheckName { Golden, Numerics, Contract, Memory, Perf, Compile, Cost, Instructions, Program };
 constexpr auto enum_names(CheckName) {
     using enum CheckName;
     return std::array{std::pair{Golden, "golden"}, std::pair{Numerics, "numerics"},         std::pair{Contract, "contract"},
                       std::pair{Memory, "memory"}, std::pair{Perf, "perf"},                 std::pair{Compile, "compile"},
-                      std::pair{Cost, "cost"},     std::pair{Instructions, "instructions"}};
+                      std::pair{Cost, "cost"},     std::pair{Instructions, "instructions"}, std::pair{Program, "program"}};
 }
 
 /// A perf or instruction-count check's state: the decision's, or why there was none.
@@ -64,6 +64,13 @@ constexpr auto enum_names(PerfMode) {
 enum class NumericsStatus { Identical, Changed, NoReference };
 constexpr auto enum_names(NumericsStatus) {
     using enum NumericsStatus;
+    return std::array{std::pair{Identical, "identical"}, std::pair{Changed, "changed"}, std::pair{NoReference, "no_reference"}};
+}
+
+/// The program check's state: the TPU program the same as the reference's, changed, or nothing to compare with.
+enum class ProgramStatus { Identical, Changed, NoReference };
+constexpr auto enum_names(ProgramStatus) {
+    using enum ProgramStatus;
     return std::array{std::pair{Identical, "identical"}, std::pair{Changed, "changed"}, std::pair{NoReference, "no_reference"}};
 }
 
@@ -236,5 +243,26 @@ struct InstructionsMetrics {
     std::optional<PerfCheckStatus> status;
 };
 BOOST_DESCRIBE_STRUCT(InstructionsMetrics, (), (mode, instructions, threshold_pct, machine_class, baseline_instructions, ratio, status))
+
+/// The program a kernel would run on the TPU (the adapter's POST /v1/program): one part per
+/// Mosaic body ("mosaic <function>") and one for the StableHLO around them ("stablehlo"),
+/// parallel lists; the texts themselves are kept beside the results by hash (programs/<sha>.mlir).
+struct ProgramMetrics {
+    static constexpr CheckName kCheck = CheckName::Program;
+    std::optional<std::string> target;  ///< the TPU generation lowered for
+    std::optional<std::vector<std::string>> part_names, part_sha256;
+    std::optional<std::vector<int64_t>> part_lines;
+    std::optional<double> lower_s;  ///< seconds the adapter took to lower and decode
+    // Against the reference (the program baseline, or side A).
+    std::optional<std::string> against;
+    std::optional<ProgramStatus> status;
+    std::optional<std::vector<std::string>> changed_parts;
+    std::optional<int64_t> lines_added, lines_removed;
+    std::optional<std::string> diff;  ///< unified diff of the changed parts, cut at kProgramDiffLines
+    std::optional<bool> stable_required;
+};
+BOOST_DESCRIBE_STRUCT(ProgramMetrics, (),
+                      (target, part_names, part_sha256, part_lines, lower_s, against, status, changed_parts, lines_added,
+                       lines_removed, diff, stable_required))
 
 }  // namespace attngate

@@ -36,7 +36,7 @@ inline bool is_failing(Verdict v) { return v == Verdict::Fail || v == Verdict::E
 
 /// Each check's numbers; the alternative held is the check (CheckName's order).
 using CheckMetrics = std::variant<GoldenMetrics, NumericsMetrics, ContractMetrics, MemoryMetrics, PerfMetrics, CompileMetrics,
-                                  CostMetrics, InstructionsMetrics>;
+                                  CostMetrics, InstructionsMetrics, ProgramMetrics>;
 
 /// Empty metrics of the check's kind.
 CheckMetrics empty_metrics(CheckName check);

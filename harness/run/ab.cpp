@@ -12,6 +12,8 @@
 #include "checks/compile_check.hpp"
 #include "checks/golden_check.hpp"
 #include "checks/numerics_check.hpp"
+#include "checks/program_check.hpp"
+#include "io/files.hpp"
 #include "checks/perf_check.hpp"
 #include "checks/throughput.hpp"
 #include "results/fingerprint.hpp"
@@ -181,11 +183,38 @@ public:
         apply_benjamini_hochberg(decisions_, policy.alpha);
     }
 
+    /// B's TPU program against A's, both sides' texts kept beside the results (programs/).
+    std::optional<CheckResult> program_check_of(const AbOutput *oa, const AbOutput &ob) const {
+        if (!ob.program) return std::nullopt;
+        for (const AbOutput *side : {oa, &ob})
+            if (side && side->program && !o_.profiles_dir.empty())
+                for (const auto &part : side->program->parts) {
+                    const auto path = o_.profiles_dir.parent_path() / "programs" / (part.sha256 + ".mlir");
+                    std::error_code ec;
+                    if (!std::filesystem::exists(path, ec)) (void)write_file_atomic(path, part.text);  // the check still stands without its file
+                }
+        std::optional<ProgramReference> ref;
+        if (oa && oa->program && oa->program->unavailable.empty()) {
+            ref = ProgramReference{"side A", {}, {}, {}};
+            for (const auto &p : oa->program->parts) ref->labels.push_back(p.label()), ref->sha256.push_back(p.sha256);
+            const ProgramObservation *a_program = &*oa->program;
+            ref->text_of = [a_program](const std::string &sha) -> std::optional<std::string> {
+                for (const auto &p : a_program->parts)
+                    if (p.sha256 == sha) return p.text;
+                return std::nullopt;
+            };
+        }
+        const std::string why = !oa || !oa->program ? "side A has no TPU program (its host cannot lower kernels)"
+                                                    : "side A's kernel did not lower: " + oa->program->unavailable;
+        return program_check(*ob.program, ref, suite_.program_stable, why);
+    }
+
     /// B's golden check, the numerics of B against A, and B's compile time against A's.
     void output_checks(CaseResult &r, const CaseSpec &c, const AbOutput *oa, const AbOutput &ob) const {
         std::optional<CheckResult> golden_b = golden_of(manifest_, suite_, o_, c, ob);
         const double tolerance = golden_b ? golden_b->as<GoldenMetrics>().tolerance.value_or(0.0) : 0.0;
         if (golden_b) r.checks.push_back(*golden_b);
+        if (auto p = program_check_of(oa, ob)) r.checks.push_back(std::move(*p));
         if (!oa || !oa->error.empty()) {
             r.checks.emplace_back(CheckName::Numerics, Verdict::Skip, oa ? "side A has no output: " + oa->error : "side A did not run this case");
             return;
@@ -249,7 +278,7 @@ RunResults ab_header(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &
     results.tool_version = tool_version();
     results.suite = suite.name;
     results.suite_file = suite.file.string();
-    results.checks = {CheckName::Perf, CheckName::Numerics, CheckName::Golden, CheckName::Compile};
+    results.checks = {CheckName::Perf, CheckName::Numerics, CheckName::Golden, CheckName::Compile, CheckName::Program};
     results.ab = json::object{{"a", a.describe()}, {"b", b.describe()}};
     results.host_name = host_name();
     for (auto [side, key, into] : {std::tuple{&a, "a", &results.baseline_fingerprint}, std::tuple{&b, "b", &results.fingerprint}}) {
@@ -307,6 +336,8 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
             const bool skipped = ob.error.starts_with("skipped: ");
             r.checks.push_back(skipped ? CheckResult(CheckName::Golden, Verdict::Skip, ob.error.substr(9))
                                        : CheckResult(CheckName::Golden, Verdict::Fail, "side B: " + ob.error));
+            const auto ia = out_a->find(label);
+            if (auto p = judge.program_check_of(ia == out_a->end() ? nullptr : &ia->second, ob)) r.checks.push_back(std::move(*p));
             continue;
         }
         r.compile_s = ob.compile_s;

@@ -295,6 +295,7 @@ public:
         std::map<AbLabel, AbOutput> out;
         ObserveRequest req;
         req.timeout_s = o.timeout_s;
+        req.program = true;
         for (const auto &[label, inv] : targets_) {
             Backend *b = backends_->host_of(inv.kernel->kernel);
             AbOutput a;
@@ -312,6 +313,7 @@ public:
             else if (obs.kernel_rc != 0) a.error = fmt::format("kernel returned error {}: {}", obs.kernel_rc, obs.kernel_error);
             else a.values = std::move(obs.output);
             a.compile_s = obs.compile_s;
+            a.program = std::move(obs.program);
             a.rounding = backends_->find(inv.kernel->kernel)->rounding;
             out[label] = std::move(a);
         }

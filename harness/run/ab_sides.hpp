@@ -29,6 +29,7 @@ struct AbOutput {
     std::optional<double> compile_s;
     DeclaredRounding rounding;  ///< what the kernel declares it rounds (the golden check allows for it)
     std::string error;  ///< non-empty: no output, and why
+    std::optional<ProgramObservation> program;  ///< the TPU program, where the side's host lowers it
 };
 
 struct AbRoundOptions {

@@ -20,6 +20,7 @@
 #include "results/results_writer.hpp"
 #include "run/baseline_fingerprint.hpp"
 #include "run/perf_phase.hpp"
+#include "run/run_programs.hpp"
 #include "run/sharding.hpp"
 #include "store/baseline_store.hpp"
 #include "store/baseline_update.hpp"
@@ -72,6 +73,7 @@ struct RunContext {
     const RunResults *previous = nullptr;
     std::optional<BaselineFile> memory_baselines;
     std::optional<BaselineFile> numerics_baselines;
+    std::optional<BaselineFile> program_baselines;
     std::optional<GoldenManifest> manifest;
     /// Why a planned case x kernel cannot run, decided before anything runs.
     std::map<std::pair<const CaseSpec *, const PlannedKernel *>, std::string> unsupported;
@@ -140,6 +142,14 @@ void add_determinism(CheckResult &numerics, const Observation &o, bool required)
     }
 }
 
+/// What an adapter kernel adds, even when its plain call failed: its TPU program, the interpreter's contract check.
+void add_adapter_rows(const RunContext &ctx, CaseResult &r, Observation &o, const CaseSpec &c, bool adapter) {
+    const BaselineFile *kept = ctx.program_baselines ? &*ctx.program_baselines : nullptr;
+    const ProgramContext pc{absolute_path(ctx.options.results_path).parent_path(), ctx.options.store, kept, ctx.previous, ctx.suite.program_stable};
+    if (o.program) r.checks.push_back(program_row_check(pc, c.id, r.kernel, *o.program));
+    if (o.contract_watched && adapter) r.checks.push_back(adapter_contract_check(o));
+}
+
 std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseSpec &c, const std::string &kernel) {
     const auto *kept = ctx.memory_baselines ? ctx.memory_baselines->values_of<MemoryBaseline>(c.id, kernel) : nullptr;
     return kept ? std::optional(*kept) : std::nullopt;
@@ -167,7 +177,9 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     req.memory_budget_bytes = ctx.suite.memory_budget_mb << 20;
     req.isolation = opt.isolation;
     req.timeout_s = opt.timeout_s.value_or(ctx.suite.timeout_s);
-    const Observation o = ctx.backends.host_of(k.spec.kernel)->observe(inv, req);
+    req.program = wants(ctx.checks, CheckName::Golden);
+    Observation o = ctx.backends.host_of(k.spec.kernel)->observe(inv, req);
+    const bool adapter = ctx.backends.host_of(k.spec.kernel)->name().starts_with("adapter");
     r.seconds = o.seconds;
     r.compile_s = o.compile_s;
     if (o.crash) {
@@ -184,6 +196,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     }
     if (o.kernel_rc != 0) {
         all_checks(r, ctx, Verdict::Error, fmt::format("kernel returned error {}: {}", o.kernel_rc, o.kernel_error));
+        add_adapter_rows(ctx, r, o, c, adapter);  // it may still lower; the interpreter may say why it failed
         return r;
     }
     r.output_sha256 = sha256_hex(std::string_view(reinterpret_cast<const char *>(o.output.data()), o.output.size() * sizeof(float)));
@@ -196,7 +209,8 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
         r.checks.push_back(numerics_with_reference(ctx, r, o, c, tolerance));
         add_determinism(r.checks.back(), o, c.deterministic.value_or(ctx.suite.deterministic));
     }
-    if (o.contract_watched) r.checks.push_back(contract_check(o.contract_violations, o.nondeterminism));
+    add_adapter_rows(ctx, r, o, c, adapter);
+    if (o.contract_watched && !adapter) r.checks.push_back(contract_check(o.contract_violations, o.nondeterminism));
     if (o.memory) {
         MemoryPolicy policy;
         policy.peak_growth_pct = ctx.suite.peak_growth_pct;
@@ -234,25 +248,24 @@ Result<void> decide_support(RunContext &ctx, const Plan &plan) {
 /// bad input, exit 2, never drift), and the numerics and memory baselines the checks read.
 Result<void> load_references(RunContext &ctx, const Plan &plan) {
     Store &store = *ctx.options.store;
+    const auto baselines = [&](std::optional<BaselineFile> &into, CheckName check, std::string_view machine) -> Result<void> {
+        auto key = baseline_key(check, ctx.suite.name, machine);
+        if (!key) return std::unexpected(key.error());
+        auto file = load_baseline_file(store, *key);
+        if (!file) return std::unexpected(file.error());
+        into = std::move(*file);
+        return {};
+    };
     if (wants(ctx.checks, CheckName::Golden)) {
         auto m = load_golden_manifest(ctx.suite, store);
         if (!m) return std::unexpected(m.error());
         for (const auto &pc : plan.cases)
             if (auto g = load_golden(ctx.suite, store, *m->find(pc.spec->id)); !g) return std::unexpected(g.error());
         ctx.manifest = std::move(*m);
-        auto key = baseline_key(CheckName::Numerics, ctx.suite.name, ctx.numerics);
-        if (!key) return std::unexpected(key.error());
-        auto nb = load_baseline_file(store, *key);
-        if (!nb) return std::unexpected(nb.error());
-        ctx.numerics_baselines = std::move(*nb);
+        if (auto b = baselines(ctx.numerics_baselines, CheckName::Numerics, ctx.numerics); !b) return b;
+        if (auto b = baselines(ctx.program_baselines, CheckName::Program, ""); !b) return b;
     }
-    if (wants(ctx.checks, CheckName::Memory)) {
-        auto key = baseline_key(CheckName::Memory, ctx.suite.name);
-        if (!key) return std::unexpected(key.error());
-        auto mb = load_baseline_file(store, *key);
-        if (!mb) return std::unexpected(mb.error());
-        ctx.memory_baselines = std::move(*mb);
-    }
+    if (wants(ctx.checks, CheckName::Memory)) return baselines(ctx.memory_baselines, CheckName::Memory, "");
     return {};
 }
 
@@ -351,7 +364,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (auto w = check_workload_kernel(options, *plan); !w) return std::unexpected(w.error());
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
-    RunContext ctx{suite, options, *checks, machine_class(options.machine, builtin_numerics_path()), numerics_class(), backends, nullptr, {}, {}, {}, {}};
+    RunContext ctx{suite, options, *checks, machine_class(options.machine, builtin_numerics_path()), numerics_class(), backends, nullptr, {}, {}, {}, {}, {}};
     json::object shard;
     if (options.shard) {
         auto s = shard_plan(*plan, suite, *options.shard, ShardUnit::Run, *options.store, ctx.machine, ctx.checks, suite.perf.alpha);

@@ -26,6 +26,8 @@ const std::vector<BaselineKind> &baseline_kinds() {
         // Output bits depend on the CPU's code paths (the built-ins dispatch on its flags,
         // XLA compiles for it): kept per machine class.
         {CheckName::Numerics, true},
+        // The TPU program depends on jax, jaxlib and the target chip, not on the runner.
+        {CheckName::Program, false},
     };
     return kinds;
 }

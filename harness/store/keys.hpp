@@ -2,6 +2,7 @@
 //   goldens/<suite>/manifest.json, goldens/<suite>/<case>.npy, goldens/<suite>/fingerprint.json
 //   <check>/<suite>.json                      memory (machine-independent)
 //   <check>/<machine class>/<suite>.json      perf, compile, numerics
+//   programs/<sha256>.mlir                    a TPU program's text, once per content (program baselines)
 //   pricing.json, workloads/<name>.json
 //   history/<suite>/<machine class>/<YYYY-MM>/<run id>.json, history/<suite>/fingerprints/<hash>.json
 //   results/<suite>/<machine class>/<YYYY-MM>/<run id>.json   (the whole results of a history record)
@@ -31,6 +32,13 @@ inline Result<std::string> baseline_key(CheckName check, std::string_view suite,
     const std::string file = std::string(suite) + ".json";
     if (machine_class.empty()) return make_key({enum_name(check), file}, "baseline of suite " + std::string(suite));
     return make_key({enum_name(check), key_component(machine_class), file}, "baseline of suite " + std::string(suite));
+}
+
+/// programs/<sha256>.mlir: a TPU program part's text, kept once by its hash.
+inline Result<std::string> program_text_key(std::string_view sha256) {
+    if (sha256.size() != 64 || sha256.find_first_not_of("0123456789abcdef") != std::string_view::npos)
+        return fail(ErrorKind::BadInput, "program text key: \"{}\" is not a sha256 in hex", sha256);
+    return "programs/" + std::string(sha256) + ".mlir";
 }
 
 /// <check>/ : every machine class's baselines of a check.

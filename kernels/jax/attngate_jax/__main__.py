@@ -31,6 +31,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help="how Pallas kernels run: auto (a real TPU if present, else TPU interpret mode "
                         "where this jax has it, else hlo), tpu (TPU interpret mode), hlo (the generic "
                         "Pallas interpreter), none (compiled for the device)")
+    p.add_argument("--tpu-target", default="v6e", choices=["v4", "v5e", "v5p", "v6e", "7x"],
+                   help="the TPU generation kernels are lowered for (POST /v1/program) when the backend "
+                        "is not a TPU (default v6e); recorded in the fingerprint")
+    p.add_argument("--interpret-checks", action="store_true",
+                   help="run each Pallas kernel once more per case in TPU interpret mode with race detection "
+                        "on 2 simulated cores, out-of-bounds reads raising and uninitialised memory as NaN; "
+                        "a race or out-of-bounds read is a contract failure (costs about one more call per case)")
     p.add_argument("--token-env", default="ATTNGATE_ADAPTER_TOKEN", metavar="NAME",
                    help="environment variable holding the bearer token; unset or empty: no authentication")
     p.add_argument("--max-body-mb", type=float, default=1024, metavar="N",
@@ -127,9 +134,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                             mode=mode)
     for failed in kernels.errors:
         print(f"attngate_jax: error: {failed.source}: {failed.error}", file=sys.stderr, flush=True)
+    from .program import register_target
+    target = register_target(args.tpu_target, jax.default_backend())
     store = Store()
-    engine = Engine(mode, store, kernels.kernels())
-    app = App(engine, store, kernels, fingerprint(mode.mode, kernels.packages()),
+    if args.interpret_checks:
+        from . import contract
+        why = contract.available() if mode.mode == "tpu" else "they need --interpret tpu"
+        if why is not None:
+            print(f"attngate_jax: error: --interpret-checks: {why}", file=sys.stderr)
+            return 2
+    engine = Engine(mode, store, kernels.kernels(), target, interpret_checks=args.interpret_checks)
+    app = App(engine, store, kernels, fingerprint(mode.mode, kernels.packages(), target),
               os.environ.get(args.token_env) or None, int(args.max_body_mb * 1024 * 1024), verbose=args.verbose)
     try:
         server = Server(args.address, app)

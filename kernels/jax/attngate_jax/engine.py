@@ -24,7 +24,7 @@ import jax
 import ml_dtypes
 import numpy as np
 
-from . import measure, paged
+from . import contract, measure, paged, program
 from .api import KernelAdapter, Tensors
 from .case import INT_ROLES, Case, CaseError, first_row_without_keys, nan_at_masked_key, parse_case
 from .modes import PallasMode
@@ -104,8 +104,12 @@ Body = Callable[[KernelAdapter, Case, tuple[Any, ...]], Reply]
 
 
 class Engine:
-    def __init__(self, mode: PallasMode, store: Store, kernels: Iterable[KernelAdapter]) -> None:
+    def __init__(self, mode: PallasMode, store: Store, kernels: Iterable[KernelAdapter],
+                 tpu_target: str = program.DEFAULT_TARGET, interpret_checks: bool = False) -> None:
         self.mode = mode
+        self.tpu_target = tpu_target
+        self.interpret_checks = interpret_checks
+        self._contract: dict[tuple[str, Case], dict[str, Any]] = {}
         self.store = store
         self.kernels = {k.name: k for k in kernels}
         self.lock = threading.Lock()
@@ -282,18 +286,30 @@ class Engine:
             raise BadRequest("output: expected a tensor name matching [A-Za-z0-9_.-]{1,128}")
 
         def body(kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> Reply:
-            seconds, out, compiled = self._call(kernel, case, args)
-            if compiled:
-                del out
-                seconds, out, _ = self._call(kernel, case, args)
+            checked = None  # before the plain call: an out-of-bounds read also fails that one
+            if self.interpret_checks and self.mode.mode == "tpu":
+                checked = self._interpret_checks(kernel, case, args)
+            try:
+                seconds, out, compiled = self._call(kernel, case, args)
+                if compiled:
+                    del out
+                    seconds, out, _ = self._call(kernel, case, args)
+            except Exception as e:
+                if not checked or not checked["violations"]:
+                    raise
+                self.mode.after_error()
+                return {**error_result(e), "contract": checked}
             result = np.ascontiguousarray(kernel.finish(case, out), dtype=np.float32)
             if result.shape != case.output_shape():
                 raise RuntimeError(f"{kernel.name} returned shape {list(result.shape)}, "
                                    f"expected {list(case.output_shape())}")
             self.store.put(out_name, result)
-            return {"ok": True, "output": {"name": out_name, "shape": list(result.shape), "dtype": "float32"},
-                    "compile_s": self._compile_s[(kernel.name, case)],
-                    "compile_cpu_s": self._compile_cpu_s[(kernel.name, case)], "run_s": seconds}
+            reply = {"ok": True, "output": {"name": out_name, "shape": list(result.shape), "dtype": "float32"},
+                     "compile_s": self._compile_s[(kernel.name, case)],
+                     "compile_cpu_s": self._compile_cpu_s[(kernel.name, case)], "run_s": seconds}
+            if checked is not None:
+                reply["contract"] = checked
+            return reply
         return self._guarded(req, body)
 
     def time(self, req: Request) -> Reply:
@@ -346,6 +362,28 @@ class Engine:
             return {"ok": True, "source": "device" if stats else "rss", **series,
                     "device_peak_bytes": stats.get("peak_bytes_in_use") if stats else None,
                     "peak_rss_bytes": peak_rss, "peak_rss_source": "VmHWM" if peak_reset else "samples"}
+        return self._guarded(req, body)
+
+    def _interpret_checks(self, kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> dict[str, Any] | None:
+        """contract.check once per kernel and case, for Pallas kernels only (None for others)."""
+        key = (kernel.name, case)
+        if key not in self._contract:
+            if not contract.uses_pallas(self._fn(kernel, case), args):
+                return None
+            self._contract[key] = contract.check(lambda: kernel.build(case, self.mode), args)
+        return self._contract[key]
+
+    def program(self, req: Request) -> Reply:
+        """The kernel lowered for the TPU (program.py): its Mosaic bodies and StableHLO, hashed."""
+        def body(kernel: KernelAdapter, case: Case, args: tuple[Any, ...]) -> Reply:
+            if self.mode.mode == "hlo" and contract.uses_pallas(self._fn(kernel, case), args):
+                return {"ok": False, "unsupported": "--interpret hlo replaces pallas_call with the generic "
+                                                    "interpreter, so nothing lowers for the TPU (use tpu or none)"}
+            try:
+                lowered = program.lower(self._fn(kernel, case), args)
+            except program.ProgramError as e:
+                return {"ok": False, "unsupported": f"does not lower for TPU {self.tpu_target}: {e}"}
+            return {"ok": True, "target": self.tpu_target, **lowered}
         return self._guarded(req, body)
 
     def profile(self, req: Request) -> Reply:

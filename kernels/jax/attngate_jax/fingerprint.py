@@ -16,7 +16,8 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def fingerprint(mode: str, kernel_packages: Mapping[str, str | None] | None = None) -> dict[str, Any]:
+def fingerprint(mode: str, kernel_packages: Mapping[str, str | None] | None = None,
+                tpu_target: str | None = None) -> dict[str, Any]:
     """`kernel_packages`: distribution -> version of the packages the served kernels ship
     in (a team's own kernel package, tokamax): a bump of one shows in "What changed"."""
     device = jax.devices()[0]
@@ -32,6 +33,7 @@ def fingerprint(mode: str, kernel_packages: Mapping[str, str | None] | None = No
         "device_kind": device.device_kind,
         "device_count": str(jax.device_count()),
         "interpret_mode": mode,
+        "tpu_target": tpu_target,
         "platform": platform.platform(),
         "kernel_packages": dict(kernel_packages or {}),
     }

@@ -219,7 +219,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return 200, {"ok": True}
             calls = {"supports": engine.supports, "run": engine.run, "time": engine.time,
-                     "memory": engine.memory, "profile": engine.profile}
+                     "memory": engine.memory, "profile": engine.profile,
+                     "program": engine.program}
             if method == "POST" and parts[1] in calls:
                 return 200, calls[parts[1]](self._json_body(body))
         if len(parts) == 3 and parts[1] in ("tensors", "files"):
