@@ -301,7 +301,8 @@ Observation RemoteBackend::observe(const Invocation &inv, const ObserveRequest &
     if (const auto declined = decode_declined(run.body)) {
         if (!declined->unsupported.empty()) o.unsupported = declined->unsupported;
         else o.kernel_rc = 1, o.kernel_error = declined->error;
-        if (req.program && declined->unsupported.empty()) o.program = observe_program(inv, call);  // it may still lower
+        // A kernel that failed, or cannot run here but lowers (a Mosaic kernel off a TPU), still has a program.
+        if (req.program && (declined->unsupported.empty() || declined->lowers)) o.program = observe_program(inv, call);
         return o;
     }
     auto times = decode_run(run.body);

@@ -229,6 +229,8 @@ std::optional<Declined> decode_declined(const json::object &body) {
     d.unsupported = string_at(body, "unsupported");
     if (d.unsupported.empty()) d.error = string_at(body, "error");
     if (d.unsupported.empty() && d.error.empty()) d.error = "the adapter answered ok: false without an error";
+    const auto *lowers = body.if_contains("lowers");
+    d.lowers = !d.unsupported.empty() && lowers && lowers->is_bool() && lowers->get_bool();
     return d;
 }
 

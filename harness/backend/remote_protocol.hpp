@@ -65,6 +65,7 @@ Decoded<std::string> decode_supports(const boost::json::object &body);
 struct Declined {
     std::string unsupported;  ///< non-empty: a skip with this reason
     std::string error;        ///< otherwise: the kernel's error
+    bool lowers = false;      ///< unsupported here, yet its TPU program lowers ("lowers": true): ask POST /v1/program
 };
 std::optional<Declined> decode_declined(const boost::json::object &body);
 

@@ -188,6 +188,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     }
     if (!o.unsupported.empty()) {
         all_checks(r, ctx, Verdict::Skip, "unsupported: " + o.unsupported);
+        add_adapter_rows(ctx, r, o, c, adapter);  // a kernel that cannot run here may still lower for the TPU
         return r;
     }
     if (!o.host_error.empty()) {  // the host failed the call: no output to judge, as for a crash

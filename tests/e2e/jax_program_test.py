@@ -42,10 +42,17 @@ class JaxProgramTest(TempDirTest):
         checks = program_checks(first)
         lowered = {k for (_, k), c in checks.items() if c["verdict"] == "pass"}
         self.assertTrue((PALLAS | XLA) - {"pallas-paged"} <= lowered, f"kernels with a program: {sorted(lowered)}")
+        # At head_dim 64 and 32 (jax-smoke's paged cases) neither paged Pallas kernel lowers for v6e:
+        # each is a skip naming the lowering's own failure (pallas-ragged-paged, which cannot run
+        # here at all, is still lowered: the failure is its program's, not the interpreter's).
+        not_lowering = {"pallas-paged": r"does not lower for TPU v6e: .*block shape",
+                        "pallas-ragged-paged": r"does not lower for TPU v6e: AssertionError: kernel\.py:\d+: assert "}
+        self.assertIn(("paged_decode_ragged_kv_bf16", "pallas-ragged-paged"), checks)
         for (case, kernel), c in checks.items():
-            if c["verdict"] != "pass":  # pallas-paged's blocks do not lower for v6e at head_dim 64/32: a skip naming Mosaic's error
-                self.assertEqual((kernel, c["verdict"]), ("pallas-paged", "skip"), (case, c))
-                self.assertRegex(c["reason"], r"does not lower for TPU v6e: .*block shape")
+            if c["verdict"] != "pass":
+                self.assertIn(kernel, not_lowering, (case, c))
+                self.assertEqual(c["verdict"], "skip", (case, c))
+                self.assertRegex(c["reason"], not_lowering[kernel])
                 continue
             m = c["metrics"]
             self.assertEqual(m["target"], "v6e")

@@ -114,3 +114,21 @@ TEST_CASE("a long kernel list is checked for duplicates in linear time", "[remot
     REQUIRE_FALSE(twice);
     CHECK(twice.error() == fmt::format("$.kernels[{}]: kernel \"k123456\" is listed twice", n));
 }
+
+TEST_CASE("a declined call says whether the kernel still lowers for the TPU; only a skip can", "[remote]") {
+    auto ok = decode_declined(parse(R"({"ok": true, "run_s": 0.1})"));
+    CHECK_FALSE(ok);  // not declined at all
+    auto lowers = decode_declined(parse(R"({"ok": false, "unsupported": "the interpreter fails", "lowers": true})"));
+    REQUIRE(lowers);
+    CHECK(lowers->unsupported == "the interpreter fails");
+    CHECK(lowers->lowers);
+    auto plain = decode_declined(parse(R"({"ok": false, "unsupported": "causal alignment is top-left"})"));
+    REQUIRE(plain);
+    CHECK_FALSE(plain->lowers);  // the default: a skip with nothing more to ask
+    // Only a boolean true counts, and only beside "unsupported": an error already has its program asked for.
+    CHECK_FALSE(decode_declined(parse(R"({"ok": false, "unsupported": "x", "lowers": "yes"})"))->lowers);
+    auto error = decode_declined(parse(R"({"ok": false, "error": "ValueError: boom", "lowers": true})"));
+    REQUIRE(error);
+    CHECK(error->error == "ValueError: boom");
+    CHECK_FALSE(error->lowers);
+}

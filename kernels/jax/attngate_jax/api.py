@@ -14,7 +14,9 @@ It maps attngate's case (layout [B, S, H, D], the semantics of kernel_abi.h) ont
 kernel's library. Per case configuration the adapter calls `unsupported` (why it cannot
 express the case exactly, or None), `prepare` once per set of inputs (numpy in, the
 kernel's own layout and dtype out, outside any timing), `build` once (a jitted function:
-only it is timed) and `finish` on its output ([B, Sq, Hq, Dv] float32 out).
+only it is timed) and `finish` on its output ([B, Sq, Hq, Dv] float32 out). A kernel that
+expresses a case but cannot run it here says why in `cannot_run`: its TPU program is still
+checked.
 
 The declared conventions say where the kernel departs from attngate's semantics; the
 adapter then declines the cases where that matters (so the gate never passes what the
@@ -113,6 +115,13 @@ class KernelAdapter(abc.ABC):
     def unsupported(self, case: Case, mode: Mode) -> str | None:
         """Why the kernel cannot express `case` exactly (shown as the skip reason), or None."""
 
+    def cannot_run(self, case: Case, mode: Mode) -> str | None:
+        """Why the kernel cannot run `case` on this backend in this mode although it expresses
+        it (a Mosaic kernel off a TPU, one the TPU interpreter fails on: say what was measured),
+        or None. Its outputs, timings and memory are then skips with this reason, while its TPU
+        program is still lowered and checked. Asked only after `unsupported` returned None."""
+        return None
+
     @abc.abstractmethod
     def prepare(self, case: Case, tensors: Tensors, mode: Mode) -> tuple[Any, ...]:
         """The arguments of the built function (device arrays) from the protocol's inputs:
@@ -150,9 +159,25 @@ def as_output(x: Any) -> np.ndarray:
     return np.asarray(x).astype(np.float32)
 
 
+def tpu_generation() -> int | None:
+    """The TPU generation the kernel's program is for: the TPU's own on a TPU, the adapter's
+    `--tpu-target` elsewhere (6 for v6e); None where jax has no tpu_info (jax 0.7) or no
+    target is registered (outside the adapter). A kernel that picks block sizes or code paths
+    from `jax.devices()[0].device_kind` (a CPU here) asks this instead, so that the program
+    checked on a CPU runner is the target's."""
+    try:
+        from jax._src.pallas.mosaic import tpu_info  # private; the adapter registers its target there
+    except ImportError:
+        return None
+    try:
+        return int(tpu_info.get_tpu_info().generation)
+    except ValueError:  # "Unsupported TPU device kind: cpu": nothing registered for this backend
+        return None
+
+
 __all__ = [
     "API_VERSION", "CAUSAL_ALIGNMENTS", "FEATURES", "FULLY_MASKED_ROWS", "MASKED_NAN_INPUTS", "ROUNDINGS",
     "UNREADABLE_SLOTS", "WORKSPACE_GROWTHS",
     "Case", "Factory", "KernelAdapter", "Mode", "Tensors",
-    "as_output", "operand",
+    "as_output", "operand", "tpu_generation",
 ]

@@ -263,11 +263,18 @@ class Engine:
         reason = self.static_reason(kernel, case, _conformance(req))
         return {"supported": True} if reason is None else {"supported": False, "reason": reason}
 
-    def _guarded(self, req: Request, body: Body) -> Reply:
+    def _guarded(self, req: Request, body: Body, lowers_only: bool = False) -> Reply:
+        """body(kernel, case, args) for a case the kernel expresses; `lowers_only`: the body
+        only lowers it for the TPU, so a kernel that cannot run here (cannot_run) is asked too."""
         kernel, case, conformance = self.kernel(req), self.case(req), _conformance(req)
         reason = self.static_reason(kernel, case, conformance)
         if reason is not None:
             return {"ok": False, "unsupported": reason}
+        if not lowers_only:
+            with self.lock:
+                reason = kernel.cannot_run(case, self.mode)
+            if reason is not None:  # "lowers": the harness then asks POST /v1/program
+                return {"ok": False, "unsupported": reason, "lowers": True}
         with self.lock:
             try:
                 args = self._prepare(kernel, case, req, conformance)
@@ -384,7 +391,7 @@ class Engine:
             except program.ProgramError as e:
                 return {"ok": False, "unsupported": f"does not lower for TPU {self.tpu_target}: {e}"}
             return {"ok": True, "target": self.tpu_target, **lowered}
-        return self._guarded(req, body)
+        return self._guarded(req, body, lowers_only=True)
 
     def profile(self, req: Request) -> Reply:
         calls = _int_field(req, "calls", 3, 1)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -112,6 +114,17 @@ def _abstract(x: Any) -> Any:
     return jax.ShapeDtypeStruct(x.shape, x.dtype) if hasattr(x, "shape") and hasattr(x, "dtype") else x
 
 
+def _raised_at(e: BaseException) -> str:
+    """Where an exception without a message (a bare assert) was raised: "file.py:570: the line"."""
+    while e.__cause__ is not None and not str(e).strip():
+        e = e.__cause__
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return "(no message)"
+    last = frames[-1]
+    return f"{os.path.basename(last.filename)}:{last.lineno}: {(last.line or '').strip()}"
+
+
 def lower(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
     """Lowers fn(*args) for the TPU; raises ProgramError with the lowering's message."""
     from jax import export  # jax 0.7 does not import it with jax
@@ -121,7 +134,7 @@ def lower(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
         exported = export.export(jitted, platforms=["tpu"])(*jax.tree.map(_abstract, args))
         text = exported.mlir_module()
     except Exception as e:  # the lowering's message is the reason: a skip, not an adapter bug
-        message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        message = " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or _raised_at(e)
         raise ProgramError(f"{type(e).__name__}: {message[:1000]}") from e
     parts = decode(text)
     return {"parts": parts, "seconds": time.perf_counter() - start}

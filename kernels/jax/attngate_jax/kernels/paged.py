@@ -25,8 +25,8 @@ sliding_window, soft_cap; K and V interleaved per head in one pool [pages, page_
 2 Hkv, D]. It fails in TPU interpret mode on jax 0.10.2 and 0.12.0.1
 (jax-notes 12: "'ReshapeTransform' object has no attribute 'indices'"), and has no
 interpret argument for the generic interpreter: the adapter probes it once per process on
-a small case and declines with what the probe raised; compiled on a TPU (`--interpret
-none`) it runs.
+a small case and, where the probe raises, skips its runs with what it raised (cannot_run)
+while its TPU program is still checked; compiled on a TPU (`--interpret none`) it runs.
 
 xla-paged (ref_ragged_paged_attention, the module's XLA reference): the same conventions as
 pallas-ragged-paged; it slices each sequence's keys to kv_len after gathering its pages, so
@@ -46,7 +46,7 @@ import numpy as np
 from jax.experimental.pallas.ops.tpu.paged_attention import paged_attention
 from jax.experimental.pallas.ops.tpu.ragged_paged_attention import kernel as rpa
 
-from ..api import Case, KernelAdapter, Mode, Tensors, as_output, operand
+from ..api import Case, KernelAdapter, Mode, Tensors, as_output, operand, tpu_generation
 
 DENSE = "a dense case: {} takes paged cases only (a page table over a pool of K and V pages)"
 
@@ -67,6 +67,25 @@ def _ragged_reason(kernel: KernelAdapter, case: Case) -> str | None:
     if case.head_dim_v != case.head_dim:
         return f"head_dim_v {case.head_dim_v} != head_dim {case.head_dim}: one interleaved K/V pool"
     return None
+
+
+def _target_blocks(case: Case) -> dict[str, int]:
+    """The block sizes ragged_paged_attention's own lookup (tuned_block_sizes) picks on the TPU
+    the program is for. That lookup reads jax.devices()[0]: off a TPU it raises ("TPU version
+    must be 4 or higher"), so the adapter looks the target up in the same table, by the same
+    key. Empty (the kernel's own lookup) where jax has no tpu_info or no such table."""
+    from jax.experimental.pallas.ops.tpu.ragged_paged_attention import tuned_block_sizes as tuned
+
+    gen, paged = tpu_generation(), case.paged
+    if gen is None or paged is None or not hasattr(tuned, "TUNED_BLOCK_SIZES"):
+        return {}
+    dtype = jnp.bfloat16 if case.dtype == "bf16" else jnp.float32
+    q_heads, kv_heads_x2 = rpa.get_min_heads_per_blk(case.heads_q, 2 * case.heads_kv, dtype, dtype)
+    tokens = sum(paged.q_lens)
+    key = tuned.simplify_key((dtype, dtype, q_heads, kv_heads_x2 // 2, case.head_dim, paged.page_size, tokens,
+                              paged.pages_per_seq))
+    kv_pages, queries = (32, 32) if gen == 4 else tuned.TUNED_BLOCK_SIZES.get(f"TPU v{gen}", {}).get(key, (128, 32))
+    return {"num_kv_pages_per_block": min(paged.pages_per_seq, kv_pages), "num_queries_per_block": min(tokens, queries)}
 
 
 def _sliding_window(case: Case) -> int | None:
@@ -155,6 +174,22 @@ class PallasPaged(KernelAdapter):
 _PROBED: dict[str, str | None] = {}
 
 
+def probe_failure(mode: Mode, what: str, call: Callable[[], Any]) -> str | None:
+    """None when call() runs in `mode`, else what it raised: a `cannot_run` reason."""
+    try:
+        with mode.context():
+            jax.block_until_ready(call())
+    except Exception as e:  # noqa: BLE001 - the failure is the reason
+        if hasattr(mode, "after_error"):
+            mode.after_error()
+        # A callback's error carries the interpreter's traceback: its last line names the failure.
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        last = lines[-1] if lines else ""
+        return (f"{what} raises in {mode.description} on jax {jax.__version__} "
+                f"(probed on a 2-sequence case): {type(e).__name__}: {last[:300]}")
+    return None
+
+
 class PallasRaggedPaged(KernelAdapter):
     api_version = 1
     name = "pallas-ragged-paged"
@@ -169,30 +204,21 @@ class PallasRaggedPaged(KernelAdapter):
         return f"jax.experimental.pallas.ops.tpu.ragged_paged_attention ({mode.description})"
 
     def unsupported(self, case: Case, mode: Mode) -> str | None:
-        why = _ragged_reason(self, case)
-        if why is None and mode.mode not in _PROBED:
+        return _ragged_reason(self, case)
+
+    def cannot_run(self, case: Case, mode: Mode) -> str | None:
+        if mode.mode not in _PROBED:
             _PROBED[mode.mode] = self._probe(mode)
-        return why or _PROBED.get(mode.mode)
+        return _PROBED[mode.mode]
 
     def _probe(self, mode: Mode) -> str | None:
         """None when the kernel runs here, else what it raised on a 2-sequence case."""
         q = jnp.zeros((3, 2, 128), jnp.float32)
         kv = jnp.zeros((4, 16, 2, 128), jnp.float32)
         lens, table = jnp.array([16, 20], jnp.int32), jnp.array([[0, 1], [2, 3]], jnp.int32)
-        try:
-            with mode.context():
-                jax.block_until_ready(rpa.ragged_paged_attention(
-                    q, kv, lens, table, jnp.array([0, 1, 3], jnp.int32), jnp.array([2], jnp.int32),
-                    num_kv_pages_per_block=1, num_queries_per_block=8))
-        except Exception as e:  # noqa: BLE001 - the failure is the reason
-            if hasattr(mode, "after_error"):
-                mode.after_error()
-            # A callback's error carries the interpreter's traceback: its last line names the failure.
-            lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-            last = lines[-1] if lines else ""
-            return (f"ragged_paged_attention raises in {mode.description} on jax {jax.__version__} "
-                    f"(probed on a 2-sequence case): {type(e).__name__}: {last[:300]}")
-        return None
+        return probe_failure(mode, "ragged_paged_attention", lambda: rpa.ragged_paged_attention(
+            q, kv, lens, table, jnp.array([0, 1, 3], jnp.int32), jnp.array([2], jnp.int32),
+            num_kv_pages_per_block=1, num_queries_per_block=8))
 
     def prepare(self, case: Case, t: Tensors, mode: Mode) -> tuple[Any, ...]:
         return tuple(jax.device_put((operand(t["q"], case), _interleaved(case, t), t["kv_lens"],
@@ -200,7 +226,8 @@ class PallasRaggedPaged(KernelAdapter):
 
     def build(self, case: Case, mode: Mode) -> Callable[..., Any]:
         return jax.jit(functools.partial(rpa.ragged_paged_attention, sm_scale=case.scale,
-                                         sliding_window=_sliding_window(case), soft_cap=case.softcap or None))
+                                         sliding_window=_sliding_window(case), soft_cap=case.softcap or None,
+                                         **_target_blocks(case)))
 
     def finish(self, case: Case, out: Any) -> np.ndarray:
         return as_output(out)
