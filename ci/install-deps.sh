@@ -100,10 +100,11 @@ fi
 # is always Debian's python3, the interpreter ci/tools.lock was resolved for.
 jax_python=${ATTNGATE_JAX_PYTHON:-/usr/bin/python3}
 python_version() { "$1" -c 'import sys; print(sys.version)'; }
-install_venv() {  # NAME LOCK PYTHON
+install_venv() {  # NAME LOCK PYTHON; LOCK's sibling NAME-nodeps.lock, if any, goes in with --no-deps
   local name=$1 lock=$2 python=$3 dir=".venv/$1"
-  local want
-  want=$(sha256sum "$lock" | cut -d' ' -f1)
+  local nodeps=${lock%.lock}-nodeps.lock want
+  [ -f "$nodeps" ] || nodeps=
+  want=$(cat "$lock" $nodeps | sha256sum | cut -d' ' -f1)
   if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.attngate-lock-sha256" 2>/dev/null)" = "$want" ] &&
      [ "$(python_version "$dir/bin/python")" = "$(python_version "$python")" ]; then
     return 0
@@ -112,6 +113,9 @@ install_venv() {  # NAME LOCK PYTHON
   rm -rf "$dir"
   "$python" -m venv "$dir"
   "$dir/bin/pip" install -q --disable-pip-version-check --no-cache-dir --require-hashes -r "$lock"
+  if [ -n "$nodeps" ]; then
+    "$dir/bin/pip" install -q --disable-pip-version-check --no-cache-dir --require-hashes --no-deps -r "$nodeps"
+  fi
   echo "$want" > "$dir/.attngate-lock-sha256"
 }
 
