@@ -760,6 +760,36 @@ class ReusableActionTest(ActionRun):
         with open(os.path.join(repo, "attngate-report", "junit.xml")) as f:
             self.assertIn("<failure", f.read())
 
+    def test_drift_is_bisected_to_its_commit_under_the_summary_and_in_the_comment(self):
+        repo, base = team_repository(self.root, HARMLESS)  # base, then a harmless head commit
+        kernel = os.path.join(repo, "src", "kernels.c")
+        for subject, change in (("head: the scale, rewritten", BROKEN), ("head: a comment", ("/* team-causal", "/* the team's causal"))):
+            with open(kernel) as f:
+                text = f.read()
+            with open(kernel, "w") as f:
+                f.write(text.replace(change[0], change[1], 1))
+            git(repo, "commit", "-qam", subject)
+        bad = git(repo, "rev-parse", "HEAD~1")
+        r = self.run_action(repo, base, **{"bisect-checks": "golden,numerics"})
+        self.assertEqual((r.rc, r.failed_step), (1, "pass or fail the gate"), r.log)  # the A/B verdict stands
+        self.assertEqual(r.outputs["bisect"], "attngate-report/bisect.md")
+        said = f'at commit {bad[:12]} "head: the scale, rewritten"'
+        for where, text in (("job summary", self.summary()), ("comment", self.comments()[0])):
+            self.assertIn("FAIL", text, where)  # the A/B summary first, then bisect's answer
+            self.assertIn(f"### attngate bisect: commits `{base}..HEAD`", text, where)
+            self.assertIn(said, text, where)
+        report = read_json(os.path.join(repo, "attngate-report", "bisect", "bisect.json"))
+        self.assertLessEqual(report["probes"], 2, report)  # three commits after the base: ceil(log2(4))
+        # Turned off, or failing (a check it does not know: exit 2): the same verdict, the comment without it.
+        for inputs, warned in (({"bisect": "false"}, False), ({"bisect-checks": "golden,nonsense"}, True)):
+            r = self.run_action(repo, base, **inputs)
+            self.assertEqual((r.rc, r.failed_step, r.outputs["exit-code"]), (1, "pass or fail the gate", "1"), r.log)
+            self.assertEqual(r.outputs["bisect"], "", inputs)
+            self.assertEqual(len(self.comments()), 1)
+            self.assertIn("FAIL", self.comments()[0])
+            self.assertNotIn("attngate bisect", self.comments()[0], inputs)
+            self.assertEqual("::warning title=attngate::bisect could not say" in r.log, warned, r.log)
+
     def test_shards_then_their_merge_gate_as_one_run(self):
         repo, base = team_repository(self.root, BROKEN)
         shards = []
