@@ -388,15 +388,13 @@ def sha256_of(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-@unittest.skipUnless(os.path.exists(venv_python("old")) and os.path.exists(venv_python("new")),
-                     ".venv/jax-old or .venv/jax-new is missing: bash ci/install-deps.sh creates them")
-class JaxBumpJobTest(unittest.TestCase):
-    """ci/jax-bump.sh, which both templates' JAX-bump job runs, in a repository whose base
-    commit locks jax 0.7.2 and whose head locks 0.10.2 (kernels/jax/requirements-*.lock).
-    The venvs made from those locks exist already (.venv/jax-old and jax-new, with their
-    lock hashes): the job finds them by hash instead of installing again."""
+class JaxBumpRepository:
+    """A repository whose base commit locks jax 0.7.2 and whose head locks 0.10.2
+    (kernels/jax/requirements-*.lock), for ci/jax-bump.sh (here and in jax_bump_bisect_test.py).
+    The venvs made from those locks exist already (.venv/jax-old and jax-new, with their lock
+    hashes): the job finds them by hash instead of installing again. BASE and HEAD swap them."""
 
-    CASES = ["mha_s128_f32", "causal_s256_bf16"]
+    BASE, HEAD = "old", "new"
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="attngate-jaxbump-")
@@ -409,12 +407,12 @@ class JaxBumpJobTest(unittest.TestCase):
         for line in ("old", "new"):
             os.symlink(os.path.realpath(os.path.join(src, ".venv", f"jax-{line}")), os.path.join(repo, ".venv", f"jax-{line}"))
         self.lock = os.path.join(repo, "kernels", "jax", "requirements-new.lock")
-        shutil.copy(os.path.join(src, "kernels", "jax", "requirements-old.lock"), self.lock)  # the base locks 0.7.2
+        shutil.copy(os.path.join(src, "kernels", "jax", f"requirements-{self.BASE}.lock"), self.lock)  # the base locks 0.7.2
         self.git("init", "-q")
         self.git("add", "ci", "kernels", "suites", "baselines")
         self.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base: jax 0.7.2")
         self.base = self.git("rev-parse", "HEAD").strip()
-        shutil.copy(os.path.join(src, "kernels", "jax", "requirements-new.lock"), self.lock)  # the head bumps to 0.10.2
+        shutil.copy(os.path.join(src, "kernels", "jax", f"requirements-{self.HEAD}.lock"), self.lock)  # the head bumps to 0.10.2
         self.env = dict(os.environ, ATTNGATE_BUILD_DIR=os.path.dirname(ARGS.attngate), ATTNGATE_INTERPRET="hlo")
         for line in ("old", "new"):  # what lets the job find them
             with open(os.path.join(src, ".venv", f"jax-{line}", ".attngate-lock-sha256")) as f:
@@ -426,6 +424,19 @@ class JaxBumpJobTest(unittest.TestCase):
     def job(self, *extra):
         return subprocess.run(["bash", os.path.join(self.repo, "ci", "jax-bump.sh"), *extra], capture_output=True, text=True,
                               env=self.env, timeout=1500)
+
+
+@unittest.skipUnless(os.path.exists(venv_python("old")) and os.path.exists(venv_python("new")),
+                     ".venv/jax-old or .venv/jax-new is missing: bash ci/install-deps.sh creates them")
+class JaxBumpJobTest(JaxBumpRepository, unittest.TestCase):
+    """ci/jax-bump.sh, which both templates' JAX-bump job runs, across the two locks. A red
+    bump's bisect (new venvs from PyPI, minutes) is left to jax_bump_bisect_test.py (slow)."""
+
+    CASES = ["mha_s128_f32", "causal_s256_bf16"]
+
+    def setUp(self):
+        super().setUp()
+        self.env["ATTNGATE_BISECT"] = "0"
 
     def test_the_job_ab_tests_the_adapter_across_the_base_and_head_locks(self):
         out, md = os.path.join(self.dir, "jax-ab.json"), os.path.join(self.dir, "jax-summary.md")
