@@ -57,11 +57,19 @@ status=0
 # The bump moved a row: which package and release did it (docs/bisect.md), in Markdown for the PR
 # comment (ATTNGATE_BISECT_MARKDOWN, default jax-bisect.md). ATTNGATE_BISECT=0 skips it;
 # ATTNGATE_BISECT_MAX_ENVS bounds it (default 20). Its own failure never changes the verdict.
+# It bisects the rows the A/B gated, with its goldens: ab's --case, --kernel and --store go to bisect
+# too (the store else from ATTNGATE_STORE).
 if [ "$status" = 1 ] && [ "${ATTNGATE_BISECT:-1}" != 0 ]; then
-  store=()
-  [ -z "${ATTNGATE_STORE:-}" ] || store=(--store "$ATTNGATE_STORE")
+  given=("$@") same=()
+  for ((i = 0; i < ${#given[@]}; i++)); do
+    case "${given[i]}" in
+      --case|--kernel|--store) same+=("${given[i]}" "${given[i + 1]:-}"); i=$((i + 1)) ;;
+      --case=*|--kernel=*|--store=*) same+=("${given[i]}") ;;
+    esac
+  done
+  if [ -n "${ATTNGATE_STORE:-}" ] && [[ " ${same[*]} " != *" --store"* ]]; then same+=(--store "$ATTNGATE_STORE"); fi
   "$attngate" bisect --suite "${ATTNGATE_JAX_SUITE:-jax-smoke}" --a-lock .venv/locks/base.lock --b-lock .venv/locks/head.lock \
-    --adapter "$adapter" --checks golden,numerics --max-envs "${ATTNGATE_BISECT_MAX_ENVS:-20}" "${store[@]}" \
+    --adapter "$adapter" --checks golden,numerics --max-envs "${ATTNGATE_BISECT_MAX_ENVS:-20}" "${same[@]}" \
     --out reports/jax-bisect --markdown "${ATTNGATE_BISECT_MARKDOWN:-jax-bisect.md}" ||
     echo "jax-bump: bisect could not say which package moved the rows (above); the A/B verdict stands" >&2
 fi

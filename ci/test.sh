@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 # Tests on explicitly: a build/ that ci/smoke.sh configured has them off.
 bash ci/build.sh -DATTNGATE_BUILD_TESTS=ON -DATTNGATE_QUICK_BUILD=OFF  # after ci/smoke.sh in the same build/: not its quick build
 # --timeout: a test without its own limit that hangs fails by name instead of holding CI.
-# -LE slow: opt-in tests (e2e_bisect_jax: the real locks bisected over PyPI, minutes cold); `ctest -L slow` runs them.
+# -LE slow: opt-in tests (e2e_bisect_jax, e2e_jax_bump_bisect: the real locks bisected over PyPI, minutes cold); `ctest -L slow` runs them.
 (cd build && ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -LE slow)
 
 # The sanitizer build uses clang-19 (a second compiler) so that it can also build the

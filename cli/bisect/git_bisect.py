@@ -1,7 +1,9 @@
 """`attngate bisect --git A..B --build CMD --plugin PATH`: the first commit of a team's plugin
 repository that moves a row, as `git bisect run` finds it, with attngate `ab` against A's build
-as the oracle (so a perf change is judged by the paired A/B rule, never by baselines). Each
-commit is exported (git archive, the repository is not touched) and built once into the cache,
+as the oracle (so a perf change is judged by the paired A/B rule, never by baselines). B is
+built only when the search reaches it, so n commits after A cost at most ceil(log2(n + 1))
+builds beyond A's; the search stops at the first commit that moves any row. Each commit is
+exported (git archive, the repository is not touched) and built once into the cache,
 keyed by commit and build command; a commit that does not build is skipped."""
 import hashlib
 import json
@@ -74,40 +76,50 @@ class GitBisect:
         return plugin if ok else None
 
     def run(self):
+        """A is built and run against itself; then the commits after it are searched as `git bisect
+        run` does, B among them (built only when the search reaches it). A commit "moves" when
+        its `ab` against A's build differs from A's against itself on any selected row."""
         started = time.time()
         repo, commits = self.commits()
         a_plugin = self.build(repo, commits[0])
-        b_plugin = self.build(repo, commits[-1])
-        if not a_plugin or not b_plugin:
-            raise BadInput(f"--git {self.args.git}: {'A' if not a_plugin else 'B'} does not build with --build")
-        side_a = ("plugin", a_plugin)
+        if not a_plugin:
+            raise BadInput(f"--git {self.args.git}: A does not build with --build")
+        side_a, seen = ("plugin", a_plugin), {}
         old = self.oracle.run(side_a, side_a, f"git:{commits[0]}:{commits[0]}")
-        new = self.oracle.run(side_a, ("plugin", b_plugin), f"git:{commits[0]}:{commits[-1]}")
-        changes = changed_rows(old, new)
+
+        def moves(sha):
+            plugin = self.build(repo, sha)
+            if plugin is None:
+                return None
+            seen[sha] = self.oracle.run(side_a, ("plugin", plugin), f"git:{commits[0]}:{sha}")
+            return bool(changed_rows(old, seen[sha]))
         report = {"mode": "git", "range": self.args.git, "suite": self.args.suite, "commits": len(commits) - 1, "rows": []}
-        if changes:
-            self.oracle.restrict(changes)
-            again = self.oracle.run(side_a, ("plugin", b_plugin), f"git-again:{commits[-1]}", fresh=True)
+        try:
+            good, bad, skipped = first_moving(commits, moves, last_moves=False)
+        except OutOfBudget:
+            good, bad, skipped = None, None, []
+            report["unfinished"] = f"--max-envs {self.args.max_envs} reached"
+        report["skipped"] = skipped
+        if bad is not None:
+            self.blame(repo, commits, bad, good, skipped, old, seen[bad], side_a, report)
+        report.update({"builds": len(self.builds), "built": len(self.builds), "reused": len(self.reused),
+                       "probes": len(seen), "failed_builds": len(self.failed), "ab_runs": self.oracle.runs,
+                       "seconds": round(time.time() - started, 1)})
+        return report
+
+    def blame(self, repo, commits, bad, good, skipped, old, new, side_a, report):
+        """The rows the first moving commit changed (against A), each run again against A (its build
+        is cached) to tell a change that reproduces from a flaky one."""
+        changes = changed_rows(old, new)
+        self.oracle.restrict(changes)
+        again = self.oracle.run(side_a, ("plugin", self.build(repo, bad)), f"git-again:{commits[0]}:{bad}", fresh=True)
+        commit = {"sha": bad, "subject": git(repo, "log", "-1", "--format=%s", bad), "good": good, "skipped": skipped}
         for row, components in sorted(changes.items()):
             entry = {"row": row, "change": describe_change(old.get(row, {}), new[row], components)}
-            report["rows"].append(entry)
-            if not moves_like_new(again.get(row, {}), new[row], components):
+            if moves_like_new(again.get(row, {}), new[row], components):
+                entry["commit"] = commit
+            else:
                 entry["flaky"] = True
-                continue
-
-            def moves(sha, row=row, components=components):
-                plugin = self.build(repo, sha)
-                if plugin is None:
-                    return None
-                sigs = self.oracle.run(side_a, ("plugin", plugin), f"git:{commits[0]}:{sha}")
-                return moves_like_new(sigs.get(row, {}), new[row], components)
-            try:
-                good, bad, skipped = first_moving(commits, moves)
-            except OutOfBudget:
-                entry["unfinished"] = f"--max-envs {self.args.max_envs} reached"
-                continue
-            subject = git(repo, "log", "-1", "--format=%s", bad)
-            entry["commit"] = {"sha": bad, "subject": subject, "good": good, "skipped": skipped}
-        report.update({"builds": len(self.builds), "built": len(self.builds), "reused": len(self.reused),
-                       "failed_builds": len(self.failed), "ab_runs": self.oracle.runs, "seconds": round(time.time() - started, 1)})
-        return report
+            report["rows"].append(entry)
+        if bad != commits[-1]:
+            report["later"] = f"{bad}..{commits[-1]}"  # not searched: a later commit may move other rows

@@ -50,30 +50,52 @@ def row_sentence(entry):
 def footer(report):
     minutes = report["seconds"] / 60
     took = f"{minutes:.1f} min" if minutes >= 1 else f"{report['seconds']:.0f} s"
-    what = "builds" if report["mode"] == "git" else "environments"
-    count = report.get("builds", report.get("environments", 0))
-    extra = (f" ({report['built']} built, {report['reused']} from the cache)" if report["mode"] == "locks" else "")
-    return f"{count} {what}{extra}, {report['ab_runs']} ab runs, {took}"
+    if report["mode"] == "git":
+        work = f"A and {report['probes']} commits after it tried ({report['builds']} built, {report['reused']} from the cache)"
+    else:
+        work = f"{report['environments']} environments ({report['built']} built, {report['reused']} from the cache)"
+    return f"{work}, {report['ab_runs']} ab runs, {took}"
+
+
+def nothing_moved(report):
+    """What is said when no row is reported."""
+    if report.get("unfinished"):
+        return f"not found ({report['unfinished']})"
+    if report["mode"] == "git":
+        skipped = report.get("skipped") or []
+        return f"nothing in {report['range']} moved a row" + (
+            f" ({len(skipped)} commits that do not build skipped)" if skipped else "")
+    return "no row differs"
+
+
+def later_said(report):
+    """Git mode stops at the first commit that moves a row: what a later one may have moved is not searched."""
+    if not report.get("later"):
+        return []
+    after, last = report["later"].split("..")
+    return [f"the commits after it were not searched: --git {after[:12]}..{last[:12]} looks for a later one"]
+
+
+def sentences(report):
+    return ([row_sentence(e) for e in report["rows"]] or [nothing_moved(report)]) + later_said(report)
 
 
 def console(report):
-    lines = [row_sentence(e) + f"; {footer(report)}" for e in report["rows"]]
-    if not report["rows"]:
-        lines.append(f"no row differs; {footer(report)}")
-    return "\n".join(lines) + "\n"
+    lines = [row_sentence(e) + f"; {footer(report)}" for e in report["rows"]] or [f"{nothing_moved(report)}; {footer(report)}"]
+    return "\n".join(lines + later_said(report)) + "\n"
 
 
 def markdown(report):
     side = (f"`{report['a_lock']}` → `{report['b_lock']}`" if report["mode"] == "locks"
             else f"commits `{report['range']}`")
     lines = [f"### attngate bisect: {side} on {report['suite']}", ""]
-    lines += [f"- {row_sentence(e)}" for e in report["rows"]] or ["- no row differs"]
+    lines += [f"- {s}" for s in sentences(report)]
     lines += ["", f"{footer(report)}.", ""]
     return "\n".join(lines)
 
 
 def html_section(report):
-    items = "".join(f"<li>{html.escape(row_sentence(e))}</li>" for e in report["rows"]) or "<li>no row differs</li>"
+    items = "".join(f"<li>{html.escape(s)}</li>" for s in sentences(report))
     title = html.escape(f"attngate bisect on {report['suite']}")
     return (f'<section class="bisect"><h2>{title}</h2><ul>{items}</ul>'
             f"<p>{html.escape(footer(report))}</p></section>")

@@ -27,11 +27,15 @@ def minimal_set(units, moves, base=()):
     return mine + theirs
 
 
-def first_moving(candidates, moves):
-    """Binary search over candidates[0] (known not to move) .. candidates[-1] (known to move) for
-    the first that moves. moves(c) returns True, False or None (cannot be built: skipped).
-    Returns (last that did not move, first that moved, skipped candidates in between)."""
-    lo, hi = 0, len(candidates) - 1
+def first_moving(candidates, moves, last_moves=True):
+    """Binary search over candidates[0] (known not to move) .. candidates[-1] for the first that
+    moves. moves(c) returns True, False or None (cannot be built: skipped). With last_moves the
+    last candidate is known to move and is never tried; without it, it is searched as the
+    others are (what `git bisect run` does with B: a range of n candidates after the known good
+    end then needs ceil(log2(n + 1)) tries, B's among them only if the search reaches it).
+    Returns (last that did not move, first that moved or None when none did, skipped candidates
+    in between)."""
+    lo, hi = 0, len(candidates) - 1 if last_moves else len(candidates)
     skipped = set()
     while hi - lo > 1:
         inside = [i for i in range(lo + 1, hi) if i not in skipped]
@@ -45,4 +49,5 @@ def first_moving(candidates, moves):
             hi = mid
         else:
             lo = mid
-    return candidates[lo], candidates[hi], [candidates[i] for i in sorted(skipped) if lo < i < hi]
+    first = candidates[hi] if hi < len(candidates) else None
+    return candidates[lo], first, [candidates[i] for i in sorted(skipped) if lo < i < hi]

@@ -1,8 +1,10 @@
 """`attngate bisect --git A..B`: a team's plugin repository of eight commits (a kernel that
 delegates to the built-in native one, as docs/kernels.md shows), one of which makes its output
-1% too large; bisect names that commit. Builds are counted honestly: A and B are built to learn
-what changed (2), then the binary search over the six commits between them needs at most
-ceil(log2(7)) = 3 more; a second run builds nothing (the cache)."""
+1% too large; bisect names that commit. Builds are counted honestly: A is built (1), then the
+seven commits after it (B among them, built only if the search reaches it) are searched as
+`git bisect run` does: eight outcomes (one of seven commits, or none) take ceil(log2(8)) = 3
+more, 4 builds in all; a second run builds nothing (the cache). With B itself the bad commit
+the search still ends within 3 tries, and a range in which nothing moves says so."""
 import os
 import subprocess
 import sys
@@ -84,31 +86,48 @@ class BisectGit(TempDirTest):
                             os.path.join(cls.dir, "baselines")], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
 
-    def bisect(self, name, *more):
+    def bisect(self, name, *more, first=0, last=7):
         include = os.path.join(ARGS.source_dir, "kernels", "include")
-        argv = [ARGS.attngate, "bisect", "--suite", self.suite, "--git", f"{self.shas[0]}..{self.shas[-1]}",
+        argv = [ARGS.attngate, "bisect", "--suite", self.suite, "--git", f"{self.shas[first]}..{self.shas[last]}",
                 "--repo", self.repo,
                 "--build", f"g++ -std=c++20 -O1 -shared -fPIC -I {include} kernel.cpp {KERNELS_LIB} -lsleef -pthread -o libteam.so",
                 "--plugin", "libteam.so", "--checks", "golden,numerics", "--store", os.path.join(self.dir, "baselines"),
                 "--cache", os.path.join(self.dir, "cache"), "--out", os.path.join(self.dir, name), *more]
         p = subprocess.run(argv, capture_output=True, text=True, timeout=900)
-        return p
+        return p, (read_json(os.path.join(self.dir, name, "bisect.json")) if p.returncode == 0 else None)
 
-    def test_the_bad_commit_among_eight_is_found_in_few_builds(self):
-        p = self.bisect("first")
+    def assert_names_the_bad_commit(self, p, report):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        report = read_json(os.path.join(self.dir, "first", "bisect.json"))
-        row = report["rows"][0]
-        self.assertEqual(row["commit"]["sha"], self.shas[BAD - 1], row)
-        self.assertEqual(row["commit"]["good"], self.shas[BAD - 2], row)
-        self.assertIn("scale the output (a slip)", p.stdout)
-        print(f"builds: {report['builds']} (A and B, then {report['builds'] - 2} to search), ab runs: {report['ab_runs']}",
-              file=sys.stderr)
-        self.assertLessEqual(report["builds"] - 2, 3, f"search builds beyond A and B: {report}")
-        self.assertLessEqual(report["builds"], 5, report)
-        again = self.bisect("again")
-        self.assertEqual(again.returncode, 0, again.stderr)
-        self.assertEqual(read_json(os.path.join(self.dir, "again", "bisect.json"))["builds"], 0)
+        self.assertEqual(len(report["rows"]), 1, report)
+        commit = report["rows"][0]["commit"]
+        self.assertEqual((commit["sha"], commit["good"]), (self.shas[BAD - 1], self.shas[BAD - 2]), report)
+        self.assertEqual(commit["subject"], "scale the output (a slip)")
+        self.assertIn(f"at commit {self.shas[BAD - 1][:12]} \"scale the output (a slip)\"", p.stdout)
+
+    def test_1_the_bad_commit_among_eight_is_found_in_four_builds(self):
+        p, report = self.bisect("first")
+        self.assert_names_the_bad_commit(p, report)
+        print(f"builds: {report['builds']} (A, then {report['probes']} tried), ab runs: {report['ab_runs']}, "
+              f"{report['seconds']} s", file=sys.stderr)
+        self.assertLessEqual(report["probes"], 3, report)
+        self.assertLessEqual(report["builds"], 4, report)
+        self.assertIn("the commits after it were not searched", p.stdout)  # B is not the bad commit
+        p, again = self.bisect("again")
+        self.assert_names_the_bad_commit(p, again)
+        self.assertEqual(again["builds"], 0, again)
+
+    def test_2_b_itself_the_bad_commit_is_found_within_three_tries(self):
+        p, report = self.bisect("b-is-bad", last=BAD - 1)  # A = commit 1, B = the bad commit
+        self.assert_names_the_bad_commit(p, report)
+        self.assertLessEqual(report["probes"], 3, report)  # ceil(log2(5 + 1)), B's try among them
+        self.assertNotIn("later", report)
+
+    def test_3_a_range_that_moves_nothing_says_so(self):
+        p, report = self.bisect("none-moved", first=BAD - 1)  # every commit after the bad one is as bad
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(report["rows"], [], report)
+        self.assertIn(f"nothing in {self.shas[BAD - 1]}..{self.shas[7]} moved a row", p.stdout)
+        self.assertLessEqual(report["probes"], 2, report)  # two commits after A: ceil(log2(3))
 
     def test_an_empty_range_is_bad_input(self):
         argv = [ARGS.attngate, "bisect", "--suite", self.suite, "--git", f"{self.shas[3]}..{self.shas[3]}", "--repo", self.repo,
