@@ -100,12 +100,17 @@ fi
 # is always Debian's python3, the interpreter ci/tools.lock was resolved for.
 jax_python=${ATTNGATE_JAX_PYTHON:-/usr/bin/python3}
 python_version() { "$1" -c 'import sys; print(sys.version)'; }
-install_venv() {  # NAME LOCK PYTHON; LOCK's sibling NAME-nodeps.lock, if any, goes in with --no-deps
+# A venv keeps its lock's sha256 in .attngate-lock-sha256 (ci/jax-bump.sh and action.yml find
+# venvs by it) and its X-nodeps.lock sibling's, if X.lock has one, in .attngate-nodeps-sha256;
+# that second hash is compared only for a lock with a sibling (jax-bump's copies have none).
+install_venv() {  # NAME LOCK PYTHON
   local name=$1 lock=$2 python=$3 dir=".venv/$1"
-  local nodeps=${lock%.lock}-nodeps.lock want
+  local nodeps=${lock%.lock}-nodeps.lock want want_nodeps=""
   [ -f "$nodeps" ] || nodeps=
-  want=$(cat "$lock" $nodeps | sha256sum | cut -d' ' -f1)
+  want=$(sha256sum "$lock" | cut -d' ' -f1)
+  [ -z "$nodeps" ] || want_nodeps=$(sha256sum "$nodeps" | cut -d' ' -f1)
   if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.attngate-lock-sha256" 2>/dev/null)" = "$want" ] &&
+     { [ -z "$nodeps" ] || [ "$(cat "$dir/.attngate-nodeps-sha256" 2>/dev/null)" = "$want_nodeps" ]; } &&
      [ "$(python_version "$dir/bin/python")" = "$(python_version "$python")" ]; then
     return 0
   fi
@@ -113,9 +118,10 @@ install_venv() {  # NAME LOCK PYTHON; LOCK's sibling NAME-nodeps.lock, if any, g
   rm -rf "$dir"
   "$python" -m venv "$dir"
   "$dir/bin/pip" install -q --disable-pip-version-check --no-cache-dir --require-hashes -r "$lock"
-  if [ -n "$nodeps" ]; then
+  if [ -n "$nodeps" ]; then  # packages whose own requirements are not wanted (tpu-inference: vLLM, torch)
     "$dir/bin/pip" install -q --disable-pip-version-check --no-cache-dir --require-hashes --no-deps -r "$nodeps"
   fi
+  echo "$want_nodeps" > "$dir/.attngate-nodeps-sha256"
   echo "$want" > "$dir/.attngate-lock-sha256"
 }
 
