@@ -13,9 +13,26 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ARGS, TempDirTest, attngate, jax_venv_python, main, read_json, require_jax_venvs  # noqa: E402
+from common import (ARGS, TempDirTest, attngate, jax_venv_python, main, read_json, require_jax_venvs,  # noqa: E402
+                    suite_with_goldens)
 
 RPA = "attngate_jax.kernels.tpu_inference:make"
+REFERENCE = "tpu-inference-rpa-reference"
+# Paged cases beyond jax-smoke's: f32 and bf16, GQA, a window, soft-cap, non-causal prefill
+# chunks (use_causal_mask off), head_dim 128, and the two declines.
+MAPPING_CASES = [
+    {"id": "decode_gqa_softcap_f32", "paged": {"kv_lens": [33, 96], "page_size": 16}, "heads_q": 8, "heads_kv": 2,
+     "head_dim": 32, "causal": True, "softcap": 20.0, "qk_amplitude": 4.0},
+    {"id": "mixed_window_bf16", "paged": {"q_lens": [1, 8, 3], "kv_lens": [50, 64, 90], "page_size": 16}, "heads_q": 4,
+     "heads_kv": 1, "head_dim": 32, "causal": True, "window": [32, 0], "dtype": "bf16"},
+    {"id": "mixed_noncausal_f32", "paged": {"q_lens": [4, 1, 6], "kv_lens": [20, 48, 33], "page_size": 16,
+     "layout": "contiguous"}, "heads_q": 4, "heads_kv": 2, "head_dim": 32},
+    {"id": "decode_d128_bf16", "paged": {"kv_lens": [40, 70, 17], "page_size": 16}, "heads_q": 2, "heads_kv": 1,
+     "head_dim": 128, "causal": True, "dtype": "bf16"},
+    {"id": "mixed_noncausal_window_f32", "paged": {"q_lens": [3, 2], "kv_lens": [20, 30], "page_size": 8}, "heads_q": 2,
+     "heads_kv": 1, "head_dim": 32, "window": [-1, 0]},
+    {"id": "decode_d64_f32", "paged": {"kv_lens": [20, 30], "page_size": 8}, "heads_q": 2, "heads_kv": 1, "head_dim": 64},
+]
 
 
 def adapter(*args, line="new"):
@@ -84,6 +101,26 @@ class TpuInferenceRpaTest(TempDirTest):
         for case_id in lowered:
             c = again[(case_id, "program")]
             self.assertEqual((c["verdict"], c["metrics"]["status"]), ("pass", "identical"), (case_id, c))
+
+    def test_the_mapping_passes_goldens_through_the_kernels_own_reference(self):
+        # The kernel cannot run here; its reference can, on the same prepared arguments and
+        # keyword arguments (tests/e2e/jax_kernels/rpa_reference.py): a wrong layout, page
+        # table, distribution or mask fails attngate's goldens.
+        baselines = self.path("baselines")
+        suite = suite_with_goldens(self.path("rpa.json"), {"name": "rpa-mapping", "seed": 36, "timeout_s": 300,
+                                                           "kernels": [REFERENCE], "cases": MAPPING_CASES}, baselines)
+        env = dict(os.environ, PYTHONPATH=os.path.join(ARGS.source_dir, "tests", "e2e", "jax_kernels"))
+        out = self.path("mapping.json")
+        r = attngate("run", "--suite", suite, "--baselines", baselines, "--adapter",
+                     adapter("--no-builtins", "--kernels", "rpa_reference:make"), "--checks", "golden", "--progress-every", "0",
+                     "--out", out, cwd=ARGS.source_dir, env=env, timeout=900)
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
+        golden = {e["case"]: c for e in read_json(out)["results"] for c in e["checks"] if c["check"] == "golden"}
+        for case_id in ("decode_gqa_softcap_f32", "mixed_window_bf16", "mixed_noncausal_f32", "decode_d128_bf16"):
+            self.assertEqual(golden[case_id]["verdict"], "pass", (case_id, golden[case_id]))
+        self.assertEqual(golden["mixed_noncausal_window_f32"]["verdict"], "skip")
+        self.assertIn("without causal on a ragged batch", golden["mixed_noncausal_window_f32"]["reason"])
+        self.assertIn("kernel_hd64", golden["decode_d64_f32"]["reason"])
 
     def test_the_loader_skips_the_package_init_and_refuses_another_release(self):
         probe = ("import json, sys\n"

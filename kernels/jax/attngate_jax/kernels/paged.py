@@ -80,7 +80,10 @@ def _target_blocks(case: Case) -> dict[str, int]:
     if gen is None or paged is None or not hasattr(tuned, "TUNED_BLOCK_SIZES"):
         return {}
     dtype = jnp.bfloat16 if case.dtype == "bf16" else jnp.float32
-    q_heads, kv_heads_x2 = rpa.get_min_heads_per_blk(case.heads_q, 2 * case.heads_kv, dtype, dtype)
+    try:
+        q_heads, kv_heads_x2 = rpa.get_min_heads_per_blk(case.heads_q, 2 * case.heads_kv, dtype, dtype)
+    except ValueError:  # heads it cannot tile: the kernel's own call raises it again, while lowering
+        return {}
     tokens = sum(paged.q_lens)
     key = tuned.simplify_key((dtype, dtype, q_heads, kv_heads_x2 // 2, case.head_dim, paged.page_size, tokens,
                               paged.pages_per_seq))
