@@ -41,10 +41,12 @@ class JaxProgramTest(TempDirTest):
         _, first = self.run_smoke(out)
         checks = program_checks(first)
         lowered = {k for (_, k), c in checks.items() if c["verdict"] == "pass"}
-        self.assertTrue((PALLAS | XLA) - {"pallas-paged"} <= lowered, f"kernels with a program: {sorted(lowered)}")
-        # At head_dim 64 and 32 (jax-smoke's paged cases) neither paged Pallas kernel lowers for v6e:
-        # each is a skip naming the lowering's own failure (pallas-ragged-paged, which cannot run
-        # here at all, is still lowered: the failure is its program's, not the interpreter's).
+        self.assertTrue(PALLAS | XLA | {"pallas-ragged-paged"} <= lowered, f"kernels with a program: {sorted(lowered)}")
+        # pallas-ragged-paged cannot run here (the interpreter fails) and is lowered all the same.
+        for kernel in ("pallas-paged", "pallas-ragged-paged"):  # head_dim 128: both paged Pallas kernels lower
+            self.assertEqual(checks[("paged_decode_d128_bf16", kernel)]["verdict"], "pass")
+        # At head_dim 64 and 32 (jax-smoke's other paged cases) neither paged Pallas kernel lowers
+        # for v6e: each is a skip naming the lowering's own failure.
         not_lowering = {"pallas-paged": r"does not lower for TPU v6e: .*block shape",
                         "pallas-ragged-paged": r"does not lower for TPU v6e: AssertionError: kernel\.py:\d+: assert "}
         self.assertIn(("paged_decode_ragged_kv_bf16", "pallas-ragged-paged"), checks)
