@@ -221,11 +221,7 @@ int ab(AbArgs a, const Console &console) {
     auto results = timed_rounds(*suite, **side_a, **side_b, o, console);
     if (!results) return report_error(results.error());
     results->shard = std::move(shard);
-    if (results->started_at.empty()) {  // merge and the history order runs by it
-        char when[32];
-        std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&started));
-        results->started_at = when;
-    }
+    if (results->started_at.empty()) results->started_at = utc_timestamp(started);  // merge and the history order runs by it
     const std::vector<PerfRow> rows = perf_rows(*results);
     if (!rows.empty()) console.say("{}", perf_table(rows));
     console.say("{}", numerics_table(results->results));

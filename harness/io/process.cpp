@@ -22,6 +22,12 @@
 
 namespace attngate {
 
+std::string utc_timestamp(std::time_t t) {
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
 TempDir::TempDir(const std::string &what) {
     std::string name = "/tmp/attngate-" + what + "-XXXXXX";
     ATTNGATE_CHECK(::mkdtemp(name.data()) != nullptr);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 
@@ -13,6 +14,9 @@
 #include "io/error.hpp"
 
 namespace attngate {
+
+/// t in UTC, ISO 8601 to the second (2026-12-05T14:01:08Z): the time every record of a run carries.
+std::string utc_timestamp(std::time_t t = std::time(nullptr));
 
 /// A temporary directory (/tmp/attngate-<what>-XXXXXX) removed with its contents on scope exit.
 struct TempDir {

@@ -4,7 +4,6 @@
 #include "run/run.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <map>
 #include <memory>
 
@@ -15,6 +14,7 @@
 #include "checks/paged_reads.hpp"
 #include "checks/memory_check.hpp"
 #include "io/files.hpp"
+#include "io/process.hpp"
 #include "plan/inputs.hpp"
 #include "results/fingerprint.hpp"
 #include "results/results_writer.hpp"
@@ -37,13 +37,6 @@ const std::vector<CheckName> &requestable_checks() {
 }
 
 namespace {
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    return buf;
-}
 
 bool wants(const std::vector<CheckName> &checks, CheckName check) {
     return std::find(checks.begin(), checks.end(), check) != checks.end();
@@ -284,7 +277,7 @@ Result<RunResults> new_results(const RunContext &ctx, const Plan &plan, json::ob
     results.tool_version = tool_version();
     results.suite = ctx.suite.name;
     results.suite_file = ctx.suite.file.string();
-    results.started_at = utc_now();
+    results.started_at = utc_timestamp();
     results.host_name = host_name();
     results.checks = ctx.checks;
     results.fingerprint = std::move(fingerprint);

@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <thread>
 #include <type_traits>
@@ -12,6 +11,8 @@
 #include <fnmatch.h>
 #include <pwd.h>
 #include <unistd.h>
+
+#include "io/process.hpp"
 
 namespace attngate {
 
@@ -137,11 +138,8 @@ std::string machine_class(const std::string &name, const std::string &dispatch_p
 }
 
 json::object make_provenance(const std::string &reason, const std::string &machine, const json::object &fingerprint) {
-    const std::time_t t = std::time(nullptr);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
     std::string commit = command_output("git rev-parse HEAD 2>/dev/null");
-    return json::object{{"date", date},
+    return json::object{{"date", utc_timestamp()},
                         {"user", user_name()},
                         {"git_commit", commit.empty() ? "unknown" : commit},
                         {"machine_class", machine},
