@@ -68,6 +68,12 @@ struct DecodeOps {
     int64_t padded(int64_t d) const { return (d + chunk - 1) / chunk * chunk; }
 };
 
+/// A multiple of every path's chunk (portable 2, avx2 16, avx512 32). Scratch rows are laid
+/// out padded to it on every path, so that a call's workspace, and with it the memory gate's
+/// peak (one baseline for every machine), does not depend on the CPU the kernel runs on.
+constexpr int64_t kWidestChunk = 32;
+inline int64_t padded_for_every_path(int64_t d) { return (d + kWidestChunk - 1) / kWidestChunk * kWidestChunk; }
+
 /// The table of a path; a path the build lacks falls back to the next lower one.
 const DecodeOps &decode_ops(Isa isa);
 const DecodeOps &decode_ops_portable();

@@ -118,8 +118,10 @@ struct RowState {
 /// One worker's tiles, and the partials buffer's layout (one RowState per split task).
 class DecodeLayout {
 public:
-    DecodeLayout(const attngate_problem &p, const DecodeOps &ops, int64_t rows) : rows_(rows) {
-        dpad_ = ops.padded(p.head_dim), dvpad_ = ops.padded(p.head_dim_v);
+    DecodeLayout(const attngate_problem &p, int64_t rows) : rows_(rows) {
+        // Row strides padded for the widest path, not this one's (ops.padded(d): what the path
+        // reads and writes), so that the workspace is the same bytes on every CPU.
+        dpad_ = padded_for_every_path(p.head_dim), dvpad_ = padded_for_every_path(p.head_dim_v);
         q_ = layout_.add(rows * dpad_, sizeof(float));
         state_ = layout_.add(rows * state_floats(), sizeof(float));
         s_ = layout_.add((p.heads_q / p.heads_kv) * kKeyBlock, sizeof(float));
@@ -309,7 +311,7 @@ int flash_decode_run(const attngate_kernel *, const attngate_problem *pp, char *
     for (int64_t b = 0; b < p.batch; ++b)
         first_partial[b + 1] = first_partial[b] + (plan.splits(b) > 1 ? plan.first_task(b + 1) - plan.first_task(b) : 0);
     const DecodeOps &ops = decode_ops(active_isa());
-    const DecodeLayout layout(p, ops, plan.rows());
+    const DecodeLayout layout(p, plan.rows());
     ThreadPool *pool = pool_of(p);
     // Every worker and the whole partials buffer, whatever this call needs: the workspace
     // must not follow the lengths (a longer batch may split where this one did not).

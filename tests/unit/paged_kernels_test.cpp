@@ -246,6 +246,30 @@ TEST_CASE("flash-decode and flash keep their constant-workspace promise on paged
           run(kernel("reference"), c, generate_inputs(suite, c)).peak_bytes);
 }
 
+TEST_CASE("every built-in kernel's workspace is the same on every path: one memory baseline for every machine", "[paged][kernels][memory]") {
+    // The memory gate keeps one peak per row, not one per machine class (docs/memory-gate.md).
+    // A path forced above this CPU's falls back to its best, so each CPU compares the paths
+    // it has: portable and avx2 everywhere this kind runs.
+    const Suite suite = test::kernel_test_suite();
+    auto d1 = test::small_case("d1", 1, 300, 4, 2, 1);
+    auto dv = test::small_case("dv_differs", 5, 200, 6, 3, 33);
+    dv.head_dim_v = 17;
+    std::vector<CaseSpec> cases = {d1, bf16(dv), paged("pages", {1, 3, 1}, {200, 90, 700}, 8, 2, 40), bf16(paged("pages_d8", {1, 1}, {64, 33}, 2, 1, 8))};
+    for (const char *name : {"reference", "native", "flash", "flash-decode"})
+        for (const CaseSpec &c : cases) {
+            const CaseInputs in = generate_inputs(suite, c);
+            std::vector<std::pair<std::string, int64_t>> peaks;
+            for (const char *path : {"portable", "avx2", "avx512", "avx512bf16"}) {
+                const PathScope scope(path);
+                peaks.emplace_back(kernels::isa_name(kernels::active_isa()), run(kernel(name), c, in, 2).peak_bytes);
+            }
+            for (const auto &[path, bytes] : peaks) {
+                INFO(name << " on " << c.id << ": " << bytes << " B on " << path << ", " << peaks.front().second << " B on " << peaks.front().first);
+                CHECK(bytes == peaks.front().second);
+            }
+        }
+}
+
 TEST_CASE("each path's decode products compute the plain dot products and sums", "[paged][kernels]") {
     std::mt19937 gen(3);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
