@@ -9,10 +9,21 @@
 #include <vector>
 
 #include "backend/observation.hpp"
+#include "plan/suite.hpp"
 #include "results/results.hpp"
 
 namespace attngate {
 
 CheckResult contract_check(const std::vector<std::string> &violations, const std::optional<Nondeterminism> &nondeterminism);
+
+/// The signature of a race the TPU interpreter's check reported ("... race `<signature>` (n
+/// times): ..."); empty for any other violation.
+std::string race_signature(const std::string &violation);
+
+/// An adapter kernel's contract row from the TPU interpreter's violations: a race the suite
+/// lists for this kernel (known_races, matched on the whole signature) is kept beside the
+/// verdict with its reason; any other violation fails the row.
+CheckResult interpreter_contract_check(const std::vector<std::string> &violations, const std::string &kernel,
+                                       const std::vector<KnownRace> &known);
 
 }  // namespace attngate

@@ -234,6 +234,22 @@ void read_perf(ObjectReader &r, Suite &s) {
     r.adopt(pr.finish());
 }
 
+void read_known_races(ObjectReader &r, Suite &s) {
+    const json::value *v = r.raw("known_races");
+    if (!v || !r.ok()) return;
+    if (!v->is_array()) return r.fail_at("known_races", "expected an array of {\"kernel\", \"race\", \"reason\", \"reviewed\"} objects");
+    for (size_t i = 0; i < v->get_array().size() && r.ok(); ++i) {
+        ObjectReader kr(v->get_array()[i], r.file(), fmt::format("{}[{}]", r.path_of("known_races"), i));
+        KnownRace k{kr.required_string("kernel"), kr.required_string("race"), kr.required_string("reason"), kr.required_string("reviewed")};
+        for (const auto &[key, text] : {std::pair{"race", &k.race}, {"reason", &k.reason}, {"reviewed", &k.reviewed}})
+            if (kr.ok() && text->find_first_not_of(" \t") == std::string::npos) kr.fail_at(key, "expected a non-empty string");
+        if (kr.ok() && k.race.find('`') != std::string::npos)
+            kr.fail_at("race", "expected the signature without its backticks");
+        r.adopt(kr.finish());
+        s.known_races.push_back(std::move(k));
+    }
+}
+
 }  // namespace
 
 Result<Suite> load_suite(const std::filesystem::path &path) {
@@ -266,6 +282,7 @@ Result<Suite> parse_suite(std::string_view text, const std::filesystem::path &pa
     if (r.ok() && !(s.peak_growth_pct >= 0 && std::isfinite(s.peak_growth_pct))) r.fail_at("peak_growth_pct", "expected a finite percentage >= 0");
     r.string("description", "");
     read_perf(r, s);
+    read_known_races(r, s);
     const json::value *ks = r.raw("kernels");
     const json::value *cs = r.raw("cases");
     if (r.ok() && (!ks || !ks->is_array() || ks->get_array().empty()))
@@ -285,6 +302,14 @@ Result<Suite> parse_suite(std::string_view text, const std::filesystem::path &pa
     for (size_t i = 0; i < s.perf.kernels.size(); ++i)
         if (!labels.contains(s.perf.kernels[i]))
             return fail(ErrorKind::BadInput, "{}: $.perf.kernels[{}]: \"{}\" is not one of the suite's kernels", file, i, s.perf.kernels[i]);
+    std::set<std::pair<std::string, std::string>> races;
+    for (size_t i = 0; i < s.known_races.size(); ++i) {
+        const KnownRace &k = s.known_races[i];
+        if (!labels.contains(k.kernel))
+            return fail(ErrorKind::BadInput, "{}: $.known_races[{}].kernel: \"{}\" is not one of the suite's kernels", file, i, k.kernel);
+        if (!races.emplace(k.kernel, k.race).second)
+            return fail(ErrorKind::BadInput, "{}: $.known_races[{}]: kernel \"{}\" lists race \"{}\" twice", file, i, k.kernel, k.race);
+    }
     std::set<std::string> ids;
     for (size_t i = 0; i < cs->get_array().size(); ++i) {
         CaseSpec c;

@@ -96,6 +96,15 @@ struct PerfSettings {
     bool require_verdict = false;
 };
 
+/// A race the TPU interpreter's contract check finds in a kernel, reviewed and accepted
+/// ("known_races"): that race no longer fails the kernel's contract row, any other still does.
+struct KnownRace {
+    std::string kernel;    ///< the kernel's label
+    std::string race;      ///< the race's signature, as the check prints it between backticks
+    std::string reason;    ///< why it cannot change the kernel's result
+    std::string reviewed;  ///< who reviewed it, and when
+};
+
 struct Suite {
     std::string name;
     std::filesystem::path file;
@@ -113,6 +122,7 @@ struct Suite {
     /// threaded kernel's peak memory and outputs compare across machines; 0: every CPU.
     int threads = 2;
     PerfSettings perf;
+    std::vector<KnownRace> known_races;
     std::vector<KernelSpec> kernels;
     std::vector<CaseSpec> cases;
 

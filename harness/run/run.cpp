@@ -140,7 +140,7 @@ void add_adapter_rows(const RunContext &ctx, CaseResult &r, Observation &o, cons
     const BaselineFile *kept = ctx.program_baselines ? &*ctx.program_baselines : nullptr;
     const ProgramContext pc{absolute_path(ctx.options.results_path).parent_path(), ctx.options.store, kept, ctx.previous, ctx.suite.program_stable};
     if (o.program) r.checks.push_back(program_row_check(pc, c.id, r.kernel, *o.program));
-    if (o.contract_watched && adapter) r.checks.push_back(adapter_contract_check(o));
+    if (o.contract_watched && adapter) r.checks.push_back(interpreter_contract_check(o.contract_violations, r.kernel, ctx.suite.known_races));
 }
 
 std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseSpec &c, const std::string &kernel) {

@@ -1,7 +1,6 @@
-// A run's program and adapter-contract rows (run_programs.hpp).
+// A run's program rows (run_programs.hpp).
 #include "run/run_programs.hpp"
 
-#include "checks/contract_check.hpp"
 #include "checks/program_check.hpp"
 #include "io/files.hpp"
 #include "store/keys.hpp"
@@ -42,13 +41,6 @@ CheckResult program_row_check(const ProgramContext &ctx, const std::string &case
             if (const auto *recorded = find_metrics<ProgramMetrics>(*last)) ref = program_reference(*recorded, "the last run");
     if (ref) ref->text_of = [&ctx](const std::string &sha) { return program_text(ctx, sha); };
     return program_check(p, ref, ctx.stable, "no program baseline yet (accept one: attngate baseline update --checks program)");
-}
-
-CheckResult adapter_contract_check(const Observation &o) {
-    CheckResult r = contract_check(o.contract_violations, std::nullopt);
-    if (r.verdict == Verdict::Pass)
-        r.reason = "TPU interpreter: no race on 2 simulated cores, no out-of-bounds read (uninitialised memory read as NaN)";
-    return r;
 }
 
 }  // namespace attngate

@@ -1,6 +1,5 @@
-// A run's program and adapter-contract rows: the TPU program of an adapter kernel against the
-// program baseline or the last run, its texts kept beside the results; the TPU interpreter's
-// race and bounds checks as the contract check.
+// A run's program rows: the TPU program of an adapter kernel against the program baseline or
+// the last run, its texts kept beside the results.
 #pragma once
 
 #include <filesystem>
@@ -25,8 +24,5 @@ struct ProgramContext {
 /// Keeps the program's texts beside the results and checks it against the baseline, or else
 /// the last run (a text that cannot be written makes the row a skip saying why).
 CheckResult program_row_check(const ProgramContext &ctx, const std::string &case_id, const std::string &kernel, ProgramObservation &p);
-
-/// An adapter's contract check: the TPU interpreter's race and bounds checks (--interpret-checks).
-CheckResult adapter_contract_check(const Observation &o);
 
 }  // namespace attngate

@@ -68,7 +68,7 @@ TEST_CASE("every check's record survives results.json unchanged", "[results]") {
     CheckResult crashed(CheckName::Memory, Verdict::Error, "crashed");
     crashed.crash = CrashRecord{"crash", 0.25, "tail", "SIGSEGV", std::nullopt, std::nullopt};
     for (const CheckResult &c : {CheckResult(g), CheckResult(n), CheckResult(mem), CheckResult(ins), crashed,
-                                 CheckResult(ContractMetrics{std::vector<std::string>{"wrote q"}}, Verdict::Fail)}) {
+                                 CheckResult(ContractMetrics{std::vector<std::string>{"wrote q"}, std::nullopt}, Verdict::Fail)}) {
         const json::value written = to_json(one_check(c));
         auto back = results_from_json(written, "r.json");
         REQUIRE(back);

@@ -107,6 +107,40 @@ TEST_CASE("bad suites name the file, the JSON path and what was expected", "[sui
                Catch::Contains("$.cases[1].id: duplicate case id \"a\""));
 }
 
+namespace {
+std::string with_known_races(const std::string &races) {
+    return R"({"name": "t", "kernels": ["reference", "flash"], "known_races": )" + races +
+           R"(, "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}]})";
+}
+}  // namespace
+
+TEST_CASE("known_races: each entry names a suite kernel, the race, why and who reviewed it", "[suite]") {
+    test::TempDir dir;
+    test::write_text(dir / "s.json", with_known_races(R"([{"kernel": "flash", "race": "write/write on output 0 of pallas_call k",
+                                                          "reason": "a scratch output the caller drops", "reviewed": "ana, 2026-12-05"}])"));
+    auto s = load_suite(dir / "s.json");
+    REQUIRE(s);
+    REQUIRE(s->known_races.size() == 1);
+    CHECK(s->known_races[0].kernel == "flash");
+    CHECK(s->known_races[0].race == "write/write on output 0 of pallas_call k");
+    CHECK(s->known_races[0].reviewed == "ana, 2026-12-05");
+
+    const std::string entry = R"("race": "r", "reason": "why", "reviewed": "ana")";
+    CHECK_THAT(error_of(with_known_races(R"([{"kernel": "splash", )" + entry + "}]")),
+               Catch::Contains("$.known_races[0].kernel: \"splash\" is not one of the suite's kernels"));
+    CHECK_THAT(error_of(with_known_races(R"([{"kernel": "flash", "race": "r", "reason": "why"}])")),
+               Catch::Contains("$.known_races[0].reviewed"));
+    CHECK_THAT(error_of(with_known_races(R"([{"kernel": "flash", "race": "r", "reason": " ", "reviewed": "ana"}])")),
+               Catch::Contains("$.known_races[0].reason: expected a non-empty string"));
+    CHECK_THAT(error_of(with_known_races(R"([{"kernel": "flash", "race": "`r`", "reason": "why", "reviewed": "ana"}])")),
+               Catch::Contains("$.known_races[0].race: expected the signature without its backticks"));
+    CHECK_THAT(error_of(with_known_races(R"([{"kernel": "flash", )" + entry + R"(, "until": "never"}])")),
+               Catch::Contains("$.known_races[0].until: unknown field"));
+    CHECK_THAT(error_of(with_known_races(R"([{"kernel": "flash", )" + entry + R"(}, {"kernel": "flash", )" + entry + "}]")),
+               Catch::Contains("$.known_races[1]: kernel \"flash\" lists race \"r\" twice"));
+    CHECK_THAT(error_of(with_known_races(R"({"kernel": "flash"})")), Catch::Contains("$.known_races: expected an array"));
+}
+
 TEST_CASE("a case over the memory budget is rejected before anything runs", "[suite]") {
     const std::string text = R"({"name": "t", "memory_budget_mb": 64, "kernels": ["reference"],
         "cases": [{"id": "huge", "seq_q": 8192, "heads_q": 16, "head_dim": 128}]})";
