@@ -3,8 +3,9 @@ call per case in TPU interpret mode with race detection on 2 simulated cores (th
 grid order randomised by a fixed seed), out-of-bounds reads raising and uninitialised
 memory filled with NaN. A race or an out-of-bounds read is a violation, in the
 interpreter's own words. Each distinct race is one violation, keyed by a signature that
-leaves out what changes between runs (the clocks, the cores' order):
-"write/write hbm buffer 103 [0:128, 0:128]", which a suite's reviewed `known_races` can name.
+leaves out what changes between runs (the clocks, the cores' order) and names the buffer by
+its role: "write/write on output 0 of pallas_call splash_mha_fwd_no_residuals, which the
+caller discards", which a suite's reviewed `known_races` can name.
 """
 from __future__ import annotations
 
@@ -92,7 +93,8 @@ def _roles(fn: Callable[..., Any], args: tuple[Any, ...], allocations: list[tupl
     while they run again. {} when the allocations do not follow that order (their count, or a
     shape that is not the slot's, padded up to its blocks)."""
     try:
-        calls = _calls(jax.make_jaxpr(fn)(*args).jaxpr, [True] * 1024)
+        jaxpr = jax.make_jaxpr(fn)(*args).jaxpr
+        calls = _calls(jaxpr, [True] * len(jaxpr.outvars))  # the kernel's results are used
     except Exception:  # a kernel whose jaxpr cannot be made outside its call: no roles
         return {}
     slots = [(_Role(name, kind, i, kind == "output" and not used[i]), shape)
