@@ -117,10 +117,18 @@ class MatrixInBrowserTest(unittest.TestCase):
         leak = next(g for g in groups if g.get_attribute("data-kernel") == "leaky")
         self.assertRegex(leak.text, r"leaky · memory: heap leak on \d+/\d+ cases, [0-9.]+(–[0-9.]+)? B/call")
         rows = leak.find_elements(By.CSS_SELECTOR, "ul li")
-        height = "return arguments[0].getBoundingClientRect().height;"
-        self.assertEqual(self.driver.execute_script(height, rows[0]), 0)  # collapsed
+        details = leak.find_element(By.TAG_NAME, "details")
+        # Collapsed means closed and its rows not rendered. checkVisibility() says so by the spec;
+        # a row's own box is no witness, as Chromium may lay out hidden content when asked (16.8 px
+        # once, under load, in CI).
+        shown = "return arguments[0].checkVisibility();"
+        closed_height = leak.size["height"]
+        self.assertIsNone(details.get_attribute("open"))
+        self.assertFalse(self.driver.execute_script(shown, rows[0]))
         leak.find_element(By.TAG_NAME, "summary").click()
-        self.assertGreater(self.driver.execute_script(height, rows[0]), 0)
+        self.assertEqual(details.get_attribute("open"), "true")
+        self.assertTrue(self.driver.execute_script(shown, rows[0]))
+        self.assertGreater(leak.size["height"], closed_height)  # the rows take room once open
         self.assertIn(rows[0].find_element(By.TAG_NAME, "a").get_attribute("href").split("#")[1],
                       [a.get_attribute("href").split("#")[1] for a in self.driver.find_elements(By.CSS_SELECTOR, "#matrix a.mc")])
         self.assertEqual(len(rows), int(leak.get_attribute("data-count")))
