@@ -181,7 +181,7 @@ private:
 
     /// The run-wide shift of this run's first timing against the windows: the median of the
     /// deviations of the rows whose windows are full enough to gate, taken out only while
-    /// it stays within run noise (removable_shift).
+    /// it stays within run noise or within what the window's runs moved by (removable_shift).
     double todays_shift() const {
         std::vector<double> deviations;
         for (const auto &row : rows_) {
@@ -189,7 +189,8 @@ private:
             if (row.windowed && window.size() >= static_cast<size_t>(kMinWindowRuns))
                 deviations.push_back(calibrated_log_time(row.first.samples_s, row.first.calibration_s) - mean(window));
         }
-        return removable_shift(run_shift(std::move(deviations)), suite_.perf.threshold_pct / 100.0);
+        return removable_shift(run_shift(std::move(deviations)), suite_.perf.threshold_pct / 100.0, windows_.run_shifts(),
+                               suite_.perf.alpha);
     }
 
     /// One timing of a windowed row against its window, the run's shift taken out; a run on

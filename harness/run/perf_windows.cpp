@@ -51,7 +51,8 @@ Result<PerfWindows> PerfWindows::load(Store &store, const std::string &suite, co
     w.calibration_s_ = calibrations.empty() ? kNaN : median(calibrations);
     std::vector<std::vector<double>> matrix;
     for (auto &[key, series] : by_key) matrix.push_back(std::move(series));
-    remove_run_shifts(matrix);
+    for (double shift : remove_run_shifts(matrix))
+        if (std::isfinite(shift)) w.run_shifts_.push_back(shift);
     size_t i = 0;
     for (const auto &[key, unused] : by_key) {
         std::vector<double> values;

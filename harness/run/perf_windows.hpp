@@ -27,9 +27,13 @@ public:
     /// then); NaN without runs.
     double calibration_s() const { return calibration_s_; }
     size_t runs() const { return runs_; }
+    /// The run-wide shift of each of the window's runs that had enough rows to have one
+    /// (remove_run_shifts), oldest first: how far this class's runs moved, every row alike.
+    const std::vector<double> &run_shifts() const { return run_shifts_; }
 
 private:
     std::map<std::pair<std::string, std::string>, std::vector<double>> rows_;
+    std::vector<double> run_shifts_;
     double calibration_s_ = 0.0;
     size_t runs_ = 0;
 };

@@ -110,7 +110,12 @@ double run_shift(std::vector<double> deviations) {
     return median(deviations);
 }
 
-double removable_shift(double shift, double threshold) { return std::abs(shift) <= std::log1p(threshold) / 2 ? shift : 0.0; }
+double removable_shift(double shift, double threshold, const std::vector<double> &past, double alpha) {
+    if (std::abs(shift) <= std::log1p(threshold) / 2) return shift;
+    const int n = static_cast<int>(past.size());
+    if (n >= kMinWindowRuns && std::abs(shift - mean(past)) <= half_width(alpha, stddev(past), n)) return shift;
+    return 0.0;
+}
 
 std::vector<double> remove_run_shifts(std::vector<std::vector<double>> &by_row) {
     size_t runs = 0;
@@ -121,11 +126,12 @@ std::vector<double> remove_run_shifts(std::vector<std::vector<double>> &by_row) 
         std::copy_if(row.begin(), row.end(), std::back_inserter(present), [](double x) { return std::isfinite(x); });
         centers.push_back(present.empty() ? kNaN : median(present));
     }
-    std::vector<double> shifts(runs, 0.0);
+    std::vector<double> shifts(runs, kNaN);
     for (size_t j = 0; j < runs; ++j) {
         std::vector<double> deviations;
         for (size_t r = 0; r < by_row.size(); ++r)
-            if (j < by_row[r].size()) deviations.push_back(by_row[r][j] - centers[r]);
+            if (j < by_row[r].size() && std::isfinite(by_row[r][j] - centers[r])) deviations.push_back(by_row[r][j] - centers[r]);
+        if (deviations.size() < static_cast<size_t>(kMinShiftRows)) continue;
         shifts[j] = run_shift(std::move(deviations));
         for (auto &row : by_row)
             if (j < row.size()) row[j] -= shifts[j];

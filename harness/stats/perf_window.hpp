@@ -58,14 +58,18 @@ double run_shift(std::vector<double> deviations);
 
 /// The part of a run's shift that is taken out of today's rows: all of it while it is
 /// within half the threshold (the residue of a machine's speed that the calibration
-/// workload did not follow), none beyond: a regression of every row looks the same as a
-/// larger shift, and the calibration workload has already taken out a slower machine.
-double removable_shift(double shift, double threshold);
+/// workload did not follow), or while it is within the prediction interval at `alpha` of
+/// `past`, the shifts of the window's own runs (at least kMinWindowRuns of them): what this
+/// machine class's runs moved by, every row alike, with nothing changed (measured: x0.76 to
+/// x1.45 on this kind's Intel Xeon, whose calibration workload ran at two speeds 2x apart).
+/// None beyond both: a regression of every row looks the same as a larger shift.
+double removable_shift(double shift, double threshold, const std::vector<double> &past = {}, double alpha = 0.01);
 
 /// Takes the run-wide shift out of every run of a set of windows in place:
 /// by_row[r][j] is row r's log value in run j (NaN where the row was not timed). Each
 /// run's shift is the median over rows of its value minus the row's median over runs
-/// (run_shift's rule); returns the shifts, one per run.
+/// (run_shift's rule); returns the shifts, one per run, NaN for a run with fewer than
+/// kMinShiftRows rows (nothing is taken out of it).
 std::vector<double> remove_run_shifts(std::vector<std::vector<double>> &by_row);
 
 }  // namespace attngate

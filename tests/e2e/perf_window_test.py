@@ -96,10 +96,11 @@ class PerfWindowTest(unittest.TestCase):
         self.assertEqual(len(rows), len(SEQS))
         self.assertTrue(all(row["cal"] > 0 for row in rows), rows)
 
-    def windows(self, name, scale):
+    def windows(self, name, scale, moves=(1.0,) * MIN_RUNS):
         """A store whose history holds six runs made from a reference run timed just now (each
         row's median time and calibration time), 0.4% apart, times and calibration scaled by
-        `scale` (< 1: a faster machine then)."""
+        `scale` (< 1: a faster machine then), and run j's times alone by moves[j] (every row
+        of a run moving alike while its calibration workload did not)."""
         ref_store = os.path.join(self.dir, name + "-ref")
         os.makedirs(ref_store)
         r, ref = self.judge(ref_store, name + "-ref")
@@ -116,17 +117,18 @@ class PerfWindowTest(unittest.TestCase):
         for j, jitter in enumerate((-0.004, -0.002, 0.0, 0.001, 0.003, 0.004)):
             f = scale * (1 + jitter)
             rec = dict(template, run=f"20261205T00000{j}Z-{j:016d}-0000000{j}",
-                       rows=[{"c": c, "k": k, "t": [f * t] * 3, "cal": f * cal, "v": {}} for (c, k), (t, cal) in rows.items()])
+                       rows=[{"c": c, "k": k, "t": [f * moves[j] * t] * 3, "cal": f * cal, "v": {}}
+                             for (c, k), (t, cal) in rows.items()])
             write_json(os.path.join(where, rec["run"] + ".json"), rec)
         return store
 
-    def judged(self, name, scale, pct=0, seq_q=None):
+    def judged(self, name, scale, pct=0, seq_q=None, moves=(1.0,) * MIN_RUNS):
         """(store, returncode, output, rows) of a run judged against windows made just before
         it. A run in which the machine's speed moved by more than one speed class against the
         reference (its first or its second timing; seen under stress-ng) did not test the
         rule: that is tried again, five times at most."""
         for attempt in range(5):
-            store = self.windows(f"{name}-{attempt}", scale)
+            store = self.windows(f"{name}-{attempt}", scale, moves)
             r, out = self.judge(store, f"{name}-{attempt}", pct, seq_q)
             rows = self.perf(out)
             if scale < 0.6 or all("calibration workload x" not in m["reason"] for m in rows.values()):
@@ -192,6 +194,29 @@ class PerfWindowTest(unittest.TestCase):
         rows = self.perf(out)
         self.assertNotEqual(rows[slow]["status"], "regression", rows[slow]["reason"])
         self.assertNotEqual(rows[slow].get("mode"), "window", rows[slow]["reason"])  # its single-run baseline until 6 runs
+
+    def test_e_a_shift_within_what_the_windows_runs_moved_by_is_taken_out(self):
+        # The window's runs moved by x0.7 to x1.45, every row alike, while the calibration
+        # workload did not (as this kind's Intel Xeon's runs moved by x0.76 to x1.45): their
+        # shifts' prediction interval at alpha 0.01 reaches x3.7. Every row 2x slower today
+        # is within it and is not flagged; 10x is beyond it, flagged on every row; one row
+        # 10x slower is flagged alone.
+        moves = (0.7, 1.45, 0.75, 1.35, 0.7, 1.4)
+        _, r, out, rows = self.judged("moved-every-row-2x", 1.0, pct=100, moves=moves)
+        self.assertEqual(r.returncode, 0, [(c, m["reason"]) for c, m in rows.items()])
+        for case, m in rows.items():
+            self.assertEqual(m["mode"], "window", (case, m["reason"]))
+            self.assertIn(m["status"], ("ok", "too_noisy"), (case, m["reason"]))
+            self.assertGreater(m["run_shift"], 1.5, m)  # taken out
+        _, r, out, rows = self.judged("moved-every-row-10x", 1.0, pct=SLOW, moves=moves)
+        self.assertEqual(r.returncode, 1, [(c, m["reason"]) for c, m in rows.items()])
+        for case, m in rows.items():
+            self.assertEqual(m["status"], "regression", (case, m["reason"]))
+            self.assertEqual(m["run_shift"], 1.0, m)
+        _, r, out, rows = self.judged("moved-one-row-10x", 1.0, pct=SLOW, seq_q=SEQS[2], moves=moves)
+        self.assertEqual(r.returncode, 1, [(c, m["reason"]) for c, m in rows.items()])
+        for case, m in rows.items():
+            self.assertEqual(m["status"] == "regression", case == f"s{SEQS[2]}", (case, m["reason"]))
 
 
 if __name__ == "__main__":
