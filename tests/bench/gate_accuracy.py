@@ -10,7 +10,10 @@ callgrind, plain threshold). Baselines are recorded once, on the quiet machine, 
 load starts: what a CI runner that is busy today compares against. Window mode starts from
 --window-runs quiet runs appended to the history, and every A/A run appends itself
 (`--append-history`, as main-branch runs do), so its window rolls through the loads as a
-CI runner's would; runs with an injected slowdown are judged, never appended.
+CI runner's would; runs with an injected slowdown are judged, never appended. With
+--one-case, window mode's slowdown runs slow one case at a time (each of the four in turn,
+ATTNGATE_TEST_SLOWDOWN_SEQ_Q and _HEADS_Q) instead of every case: a regression of one row, which
+the run-wide shift cannot hide, where the default is a regression of every row at once.
 
 For each load level (stress-ng --cpu N in the background; 0 = none) and mode, it runs A/A
 comparisons of the same build (every regression flagged is a false alarm) and
@@ -46,6 +49,8 @@ SUITE = {
     ],
 }
 MODES = ("baseline", "calibrated", "window", "ab", "instructions")
+# With --one-case: the (seq_q, heads_q) that select one case alone, and that case.
+ONE_CASE = {(128, 2): "mha_f32", (192, 2): "causal_f32", (128, 4): "gqa_bf16", (1, 8): "decode_bf16"}
 # A perf check that the rule judged (the others are skips: too noisy, collecting, ...).
 GATED = ("ok", "regression", "improvement")
 
@@ -62,10 +67,12 @@ def verdicts(results_path):
     return out
 
 
-def env_with(pct, work=False):
+def env_with(pct, work=False, only=None):
     env = dict(os.environ, ATTNGATE_TEST_SLOWDOWN_PCT=str(pct))
     if work:
         env["ATTNGATE_TEST_SLOWDOWN_WORK"] = "1"
+    if only is not None:  # (seq_q, heads_q) of the one case slowed
+        env["ATTNGATE_TEST_SLOWDOWN_SEQ_Q"], env["ATTNGATE_TEST_SLOWDOWN_HEADS_Q"] = str(only[0]), str(only[1])
     return env
 
 
@@ -81,27 +88,28 @@ def run_cmd(args, work, out, *extra):
             "--plugin", args.plugin, "--out", out, *extra]
 
 
-def baseline_mode_run(args, work, pct, out):
+def baseline_mode_run(args, work, pct, out, only=None):
     run_checked(run_cmd(args, work, out, "--no-calibration"), env_with(pct))
     return verdicts(out)
 
 
-def calibrated_mode_run(args, work, pct, out):
+def calibrated_mode_run(args, work, pct, out, only=None):
     run_checked(run_cmd(args, work, out), env_with(pct))
     return verdicts(out)
 
 
-def window_mode_run(args, work, pct, out):
-    run_checked(run_cmd(args, dict(work, baselines=work["windows"]), out, *(["--append-history"] if pct == 0 else [])), env_with(pct))
+def window_mode_run(args, work, pct, out, only=None):
+    run_checked(run_cmd(args, dict(work, baselines=work["windows"]), out, *(["--append-history"] if pct == 0 else [])),
+                env_with(pct, only=only))
     return verdicts(out)
 
 
-def instructions_mode_run(args, work, pct, out):
+def instructions_mode_run(args, work, pct, out, only=None):
     run_checked(run_cmd(args, work, out, "--perf-metric", "instructions"), env_with(pct, work=True))
     return verdicts(out)
 
 
-def ab_mode_run(args, work, pct, out):
+def ab_mode_run(args, work, pct, out, only=None):
     run_checked([args.attngate, "ab", "--a", args.attngate, "--b", f"env ATTNGATE_TEST_SLOWDOWN_PCT={pct} {args.attngate}",
                  "--suite", work["suite"], "--plugin", args.plugin, "--rounds", str(args.rounds), "--max-rounds", str(args.max_rounds), "--min-time", "0.02",
                  "--out", out])
@@ -129,30 +137,55 @@ def record_baselines(args, work):
         subprocess.run([*accept, "--results", counted, "--checks", "instructions"], check=True, capture_output=True)
 
 
-def measure(mode, args, work, load, pct, runs):
-    cases = suites_flagged = regressions = too_noisy = gated = 0
-    ratios, per_case = [], {}
-    start = time.monotonic()
-    for i in range(runs):
-        v = RUNNERS[mode](args, work, pct, os.path.join(work["dir"], f"{mode}-{load}-{pct}-{i}.json"))
+def measure(mode, args, work, load, schedule):
+    """Runs the suite once per entry of `schedule` (the injected slowdown of that run, in
+    order) and returns one row of figures per slowdown."""
+    tallies = {}
+    for i, pct in enumerate(schedule):
+        t = tallies.setdefault(pct, {"runs": 0, "cases": 0, "flagged": 0, "regressions": 0, "too_noisy": 0, "gated": 0,
+                                     "seconds": 0.0, "ratios": [], "per_case": {}, "per_run": [],
+                                     "one": {"slowed_case_gated": 0, "slowed_case_caught": 0, "other_cases_flagged": 0}})
+        only = list(ONE_CASE)[t["runs"] % len(ONE_CASE)] if args.one_case and pct else None
+        start = time.monotonic()
+        v = RUNNERS[mode](args, work, pct, os.path.join(work["dir"], f"{mode}-{load}-{pct}-{i}.json"), only)
+        t["seconds"] += time.monotonic() - start
+        for case, s, _ in v if only is not None else []:
+            if case == ONE_CASE[only]:
+                t["one"]["slowed_case_gated"] += s in GATED
+                t["one"]["slowed_case_caught"] += s == "regression"
+            else:
+                t["one"]["other_cases_flagged"] += s == "regression"
         statuses = [s for _, s, _ in v]
+        t["per_run"].append(statuses)
         for case, _, r in v:
             if isinstance(r, (int, float)):
-                ratios.append(r)
-                per_case.setdefault(case, []).append(r)
-        cases += len(statuses)
-        regressions += statuses.count("regression")
-        too_noisy += statuses.count("too_noisy")
-        gated += sum(statuses.count(g) for g in GATED)
-        suites_flagged += "regression" in statuses
-    seconds = (time.monotonic() - start) / runs
-    return {"mode": mode, "load_cpus": load, "slowdown_pct": pct, "suite_runs": runs, "case_verdicts": cases,
-            "suite_runs_flagged": suites_flagged, "suite_flag_rate": suites_flagged / runs,
-            "case_detection_rate": regressions / cases if cases else 0.0, "too_noisy_rate": too_noisy / cases if cases else 0.0,
-            "gated_rate": gated / cases if cases else 0.0,
-            "median_ratio": statistics.median(ratios) if ratios else None,
-            "median_ratio_per_case": {c: statistics.median(r) for c, r in per_case.items()},
-            "seconds_per_suite_run": seconds}
+                t["ratios"].append(r)
+                t["per_case"].setdefault(case, []).append(r)
+        t["runs"] += 1
+        t["cases"] += len(statuses)
+        t["regressions"] += statuses.count("regression")
+        t["too_noisy"] += statuses.count("too_noisy")
+        t["gated"] += sum(statuses.count(g) for g in GATED)
+        t["flagged"] += "regression" in statuses
+    rows = []
+    for pct, t in sorted(tallies.items()):
+        cases, runs = t["cases"], t["runs"]
+        rows.append({"mode": mode, "load_cpus": load, "slowdown_pct": pct, "suite_runs": runs, "case_verdicts": cases,
+                     "suite_runs_flagged": t["flagged"], "suite_flag_rate": t["flagged"] / runs,
+                     "case_detection_rate": t["regressions"] / cases if cases else 0.0,
+                     "too_noisy_rate": t["too_noisy"] / cases if cases else 0.0, "gated_rate": t["gated"] / cases if cases else 0.0,
+                     "median_ratio": statistics.median(t["ratios"]) if t["ratios"] else None,
+                     "median_ratio_per_case": {c: statistics.median(r) for c, r in t["per_case"].items()},
+                     "seconds_per_suite_run": t["seconds"] / runs, "statuses_per_run": t["per_run"],
+                     "interleaved": len(tallies) > 1, **(t["one"] if args.one_case and pct else {})})
+    return rows
+
+
+def interleaved(runs_per_pct):
+    """One schedule of every slowdown's runs, spread evenly among each other: {0: 100, 10: 20}
+    puts a slowdown run after every fifth A/A run."""
+    slots = [((k + 0.5) / n, pct) for pct, n in runs_per_pct.items() for k in range(n)]
+    return [pct for _, pct in sorted(slots)]
 
 
 class Load:
@@ -193,12 +226,19 @@ def main():
     parser.add_argument("--max-rounds", type=int, default=0, help="ab --max-rounds (0 or at most --rounds: fixed rounds)")
     parser.add_argument("--threads", type=int, default=None,
                         help="the suite's kernel threads (default: the suites' default, 2)")
+    parser.add_argument("--one-case", action="store_true",
+                        help="window mode: slow one case per slowdown run (in turn), not every case")
+    parser.add_argument("--interleave", action="store_true",
+                        help="run each load's A/A and slowdown runs interleaved, not one block after the other: in window "
+                             "mode the slowdown runs then meet the windows as the A/A runs do, not only as they end")
     parser.add_argument("--json", default="gate-accuracy.json")
     args = parser.parse_args()
     args.attngate, args.plugin = os.path.abspath(args.attngate), os.path.abspath(args.plugin)
     args.modes = [m for m in args.modes.split(",") if m]
     if unknown := set(args.modes) - set(MODES):
         sys.exit(f"--modes: unknown {sorted(unknown)}")
+    if args.one_case and args.modes != ["window"]:
+        sys.exit("--one-case: only with --modes window")
     loads = [int(x) for x in args.loads.split(",")]
     effects = [int(x) for x in args.effects.split(",") if x]
     rows = []
@@ -212,21 +252,29 @@ def main():
         for load in loads:
             with Load(load):
                 for mode in args.modes:
+                    runs_per_pct = {}
                     for pct in [0, *effects]:
                         runs = args.aa_runs if pct == 0 else args.effect_runs
                         if mode == "ab" and args.ab_runs:
                             runs = args.ab_runs
                         if mode == "instructions" and args.instruction_runs:
                             runs = args.instruction_runs
-                        rows.append(measure(mode, args, work, load, pct, runs))
-                        r = rows[-1]
-                        ratio = f"{r['median_ratio']:.3f}" if r["median_ratio"] is not None else "-"
-                        print(f"load {load} {mode:12} slowdown {pct:>2}%: {r['suite_runs_flagged']:>3}/{r['suite_runs']} suite runs "
-                              f"flagged ({100 * r['suite_flag_rate']:.1f}%), case detection {100 * r['case_detection_rate']:.1f}%, "
-                              f"too noisy {100 * r['too_noisy_rate']:.1f}%, gated {100 * r['gated_rate']:.1f}%, median ratio {ratio}, "
-                              f"{r['seconds_per_suite_run']:.1f} s per suite run; per case "
-                              + ", ".join(f"{c} {x:.3f}" for c, x in r["median_ratio_per_case"].items()), flush=True)
-                        with open(args.json, "w") as f:  # after every row: an interrupted run keeps what it measured
+                        runs_per_pct[pct] = runs
+                    schedules = ([interleaved(runs_per_pct)] if args.interleave
+                                 else [[pct] * runs for pct, runs in runs_per_pct.items()])
+                    for schedule in schedules:
+                        for r in measure(mode, args, work, load, schedule):
+                            rows.append(r)
+                            ratio = f"{r['median_ratio']:.3f}" if r["median_ratio"] is not None else "-"
+                            print(f"load {load} {mode:12} slowdown {r['slowdown_pct']:>2}%: {r['suite_runs_flagged']:>3}/{r['suite_runs']} "
+                                  f"suite runs flagged ({100 * r['suite_flag_rate']:.1f}%), case detection "
+                                  f"{100 * r['case_detection_rate']:.1f}%, too noisy {100 * r['too_noisy_rate']:.1f}%, gated "
+                                  f"{100 * r['gated_rate']:.1f}%, median ratio {ratio}, {r['seconds_per_suite_run']:.1f} s per suite run; "
+                                  "per case " + ", ".join(f"{c} {x:.3f}" for c, x in r["median_ratio_per_case"].items())
+                                  + (f"; the slowed case caught in {r['slowed_case_caught']} of the {r['slowed_case_gated']} runs "
+                                     f"that gated it, other cases flagged {r['other_cases_flagged']}" if "slowed_case_gated" in r else ""),
+                                  flush=True)
+                        with open(args.json, "w") as f:  # after every schedule: an interrupted run keeps what it measured
                             json.dump({"suite": suite, "command": sys.argv, "rows": rows}, f, indent=2)
 
 

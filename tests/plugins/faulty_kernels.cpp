@@ -150,13 +150,16 @@ int slowdown_run(const attngate_kernel *, const attngate_problem *p, char *err, 
         const char *v = std::getenv("ATTNGATE_TEST_SLOWDOWN_WORK");
         return v && std::atoi(v) != 0;
     }();
-    // ATTNGATE_TEST_SLOWDOWN_SEQ_Q: only the cases of that seq_q are slowed (one row of a run).
-    static const int64_t only_seq_q = [] {
-        const char *v = std::getenv("ATTNGATE_TEST_SLOWDOWN_SEQ_Q");
+    // ATTNGATE_TEST_SLOWDOWN_SEQ_Q and _HEADS_Q: only the cases of that seq_q (and that
+    // heads_q) are slowed (one row of a run).
+    static const auto only = [](const char *name) {
+        const char *v = std::getenv(name);
         return v ? std::atoll(v) : int64_t{-1};
-    }();
+    };
+    static const int64_t only_seq_q = only("ATTNGATE_TEST_SLOWDOWN_SEQ_Q"), only_heads_q = only("ATTNGATE_TEST_SLOWDOWN_HEADS_Q");
     const attngate_kernel &flash = builtin_flash();
-    if (only_seq_q >= 0 && p->seq_q != only_seq_q) return flash.run(&flash, p, err, n);
+    if ((only_seq_q >= 0 && p->seq_q != only_seq_q) || (only_heads_q >= 0 && p->heads_q != only_heads_q))
+        return flash.run(&flash, p, err, n);
     if (by_work) {
         const int rc = flash.run(&flash, p, err, n);
         const double flops = 4.0 * static_cast<double>(p->batch * p->heads_q * p->seq_q * p->seq_k * p->head_dim);
