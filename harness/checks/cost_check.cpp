@@ -19,11 +19,11 @@ WorkloadResult unprojected(const Workload &w, const DevicePrice &price) {
 
 }  // namespace
 
-CheckResult cost_check(double median_s, std::optional<double> baseline_median_s, double tokens_per_call,
+CheckResult cost_check(const CheckResult &perf, double median_s, std::optional<double> baseline_median_s, double tokens_per_call,
                        const DevicePrice &price) {
     const double now = cost_per_million_tokens(median_s, tokens_per_call, price.price_per_hour);
     CheckResult r{CostMetrics{now, price.device_class, price.currency, price.price_per_hour, price.source, price.as_of, std::nullopt},
-                  Verdict::Pass};
+                  perf.verdict};
     if (baseline_median_s) {
         const double then = cost_per_million_tokens(*baseline_median_s, tokens_per_call, price.price_per_hour);
         r.as<CostMetrics>().baseline_usd_per_million_tokens = then;
@@ -33,6 +33,10 @@ CheckResult cost_check(double median_s, std::optional<double> baseline_median_s,
         r.reason = fmt::format("{:.4g} {} per million tokens at {} {:g}/h ({}, {}); no baseline", now, price.currency,
                                price.device_class, price.price_per_hour, price.source, price.as_of);
     }
+    if (perf.verdict == Verdict::Skip)
+        r.reason += fmt::format("; not gated: the time it is priced from was not ({})", perf.get<PerfMetrics>() ? perf_not_gated_because(perf) : "not timed");
+    else if (perf.verdict == Verdict::Fail)
+        r.reason += "; the perf check of the time it is priced from failed";
     return r;
 }
 

@@ -12,9 +12,11 @@
 
 namespace attngate {
 
-/// Per case x kernel: cost per million query tokens now and at the baseline's speed.
-/// Informational (pass); the gate fails per workload.
-CheckResult cost_check(double median_s, std::optional<double> baseline_median_s, double tokens_per_call,
+/// Per case x kernel: cost per million query tokens now and at the baseline's speed. It is the
+/// row's time priced, so it is gated exactly when that time was: it takes the perf check's
+/// verdict (a row whose time was not gated is not gated here either, never passed); the
+/// gate on a budget is per workload.
+CheckResult cost_check(const CheckResult &perf, double median_s, std::optional<double> baseline_median_s, double tokens_per_call,
                        const DevicePrice &price);
 
 /// Per workload: the projection at the current and baseline medians (seconds per call by

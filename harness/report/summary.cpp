@@ -98,24 +98,6 @@ std::vector<CheckCounts> counts_per_check(const RunResults &r) {
 
 namespace {
 
-/// Why a perf row was not gated, or "" when it was.
-std::string perf_not_gated_because(const CheckResult &k) {
-    const PerfMetrics &m = k.as<PerfMetrics>();
-    if (k.verdict == Verdict::Error || !m.status) return "not timed";
-    switch (*m.status) {
-    case PerfCheckStatus::Ok:
-    case PerfCheckStatus::Regression:
-    case PerfCheckStatus::Improvement: return "";
-    case PerfCheckStatus::TooNoisy: return "too noisy";
-    case PerfCheckStatus::MachineMoved: return "machine speed moved";
-    case PerfCheckStatus::StaleBaseline: return "stale baseline?";
-    case PerfCheckStatus::Collecting: return "collecting runs for class " + m.machine_class.value_or("?");
-    case PerfCheckStatus::OtherMachine: return "baseline from another machine";
-    case PerfCheckStatus::NoBaseline: return "no baseline for class " + m.machine_class.value_or("?");
-    }
-    return "not timed";
-}
-
 /// Why a numerics row was not gated, or "" when its bits were compared with a baseline (or side A).
 std::string numerics_not_gated_because(const CheckResult &k, const RunResults &r) {
     const NumericsMetrics *m = k.get<NumericsMetrics>();

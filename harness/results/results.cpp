@@ -230,6 +230,23 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     return out;
 }
 
+std::string perf_not_gated_because(const CheckResult &k) {
+    const PerfMetrics &m = k.as<PerfMetrics>();
+    if (k.verdict == Verdict::Error || !m.status) return "not timed";
+    switch (*m.status) {
+    case PerfCheckStatus::Ok:
+    case PerfCheckStatus::Regression:
+    case PerfCheckStatus::Improvement: return "";
+    case PerfCheckStatus::TooNoisy: return "too noisy";
+    case PerfCheckStatus::MachineMoved: return "machine speed moved";
+    case PerfCheckStatus::StaleBaseline: return "stale baseline?";
+    case PerfCheckStatus::Collecting: return "collecting runs for class " + m.machine_class.value_or("?");
+    case PerfCheckStatus::OtherMachine: return "baseline from another machine";
+    case PerfCheckStatus::NoBaseline: return "no baseline for class " + m.machine_class.value_or("?");
+    }
+    return "not timed";
+}
+
 Result<RunResults> load_results(const std::filesystem::path &path) {
     auto doc = load_json_file(path);
     if (!doc) return std::unexpected(doc.error());

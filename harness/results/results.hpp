@@ -163,6 +163,10 @@ std::optional<double> figure_of(const CheckResult &c) {
 /// list every metric without knowing the check.
 json::object metrics_json(const CheckResult &c);
 
+/// Why a perf row was not gated ("too noisy", "machine speed moved", ...), or "" when it was
+/// judged against a baseline: the verdict line's counts and the cost row that follows it.
+std::string perf_not_gated_because(const CheckResult &k);
+
 json::value to_json(const RunResults &r);
 Result<RunResults> results_from_json(const json::value &v, const std::string &file);
 Result<RunResults> load_results(const std::filesystem::path &path);

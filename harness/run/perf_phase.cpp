@@ -135,12 +135,13 @@ public:
                 if (o_.cost) r.checks.emplace_back(CheckName::Cost, Verdict::Skip, "not priced: the kernel was not timed");
                 continue;
             }
-            r.checks.push_back(perf_check_of(row));
+            const CheckResult perf = perf_check_of(row);  // a copy: the cost check below reads it after more are added
+            r.checks.push_back(perf);
             if (o_.cost && !o_.cost->no_pricing.empty()) r.checks.emplace_back(CheckName::Cost, Verdict::Skip, o_.cost->no_pricing);
             if (!pricing) continue;
             const Seconds &base_s = baselines_.samples(row.target.spec->id, row.target.label());
             const CaseSpec &c = *row.target.spec;
-            r.checks.push_back(cost_check(median(row.first.samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
+            r.checks.push_back(cost_check(perf, median(row.first.samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
                                           static_cast<double>(c.batch * c.seq_q), *pricing->find(o_.cost->device_class)));
         }
     }

@@ -107,6 +107,13 @@ class PerfGateTest(unittest.TestCase):
         cost = [c for c in read_json(slow)["results"][0]["checks"] if c["check"] == "cost"][0]
         self.assertGreater(cost["metrics"]["usd_per_million_tokens"], cost["metrics"]["baseline_usd_per_million_tokens"])
         self.assertIn("cloud.google.com", cost["metrics"]["price_source"])
+        # A row's cost is its time priced: gated exactly when the time was, never a pass beside a skip.
+        for path in (first, slow):
+            for row in read_json(path)["results"]:
+                verdicts = {c["check"]: c for c in row["checks"]}
+                self.assertEqual(verdicts["cost"]["verdict"], verdicts["perf"]["verdict"], (path, row["case"], verdicts["cost"]["reason"]))
+                if verdicts["perf"]["verdict"] == "skip":
+                    self.assertIn("not gated: the time it is priced from was not", verdicts["cost"]["reason"])
 
         r = attngate("compare", first, slow)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)

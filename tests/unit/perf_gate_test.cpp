@@ -256,11 +256,23 @@ TEST_CASE("a baseline from another machine class is named and not compared", "[p
 
 TEST_CASE("cost per million tokens carries the price and its source", "[cost]") {
     // 1 ms per call of 128 tokens at 3.6 USD/h: 1e-3 / 3600 * 3.6 / 128 * 1e6 = 0.0078125.
-    const CheckResult r = cost_check(1e-3, 2e-3, 128, price());
+    const CheckResult r = cost_check(CheckResult(CheckName::Perf, Verdict::Pass), 1e-3, 2e-3, 128, price());
+    CHECK(r.verdict == Verdict::Pass);
     CHECK(*r.as<CostMetrics>().usd_per_million_tokens == Approx(0.0078125));
     CHECK(*r.as<CostMetrics>().baseline_usd_per_million_tokens == Approx(0.015625));
     CHECK(r.as<CostMetrics>().price_source == "a price list");
     CHECK_THAT(r.reason, Catch::Contains("a price list") && Catch::Contains("-50.0%"));
+}
+
+TEST_CASE("a row's cost is gated exactly when its time was: never passed when the time was not gated", "[cost]") {
+    CheckResult perf(CheckName::Perf, Verdict::Skip, "too noisy to gate: relative noise 15.5%");
+    perf.as<PerfMetrics>().status = PerfCheckStatus::TooNoisy;
+    const CheckResult noisy = cost_check(perf, 2e-3, 1e-3, 128, price());
+    CHECK(noisy.verdict == Verdict::Skip);
+    CHECK_THAT(noisy.reason, Catch::Contains("+100.0%") && Catch::EndsWith("not gated: the time it is priced from was not (too noisy)"));
+    const CheckResult slower = cost_check(CheckResult(CheckName::Perf, Verdict::Fail, "regression"), 2e-3, 1e-3, 128, price());
+    CHECK(slower.verdict == Verdict::Fail);
+    CHECK_THAT(slower.reason, Catch::Contains("perf check of the time it is priced from failed"));
 }
 
 TEST_CASE("a workload fails only on a cost rise its confidence bound supports", "[cost]") {
