@@ -36,6 +36,7 @@ Result<void> add_costs(RunResults &merged, Store &store) {
 }
 
 int merge(const MergeArgs &a, const Console &console) {
+    if (auto out = replaceable_results(a.out); !out) return report_error(out.error());
     std::vector<std::pair<std::string, RunResults>> shards;
     for (const auto &f : a.shards) {
         auto r = load_results(f);

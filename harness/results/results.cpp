@@ -253,6 +253,21 @@ Result<RunResults> load_results(const std::filesystem::path &path) {
     return results_from_json(*doc, path.string());
 }
 
+Result<std::optional<RunResults>> replaceable_results(const std::filesystem::path &out) {
+    std::error_code unreadable;  // an --out that cannot be stat-ed fails later, at the write, with its reason
+    const auto status = std::filesystem::symlink_status(out, unreadable);
+    if (unreadable || !std::filesystem::is_regular_file(status)) return std::nullopt;  // the write refuses links, devices, FIFOs
+    if (std::filesystem::file_size(out, unreadable) == 0 && !unreadable) return std::nullopt;
+    auto previous = load_results(out);
+    if (!previous) {
+        std::string why = previous.error().message;
+        if (const std::string named = out.string() + ": "; why.starts_with(named)) why.erase(0, named.size());
+        return fail(ErrorKind::Usage, "--out {}: holds something other than attngate results, which this run would replace; "
+                    "choose another --out or move the file away (read as results: {})", out.string(), why);
+    }
+    return std::optional<RunResults>(std::move(*previous));
+}
+
 Result<void> save_results(const RunResults &r, const std::filesystem::path &path) {
     return write_file_atomic(path, pretty_json(to_json(r)));
 }

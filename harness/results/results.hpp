@@ -171,5 +171,9 @@ json::value to_json(const RunResults &r);
 Result<RunResults> results_from_json(const json::value &v, const std::string &file);
 Result<RunResults> load_results(const std::filesystem::path &path);
 Result<void> save_results(const RunResults &r, const std::filesystem::path &path);
+/// What an --out about to be replaced holds: nothing (no file, or an empty one), or the results
+/// of an earlier run; anything else (a suite, a baseline, a file of the user's) is an error
+/// naming it, so that no results write replaces it.
+Result<std::optional<RunResults>> replaceable_results(const std::filesystem::path &out);
 
 }  // namespace attngate

@@ -264,11 +264,10 @@ Result<void> load_references(RunContext &ctx, const Plan &plan) {
 }
 
 /// The last run's results at the same --out, for the numerics check to diff against.
-std::optional<RunResults> previous_results(const RunOptions &o, const Suite &suite) {
-    std::error_code no_previous;  // an --out that cannot be stat-ed fails later, at the write, with its reason
-    if (std::filesystem::exists(o.results_path, no_previous))
-        if (auto prev = load_results(o.results_path); prev && prev->suite == suite.name) return std::move(*prev);
-    return std::nullopt;
+Result<std::optional<RunResults>> previous_results(const RunOptions &o, const Suite &suite) {
+    auto previous = replaceable_results(o.results_path);
+    if (previous && *previous && (*previous)->suite != suite.name) previous->reset();
+    return previous;
 }
 
 /// The results before the first case: what ran, on what, against which baselines.
@@ -353,6 +352,8 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     options.results_path = absolute_path(options.results_path);  // before any kernel could chdir()
     auto checks = requested_checks(options);
     if (!checks) return std::unexpected(checks.error());
+    const auto previous = previous_results(options, suite);  // before anything runs: --out must be ours to replace
+    if (!previous) return std::unexpected(previous.error());
     auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
     if (!plan) return std::unexpected(plan.error());
     if (auto w = check_workload_kernel(options, *plan); !w) return std::unexpected(w.error());
@@ -373,8 +374,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
         if (!c) return std::unexpected(c.error());
         cost = std::move(*c);
     }
-    const std::optional<RunResults> previous = previous_results(options, suite);
-    ctx.previous = previous ? &*previous : nullptr;
+    ctx.previous = *previous ? &**previous : nullptr;
     ResultsWriter writer(options.results_path);
     auto results = new_results(ctx, *plan, std::move(*fingerprint), std::move(shard));
     if (!results) return std::unexpected(results.error());

@@ -74,6 +74,11 @@ class HardeningTest(PluginTestCase):
         for w in words:
             self.assertIn(w, proc.stderr)
 
+    def earlier_results(self, out):
+        """An earlier run's results at `out` (what --out may replace, and a test checks is kept)."""
+        self.assertExit(attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out), 0)
+        return out
+
     def suite_with(self, name, **case_fields):
         s = json.loads(json.dumps(TINY))
         s["name"] = name
@@ -258,7 +263,7 @@ class HardeningTest(PluginTestCase):
         bl = self.path("hang-bl")
         self.assertExit(attngate("golden", "generate", "--suite", suite, "--baselines", bl), 0)
         out = self.path("hang-results.json")
-        write_json(out, {"not": "results, but a file that must survive whole"})
+        self.earlier_results(out)  # a file that must survive whole
         with open(out) as f:
             before = f.read()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -427,13 +432,13 @@ class HardeningTest(PluginTestCase):
         shutil.copytree(self.bl, bl)
         shutil.copy(os.path.join(ARGS.source_dir, "baselines", "pricing.json"), bl)
         out = self.path("priced-results.json")
-        write_json(out, {"kept": True})
+        kept = read_json(self.earlier_results(out))
         suite = self.suite_with("priced", seq_q=33)  # hangy would hang here: the run must stop before it
         self.assertExit(attngate("golden", "generate", "--suite", suite, "--baselines", bl), 0)
         p = attngate("run", "--suite", suite, "--baselines", bl, "--checks", "golden,perf,cost", "--device-class", "gcp-e2-standrad-2",
                      "--plugin", ARGS.faulty_plugin, "--kernel", "hangy", "--out", out, timeout=60)
         self.assertExit(p, 2, "--device-class gcp-e2-standrad-2")
-        self.assertEqual(read_json(out), {"kept": True})
+        self.assertEqual(read_json(out), kept)
 
     def test_two_lockfiles_with_one_base_name_are_refused_not_dropped(self):
         for sub in ("a", "b"):
@@ -484,6 +489,33 @@ class HardeningTest(PluginTestCase):
             outcomes.append(codes)
         self.assertEqual(len(outcomes), 10)
         print(f"concurrent updates, exit codes per trial: {outcomes}", file=sys.stderr)
+
+    def test_out_never_replaces_a_file_that_is_not_results(self):
+        """--out pointed at the suite, a baseline or a file of the user's: exit 2 naming it, before
+        anything runs, and the file byte for byte; results and an empty file are replaced."""
+        notes = self.path("notes.txt")
+        with open(notes, "w") as f:
+            f.write("my notes\n")
+        baseline = next(os.path.join(d, n) for d, _, names in os.walk(self.bl) for n in names if n.endswith(".json"))
+        results = self.earlier_results(self.path("prior-results.json"))
+        for victim in (self.suite, baseline, notes):
+            with open(victim, "rb") as f:
+                before = f.read()
+            commands = [["run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden"],
+                        ["ab", "--suite", self.suite, "--baselines", self.bl, "--a", ARGS.attngate, "--b", ARGS.attngate, "--rounds", "2"],
+                        ["merge", results]]
+            for command in commands:
+                p = attngate(*command, "--out", victim, timeout=120)
+                self.assertExit(p, 2, f"--out {victim}: holds something other than attngate results")
+                self.assertNotIn("GATE", p.stdout, "something ran before the refusal")
+                with open(victim, "rb") as f:
+                    self.assertEqual(f.read(), before, f"{command[0]} --out replaced {victim}")
+        empty = self.path("empty.json")
+        open(empty, "w").close()
+        for out in (results, empty):
+            p = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out)
+            self.assertExit(p, 0)
+            results_schema.validate_file(out)
 
     def test_two_runs_with_one_out_do_not_silently_replace_each_other(self):
         slow = dict(TINY, name="slowout", cases=[dict(TINY["cases"][0]), dict(TINY["cases"][0], id="hangs", seq_q=33)])
