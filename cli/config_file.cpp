@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include "options.hpp"
 #include "report/escape.hpp"
 #include "report/report_files.hpp"
 
@@ -34,6 +35,7 @@ struct Key {
     std::string flag;  ///< the flag it fills; empty for `suites`, which only suite lookup reads
     Type type;
     PathRule rule = PathRule::None;
+    std::optional<CLI::Validator> value = std::nullopt;  ///< what each value must be: the flag's own check, run on load
 };
 
 const std::vector<Key> &keys() {
@@ -48,13 +50,13 @@ const std::vector<Key> &keys() {
             {"remotes", "--remote", Type::StringList},
             {"kernels", "--kernel", Type::StringList},
             {"cases", "--case", Type::StringList},
-            {"checks", "--checks", Type::StringList},
-            {"threshold_pct", "--threshold-pct", Type::Number},
-            {"alpha", "--alpha", Type::Number},
+            {"checks", "--checks", Type::StringList, PathRule::None, check_name()},
+            {"threshold_pct", "--threshold-pct", Type::Number, PathRule::None, threshold_pct_value()},
+            {"alpha", "--alpha", Type::Number, PathRule::None, alpha_value()},
             {"strict", "--strict", Type::Bool},
             {"machine", "--machine", Type::String},
             {"device_class", "--device-class", Type::String},
-            {"timeout", "--timeout", Type::Number},
+            {"timeout", "--timeout", Type::Number, PathRule::None, timeout_value()},
             {"lockfiles", "--lockfile", Type::StringList, PathRule::ExistingFile},
         };
         for (const auto &f : report_formats())
@@ -158,6 +160,9 @@ Result<void> add_value(ConfigFile &cfg, const std::string &name, const toml::nod
     if (!k) return fail(ErrorKind::BadInput, "{}: unknown key \"{}\" (known keys: {})", at, terminal_text(name), known_keys());
     auto args = arguments(*k, n, cfg.path);
     if (!args) return std::unexpected(args.error());
+    if (k->value)
+        for (std::string a : *args)  // a copy: a check may rewrite its text
+            if (const std::string wrong = (*k->value)(a); !wrong.empty()) return fail(ErrorKind::BadInput, "{}: {}: {}", at, k->key, wrong);
     const fs::path dir = cfg.path.parent_path();
     for (auto &a : *args) a = resolve(*k, a, dir);
     if (k->rule == PathRule::ExistingDir) {

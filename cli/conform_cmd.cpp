@@ -50,7 +50,7 @@ Command add_conform_command(CLI::App &app, Console &console) {
     cmd->add_option("--kernel", o.kernels, "only these kernels (repeatable); default: every loaded kernel");
     cmd->add_option("--json", a->json, "also write the verdicts and every candidate's distance as JSON here");
     cmd->add_flag_callback("--no-isolation", [&o] { o.isolation = false; }, "run in-process kernels in this process (for debugging)");
-    cmd->add_option("--timeout", o.timeout_s, "seconds per probe case and kernel")->check(finite_number(0, 86400));
+    cmd->add_option("--timeout", o.timeout_s, "seconds per probe case and kernel")->check(timeout_value());
     return {cmd, [a, &console] {
                 return run_kernels_supervised(!a->options.isolation, "--json was not written", [&] { return conform(*a, console); });
             }};

@@ -1,6 +1,7 @@
 // The shared option groups.
 #include "options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
@@ -8,7 +9,9 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "run/run.hpp"
 #include "store/layered_store.hpp"
 
 namespace attngate::cli {
@@ -67,9 +70,9 @@ void add_policy_options(CLI::App *cmd, DecisionPolicy &policy) {
     // The percent becomes the policy's fraction here, once.
     cmd->add_option_function<double>("--threshold-pct", [&policy](double pct) { policy.threshold = pct / 100.0; },
                                      "practical threshold on the time ratio, in percent")
-        ->check(finite_number(0, 100))
+        ->check(threshold_pct_value())
         ->default_str(fmt::format("{:g}", 100.0 * policy.threshold));
-    cmd->add_option("--alpha", policy.alpha, "significance after Benjamini-Hochberg")->check(finite_number(0, 0.5))->capture_default_str();
+    cmd->add_option("--alpha", policy.alpha, "significance after Benjamini-Hochberg")->check(alpha_value())->capture_default_str();
 }
 
 void add_perf_metric_option(CLI::App *cmd, const std::string &flag, PerfMetric &metric, const std::string &what) {
@@ -116,6 +119,21 @@ CLI::Validator finite_number(double low, double high, bool low_closed) {
             return {};
         },
         "NUMBER in " + range);
+}
+
+CLI::Validator threshold_pct_value() { return finite_number(0, 100); }
+CLI::Validator alpha_value() { return finite_number(0, 0.5); }
+CLI::Validator timeout_value() { return finite_number(0, 86400); }
+
+CLI::Validator check_name() {
+    std::vector<std::string> known;
+    for (const CheckName c : requestable_checks()) known.emplace_back(enum_name(c));
+    return CLI::Validator(
+        [known](std::string &text) -> std::string {
+            if (std::find(known.begin(), known.end(), text) != known.end()) return {};
+            return fmt::format("unknown check \"{}\" (known: {})", text, fmt::join(known, ", "));
+        },
+        "CHECK");
 }
 
 }  // namespace attngate::cli

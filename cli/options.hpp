@@ -66,4 +66,11 @@ void add_shard_option(CLI::App *cmd, std::optional<ShardSpec> &shard, const std:
 /// `--timeout nan` a timeout that never fires and `--alpha nan` a test that never rejects.
 CLI::Validator finite_number(double low, double high, bool low_closed = false);
 
+/// The values a flag and its attngate.toml key accept, one definition for both: --threshold-pct,
+/// --alpha, --timeout, and each of `run --checks`.
+CLI::Validator threshold_pct_value();
+CLI::Validator alpha_value();
+CLI::Validator timeout_value();
+CLI::Validator check_name();
+
 }  // namespace attngate::cli

@@ -104,10 +104,13 @@ Command add_run_command(CLI::App &app, Console &console) {
     add_suite_option(cmd, a->suite);
     add_store_options(cmd, a->store);
     add_out_option(cmd, a->out, "where results.json goes")->capture_default_str();
-    cmd->add_option("--checks", o.checks, "checks to run: golden, memory, perf, cost (comma-separated)")->delimiter(',')->capture_default_str();
+    cmd->add_option("--checks", o.checks, "checks to run: golden, memory, perf, cost (comma-separated)")
+        ->delimiter(',')
+        ->check(check_name())
+        ->capture_default_str();
     cmd->add_flag_callback("--no-isolation", [&o] { o.isolation = false; }, "run kernels in this process (for debugging; a crash ends the run with exit 1)");
     cmd->add_option("--timeout", o.timeout_s, "seconds per case x kernel before an isolated kernel counts as hung")
-        ->check(finite_number(0, 86400));
+        ->check(timeout_value());
     add_kernel_source_options(cmd, a->sources);
     add_filter_options(cmd, o.filter);
     cmd->add_option("--lockfile", o.lockfiles, "a lock file of yours to record in the fingerprint (repeatable)");

@@ -89,6 +89,11 @@ class ConfigTest(unittest.TestCase):
         self.bad('suite = "mine"\nkernels = "flash"\n', f"{toml}:2", "kernels: expected an array of strings")
         self.bad('suite = "mine"\nplugins = ["missing.so"]\n', f"{toml}:2", "plugins: no such file")
         self.bad('suite = "mine\n', f"{toml}:1:")
+        # A value the flag would refuse is refused at its line, also where `run` does not use it (alpha).
+        self.bad('suite = "mine"\nchecks = ["golden", "memroy"]\n', f"{toml}:2", 'checks: unknown check "memroy"')
+        self.bad('suite = "mine"\nalpha = 7\n', f"{toml}:2", "alpha: expected a finite number in (0, 0.5], got 7")
+        self.bad('suite = "mine"\nthreshold_pct = -5\n', f"{toml}:2", "threshold_pct: expected a finite number")
+        self.bad('suite = "mine"\ntimeout = nan\n', f"{toml}:2", "timeout: expected a finite number")
         self.bad('suite = "mine"\nsuites = "nowhere"\n', f"{toml}:2", "suites: ")
         r = attngate("--config", os.path.join(self.dir, "none.toml"), "run", cwd=self.sub)
         self.assertEqual(r.returncode, 2)
