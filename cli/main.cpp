@@ -1,6 +1,7 @@
 // attngate's command line: parse, call the library, choose the exit code. The only place
 // that prints errors and exits.
 #include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -9,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/memory.hpp"
 #include "command.hpp"
@@ -46,6 +48,25 @@ int parse_exit(const CLI::App &app, const CLI::Error &e) {
     return rc;
 }
 
+/// The first word of argv that is not an option, when it names no command: CLI11 would say
+/// only "A subcommand is required" of `attngate frobnicate`.
+std::optional<Error> unknown_command(const CLI::App &app, const std::vector<std::string> &argv) {
+    for (size_t i = 1; i < argv.size(); ++i) {
+        if (argv[i] == "--config") {
+            ++i;
+            continue;
+        }
+        if (argv[i].starts_with("-")) continue;
+        std::vector<std::string> names;
+        for (const CLI::App *sub : app.get_subcommands([](const CLI::App *) { return true; })) {
+            if (sub->check_name(argv[i])) return std::nullopt;
+            names.push_back(sub->get_name());
+        }
+        return Error{ErrorKind::Usage, fmt::format("unknown command \"{}\" (commands: {})", argv[i], fmt::join(names, ", "))};
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -76,6 +97,7 @@ int main(int argc, char **argv) {
         return cli::with_stdout_checked(parse_exit(app, e));
     } catch (const CLI::ParseError &e) {
         if (!config) return cli::report_error(config.error());  // the cause of "--suite is required"
+        if (auto unknown = unknown_command(app, std::vector<std::string>(argv, argv + argc))) return cli::report_error(*unknown);
         parse_exit(app, e);
         return kExitBadInput;
     }

@@ -154,8 +154,12 @@ class RunTest(TempWorkspace):
 
     def test_bad_usage_is_exit_2(self):
         self.assertEqual(attngate("run").returncode, 2)
-        self.assertEqual(attngate("frobnicate").returncode, 2)
-        self.assertEqual(self.run_tiny("--checks", "vibes").returncode, 2)
+        r = attngate("frobnicate")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('unknown command "frobnicate" (commands: run, golden', r.stderr)
+        r = self.run_tiny("--checks", "golden,vibes")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('--checks: unknown check "vibes" (known: golden, memory, perf, cost)', r.stderr)
 
     def test_a_perf_metric_is_a_name_not_the_enum_it_becomes(self):
         # The name is parsed straight into the library's enum; its number is not a name.
