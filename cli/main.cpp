@@ -67,6 +67,52 @@ std::optional<Error> unknown_command(const CLI::App &app, const std::vector<std:
     return std::nullopt;
 }
 
+/// Levenshtein distance between two short words: how far a mistyped flag is from a real one.
+size_t edit_distance(const std::string &a, const std::string &b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+/// The first --flag of argv that the chosen command does not have, named with the nearest one
+/// it has: CLI11 would say only "The following arguments were not expected: 5 --thresold-pct",
+/// or of `--sute`, that --suite is required.
+std::optional<Error> unknown_option(const CLI::App &app, const std::vector<std::string> &argv) {
+    const auto chosen = app.get_subcommands();
+    if (chosen.empty()) return std::nullopt;
+    const CLI::App *cmd = chosen.front();
+    while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().front();  // baseline update, golden generate
+    std::string name = cmd->get_name();
+    for (const CLI::App *a = cmd->get_parent(); a && a->get_parent(); a = a->get_parent()) name = a->get_name() + " " + name;
+    std::vector<std::string> flags;
+    for (const CLI::App *a = cmd; a; a = a->get_parent())
+        for (const CLI::Option *o : a->get_options())
+            for (const std::string &n : o->get_lnames()) flags.push_back("--" + n);
+    for (size_t i = 1; i < argv.size(); ++i) {
+        if (argv[i] == "--") break;
+        if (!argv[i].starts_with("--")) continue;
+        const std::string flag = argv[i].substr(0, argv[i].find('='));
+        if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
+        const auto nearest = std::min_element(flags.begin(), flags.end(), [&](const std::string &x, const std::string &y) {
+            return edit_distance(flag, x) < edit_distance(flag, y);
+        });
+        const std::string hint = nearest != flags.end() && edit_distance(flag, *nearest) <= 2
+                                     ? fmt::format("did you mean {}?", *nearest)
+                                     : fmt::format("see attngate {} --help", name);
+        return Error{ErrorKind::Usage, fmt::format("unknown option {} for \"{}\" ({})", flag, name, hint)};
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -97,7 +143,9 @@ int main(int argc, char **argv) {
         return cli::with_stdout_checked(parse_exit(app, e));
     } catch (const CLI::ParseError &e) {
         if (!config) return cli::report_error(config.error());  // the cause of "--suite is required"
-        if (auto unknown = unknown_command(app, std::vector<std::string>(argv, argv + argc))) return cli::report_error(*unknown);
+        const std::vector<std::string> words(argv, argv + argc);
+        if (auto unknown = unknown_command(app, words)) return cli::report_error(*unknown);
+        if (auto unknown = unknown_option(app, words)) return cli::report_error(*unknown);  // before "--suite is required" of --sute
         parse_exit(app, e);
         return kExitBadInput;
     }

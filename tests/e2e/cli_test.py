@@ -160,6 +160,18 @@ class RunTest(TempWorkspace):
         r = self.run_tiny("--checks", "golden,vibes")
         self.assertEqual(r.returncode, 2)
         self.assertIn('--checks: unknown check "vibes" (known: golden, memory, perf, cost)', r.stderr)
+        r = self.run_tiny("--timeot", "5")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('unknown option --timeot for "run" (did you mean --timeout?)', r.stderr)
+        r = attngate("baseline", "update", "--reslts=x")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('unknown option --reslts for "baseline update" (did you mean --results?)', r.stderr)
+        r = attngate("golden", "generate", "--sute", "x")  # also where --suite, which it lacks, is required
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('unknown option --sute for "golden generate" (did you mean --suite?)', r.stderr)
+        r = self.run_tiny("--vibes")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown option --vibes for \"run\" (see attngate run --help)", r.stderr)
 
     def test_a_perf_metric_is_a_name_not_the_enum_it_becomes(self):
         # The name is parsed straight into the library's enum; its number is not a name.
