@@ -157,7 +157,15 @@ Result<std::vector<std::string>> arguments(const Key &k, const toml::node &n, co
 Result<void> add_value(ConfigFile &cfg, const std::string &name, const toml::node &n) {
     const std::string at = place(cfg.path, n.source());
     const Key *k = find_key(name);
-    if (!k) return fail(ErrorKind::BadInput, "{}: unknown key \"{}\" (known keys: {})", at, terminal_text(name), known_keys());
+    if (!k) {
+        // `threshold_pct = 5` below a [report] header is read as report.threshold_pct.
+        const size_t dot = name.rfind('.');
+        const std::string key = dot == std::string::npos ? "" : name.substr(dot + 1), table = name.substr(0, dot);
+        if (!key.empty() && find_key(key))
+            return fail(ErrorKind::BadInput, "{}: unknown key \"{}\": {} is a top-level key, and a key below a [{}] header belongs to that table; move it above [{}]",
+                        at, terminal_text(name), terminal_text(key), terminal_text(table), terminal_text(table));
+        return fail(ErrorKind::BadInput, "{}: unknown key \"{}\" (known keys: {})", at, terminal_text(name), known_keys());
+    }
     auto args = arguments(*k, n, cfg.path);
     if (!args) return std::unexpected(args.error());
     if (k->value)
@@ -214,8 +222,13 @@ Result<ConfigFile> load_config(const fs::path &file) {
     try {
         root = toml::parse_file(cfg.path.string());
     } catch (const toml::parse_error &e) {
-        return fail(ErrorKind::BadInput, "{}:{}:{}: {}", cfg.path.string(), e.source().begin.line, e.source().begin.column,
-                    terminal_text(std::string(e.description())));
+        const std::string what(e.description());
+        // toml++ says of `suite = "mine` (no closing quote) only that the line's end is a control character.
+        const char *hint = what.find("parsing string") != std::string::npos && what.find("control characters") != std::string::npos
+                               ? " (a string whose closing quote is missing?)"
+                               : "";
+        return fail(ErrorKind::BadInput, "{}:{}:{}: {}{}", cfg.path.string(), e.source().begin.line, e.source().begin.column,
+                    terminal_text(what), hint);
     }
     for (const auto &[name, node] : root) {
         const std::string key(name.str());

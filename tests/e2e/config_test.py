@@ -88,7 +88,9 @@ class ConfigTest(unittest.TestCase):
         self.bad('suite = 3\n', f"{toml}:1", "suite: expected a string, got a number")
         self.bad('suite = "mine"\nkernels = "flash"\n', f"{toml}:2", "kernels: expected an array of strings")
         self.bad('suite = "mine"\nplugins = ["missing.so"]\n', f"{toml}:2", "plugins: no such file")
-        self.bad('suite = "mine\n', f"{toml}:1:")
+        self.bad('suite = "mine\n', f"{toml}:1:", "closing quote is missing?")
+        self.bad('suite = "mine"\n[report]\nhtml = "r.html"\nthreshold_pct = 5\n', f"{toml}:4",
+                 'unknown key "report.threshold_pct": threshold_pct is a top-level key', "move it above [report]")
         # A value the flag would refuse is refused at its line, also where `run` does not use it (alpha).
         self.bad('suite = "mine"\nchecks = ["golden", "memroy"]\n', f"{toml}:2", 'checks: unknown check "memroy"')
         self.bad('suite = "mine"\nalpha = 7\n', f"{toml}:2", "alpha: expected a finite number in (0, 0.5], got 7")
