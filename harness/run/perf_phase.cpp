@@ -11,6 +11,7 @@
 #include "checks/compile_check.hpp"
 #include "checks/cost_check.hpp"
 #include "checks/perf_check.hpp"
+#include "plan/kernel_info.hpp"
 #include "run/instruction_phase.hpp"
 #include "backend/calibration.hpp"
 #include "run/perf_baselines.hpp"
@@ -267,9 +268,15 @@ std::vector<PerfTarget> select_targets(const Suite &suite, const Plan &plan, con
             const size_t i = index++;
             CaseResult &r = results.results[i];
             if (!perf_selected(suite, *pc.spec, k->spec.label())) continue;
-            if (r.output_sha256.empty()) {  // skipped, crashed or failed to run
-                r.checks.emplace_back(CheckName::Perf, Verdict::Skip, "not timed: the kernel did not run cleanly");
-                if (o.cost) r.checks.emplace_back(CheckName::Cost, Verdict::Skip, "not timed: the kernel did not run cleanly");
+            if (r.output_sha256.empty()) {  // skipped (a feature the kernel lacks), crashed or failed to run
+                // Why it was skipped: a feature the kernel does not declare, else what the other checks said
+                // (an adapter's own "unsupported"), else it crashed or failed.
+                std::string why = missing_features(*k->info, *pc.spec);
+                const auto skipped = std::find_if(r.checks.begin(), r.checks.end(), [](const CheckResult &c) { return c.verdict == Verdict::Skip; });
+                if (why.empty() && skipped != r.checks.end()) why = skipped->reason;
+                why = "not timed: " + (why.empty() ? std::string("the kernel did not run cleanly") : why);
+                r.checks.emplace_back(CheckName::Perf, Verdict::Skip, why);
+                if (o.cost) r.checks.emplace_back(CheckName::Cost, Verdict::Skip, why);
                 continue;
             }
             const auto in = inputs.find(pc.spec->id);

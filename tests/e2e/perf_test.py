@@ -56,6 +56,24 @@ class PerfGateTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
+    def test_a_row_a_kernel_cannot_run_says_why_it_was_not_timed(self):
+        """flash-decode declares no bias: its perf and cost rows say so, not that it failed."""
+        suite = dict(SUITE, name="nobias", kernels=["flash-decode", "flash"], cases=[
+            {"id": "biased", "seq_q": 4, "seq_k": 64, "heads_q": 2, "head_dim": 32, "bias": True}])
+        path = os.path.join(self.dir, "nobias.json")
+        write_json(path, suite)
+        out = os.path.join(self.dir, "nobias-results.json")
+        for checks in ("perf", "golden,memory,perf,cost"):
+            if "golden" in checks:
+                self.assertEqual(attngate("golden", "generate", "--suite", path, "--baselines", self.baselines).returncode, 0)
+            r = attngate("run", "--suite", path, "--baselines", self.baselines, "--checks", checks, "--out", out)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            row = next(x for x in read_json(out)["results"] if x["kernel"] == "flash-decode")
+            for c in row["checks"]:
+                if c["check"] in ("perf", "cost"):
+                    self.assertEqual((c["verdict"], c["reason"]), ("skip", "not timed: kernel does not support: bias"), checks)
+            self.assertIn("1 not timed", r.stdout)
+
     def run_perf(self, name, slowdown=0, *extra, env_extra=None):
         out = os.path.join(self.dir, name + ".json")
         env = dict(os.environ, ATTNGATE_TEST_SLOWDOWN_PCT=str(slowdown), **(env_extra or {}))
