@@ -142,7 +142,7 @@ CheckResult golden_check(std::span<const float> got, std::span<const double> wan
                                e.dropped_nan, index_coords(e.first_dropped_nan_index, golden.shape));
     } else if (e.max_abs > tol) {
         r.verdict = Verdict::Fail;
-        r.reason = fmt::format("max abs error {:.3g} > tolerance {:.3g} (margin {:.2f}) at {} (got {:.6g}, want {:.6g})", e.max_abs, tol,
+        r.reason = fmt::format("max abs error {:.3g} > tolerance {:.3g} (margin {:.2f}) at {} (got {:.9g}, want {:.9g})", e.max_abs, tol,
                                max_margin, index_coords(e.worst_index, golden.shape), e.worst_got, e.worst_want);
     } else if (rms_tol >= 0 && e.rms > rms_tol) {
         r.verdict = Verdict::Fail;

@@ -1,6 +1,7 @@
 // Golden comparison metrics with known values, the tolerance rule and NaN handling.
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include <catch2/catch.hpp>
 
@@ -122,4 +123,22 @@ TEST_CASE("the error map puts a drift in the last positions into the last rows",
     CHECK_FALSE(v[3][0].has_value());  // the NaN shows as non-finite
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 2; ++c) CHECK(v[r][c] == 0.0);
+}
+
+TEST_CASE("a failure's got and want differ in its reason, however close they are", "[golden]") {
+    // Two floats one f32 ulp apart at 0.177: six significant digits printed both as 0.177212.
+    const std::vector<double> want = {1.0, -2.0, 0.177212, 4.0};
+    const float above = std::nextafter(static_cast<float>(want[2]), 1.0f);
+    const std::vector<float> got = {1.0f, -2.0f, std::nextafter(above, 1.0f), 4.0f};
+    const CheckResult r = golden_check(got, want, entry(0.0, 1e-9));
+    REQUIRE(r.verdict == Verdict::Fail);
+    const auto printed = [&](const char *label) {
+        const size_t at = r.reason.find(label);
+        REQUIRE(at != std::string::npos);
+        const size_t from = at + std::string(label).size();
+        return std::stod(r.reason.substr(from, r.reason.find_first_of(",)", from) - from));
+    };
+    CHECK(static_cast<float>(printed("got ")) == got[2]);
+    CHECK(printed("want ") == Approx(want[2]).epsilon(1e-8));
+    CHECK(static_cast<float>(printed("got ")) != static_cast<float>(printed("want ")));
 }
