@@ -18,11 +18,13 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/attngateConfig.cmake" "${CMAKE_CURREN
 # The data attngate ships, read after the team's own (harness/store/layered_store.hpp): the
 # built-in suites, pricing and workloads (so "not priced" is never a team's default), and the
 # smoke suite's goldens, memory baselines and numerics baselines (one per dispatch path and
-# compiler). Perf baselines are per machine: none ship.
+# compiler), and its perf windows (history/smoke: one per machine class recorded, so an installed
+# smoke is judged as in the checkout on those classes, until the team's store holds its own).
 install(DIRECTORY suites/ DESTINATION "${ATTNGATE_INSTALL_DATADIR}/suites" FILES_MATCHING PATTERN "*.json")
 install(FILES baselines/pricing.json DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
 install(DIRECTORY baselines/workloads baselines/memory baselines/numerics DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines")
 install(DIRECTORY baselines/goldens/smoke DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines/goldens")
+install(DIRECTORY baselines/history/smoke DESTINATION "${ATTNGATE_INSTALL_DATADIR}/baselines/history")
 # `attngate bisect`'s driver (pip, venvs, git), found beside the installed binary.
 install(DIRECTORY cli/bisect/ DESTINATION "${ATTNGATE_INSTALL_DATADIR}/bisect" FILES_MATCHING PATTERN "*.py")
 

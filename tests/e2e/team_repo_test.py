@@ -88,6 +88,29 @@ class TeamRepoInstalled(unittest.TestCase):
         self.run_in(["cmake", "-S", ".", "-B", "build", "-DCMAKE_BUILD_TYPE=Release"])
         self.run_in(["cmake", "--build", "build"])
 
+    def test_the_installed_smoke_reads_the_shipped_perf_windows(self):
+        """Every class's smoke window in the checkout reads the same from an installed attngate in
+        a directory with no store of its own, so the installed smoke gate is judged as the checkout's."""
+        history = os.path.join(ARGS.source_dir, "baselines", "history", "smoke")
+        classes = set()  # history/smoke/<class>/<month>/<record>.json, beside fingerprints/ and appended/
+        for c in os.listdir(history):
+            if c in ("fingerprints", "appended"):
+                continue
+            for month in os.listdir(os.path.join(history, c)):
+                for n in os.listdir(os.path.join(history, c, month)):
+                    with open(os.path.join(history, c, month, n)) as f:
+                        classes.add(json.load(f)["machine"])
+        self.assertTrue(classes, f"no smoke windows under {history}")
+        empty = tempfile.mkdtemp(dir=self.dir)
+        for c in sorted(classes):
+            cmd = ["history", "--suite", "smoke", "--machine-class", c, "--last", "0", "--json"]
+            checkout = sh([ARGS.attngate, *cmd, "--baselines", os.path.join(ARGS.source_dir, "baselines")])
+            installed = self.run_in(["attngate", *cmd], cwd=empty)
+            self.assertEqual(checkout.returncode, 0, checkout.stderr)
+            rows = json.loads(installed.stdout)
+            self.assertGreaterEqual(min(len(r["values"]) for r in rows), 6, f"{c}: a window too short to gate")
+            self.assertEqual(rows, json.loads(checkout.stdout), f"{c}: the installed windows differ from the checkout's")
+
     def test_init_in_a_repository_with_only_its_kernel(self):
         repo = os.path.join(self.dir, "fresh")
         copy_team_repo(repo, ("CMakeLists.txt", "src"))
