@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -72,7 +73,11 @@ std::filesystem::path absolute_path(const std::filesystem::path &path) {
     return ec ? path : abs.lexically_normal();
 }
 
-Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes) {
+namespace {
+
+/// write_file_atomic's steps; with `locked`, the new file is flock()ed before it is renamed into
+/// place and its descriptor returned open (else -1).
+Result<int> write_atomic(const std::filesystem::path &path, std::string_view bytes, bool locked) {
     if (path.has_parent_path())
         if (auto ec = create_directories_0755(path.parent_path()))
             return fail(ErrorKind::Infra, "{}: cannot create directory: {}", path.parent_path().string(), ec.message());
@@ -92,6 +97,12 @@ Result<void> write_file_atomic(const std::filesystem::path &path, std::string_vi
         ::unlink(tmp.c_str());
         return fail(ErrorKind::Infra, "{}: cannot set its mode: {}", tmp, std::strerror(e));
     }
+    if (locked && ::flock(fd, LOCK_EX) != 0) {  // a name nobody else has opened: never waits
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return fail(ErrorKind::Infra, "{}: cannot lock it: {}", tmp, std::strerror(e));
+    }
     size_t done = 0;
     while (done < bytes.size()) {
         const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -104,16 +115,37 @@ Result<void> write_file_atomic(const std::filesystem::path &path, std::string_vi
         }
         done += static_cast<size_t>(n);
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    if (::fsync(fd) != 0 || (!locked && ::close(fd) != 0)) {
+        const int e = errno;
+        if (locked) ::close(fd);
         ::unlink(tmp.c_str());
-        return fail(ErrorKind::Infra, "{}: flush failed: {}", tmp, std::strerror(errno));
+        return fail(ErrorKind::Infra, "{}: flush failed: {}", tmp, std::strerror(e));
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;
+        if (locked) ::close(fd);
         ::unlink(tmp.c_str());
         return fail(ErrorKind::Infra, "{}: rename failed: {}", path.string(), std::strerror(e));
     }
+    return locked ? fd : -1;
+}
+
+}  // namespace
+
+Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes) {
+    auto w = write_atomic(path, bytes, false);
+    if (!w) return std::unexpected(w.error());
     return {};
+}
+
+Result<int> write_file_atomic_locked(const std::filesystem::path &path, std::string_view bytes) { return write_atomic(path, bytes, true); }
+
+bool locked_by_a_writer(const std::filesystem::path &path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) return false;
+    const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    return held;
 }
 
 std::string sha256_hex(std::string_view bytes) {

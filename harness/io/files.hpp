@@ -25,6 +25,15 @@ Result<std::string> read_file(const std::filesystem::path &path, size_t max_byte
 /// Files get mode 0644 and directories 0755 whatever the process's umask.
 Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes);
 
+/// write_file_atomic, with the new file flock()ed (LOCK_EX) before it is renamed into place:
+/// the returned descriptor holds the lock until it is closed, so the file at path is locked for
+/// as long as its writer lives (a run's results.json, rewritten after every case).
+Result<int> write_file_atomic_locked(const std::filesystem::path &path, std::string_view bytes);
+
+/// Whether another open file holds the flock of write_file_atomic_locked on the file at path: a
+/// live writer is still replacing it. A missing or unreadable file is not locked.
+bool locked_by_a_writer(const std::filesystem::path &path);
+
 /// Creates dir and its missing parents with mode 0755 (not subject to the umask).
 std::error_code create_directories_0755(const std::filesystem::path &dir);
 

@@ -257,6 +257,9 @@ Result<std::optional<RunResults>> replaceable_results(const std::filesystem::pat
     std::error_code unreadable;  // an --out that cannot be stat-ed fails later, at the write, with its reason
     const auto status = std::filesystem::symlink_status(out, unreadable);
     if (unreadable || !std::filesystem::is_regular_file(status)) return std::nullopt;  // the write refuses links, devices, FIFOs
+    if (locked_by_a_writer(out))
+        return fail(ErrorKind::Conflict, "--out {}: another attngate run is writing it now (it holds the file's lock); this run stops "
+                    "rather than replace that run's results: wait for it, or choose another --out", out.string());
     if (std::filesystem::file_size(out, unreadable) == 0 && !unreadable) return std::nullopt;
     auto previous = load_results(out);
     if (!previous) {

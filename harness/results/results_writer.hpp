@@ -13,8 +13,13 @@ namespace attngate {
 class ResultsWriter {
 public:
     explicit ResultsWriter(std::filesystem::path path);
+    ~ResultsWriter();
+    ResultsWriter(const ResultsWriter &) = delete;
+    ResultsWriter &operator=(const ResultsWriter &) = delete;
 
-    /// Writes `r` atomically; a Conflict when the file changed since this writer last saw it.
+    /// Writes `r` atomically; a Conflict when the file changed since this writer last saw it. The
+    /// file written stays flock()ed until the next save or the writer's end, so that a second
+    /// run with this --out sees a live writer before it starts (replaceable_results).
     Result<void> save(const RunResults &r);
 
 private:
@@ -23,6 +28,7 @@ private:
 
     std::filesystem::path path_;
     std::string seen_;
+    int held_ = -1;  ///< the descriptor holding the lock on the file last written
 };
 
 }  // namespace attngate

@@ -517,11 +517,11 @@ class HardeningTest(PluginTestCase):
             self.assertExit(p, 0)
             results_schema.validate_file(out)
 
-    def test_two_runs_with_one_out_do_not_silently_replace_each_other(self):
-        slow = dict(TINY, name="slowout", cases=[dict(TINY["cases"][0]), dict(TINY["cases"][0], id="hangs", seq_q=33)])
-        bl = self.path("slowout-bl")
-        suite = suite_with_goldens(self.path("slowout.json"), slow, bl)
-        out = self.path("shared-results.json")
+    def start_slow_run(self, name, out):
+        """A run of suite `name` whose second case hangs for 6 s, once it has written its first case to `out`."""
+        slow = dict(TINY, name=name, cases=[dict(TINY["cases"][0]), dict(TINY["cases"][0], id="hangs", seq_q=33)])
+        bl = self.path(name + "-bl")
+        suite = suite_with_goldens(self.path(name + ".json"), slow, bl)
         first = subprocess.Popen([ARGS.attngate, "run", "--suite", suite, "--baselines", bl, "--checks", "golden", "--plugin",
                                   ARGS.faulty_plugin, "--kernel", "hangy", "--timeout", "6", "--out", out],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -530,13 +530,41 @@ class HardeningTest(PluginTestCase):
         while time.monotonic() < deadline and not os.path.exists(out):
             time.sleep(0.1)
         self.assertTrue(os.path.exists(out), "the first run never wrote its first case")
+        return first
+
+    def test_two_runs_with_one_out_do_not_silently_replace_each_other(self):
+        out = self.path("shared-results.json")
+        first = self.start_slow_run("slowout", out)
+        with open(out, "rb") as f:
+            before = f.read()
+        # The second run finds the first still writing: it stops before anything runs, and the
+        # first's results are left to it.
         second = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out)
-        self.assertExit(second, 0)
+        self.assertExit(second, 3, f"--out {out}: another attngate run is writing it now")
+        self.assertNotIn("GATE", second.stdout, "the second run ran")
+        _, err = first.communicate(timeout=60)
+        self.assertNotIn("replaced by another writer", err)
+        self.assertNotEqual(first.returncode, 3, err)
+        results_schema.validate_file(out)
+        done = read_json(out)
+        self.assertEqual((done["suite"], done["complete"]), ("slowout", True), "the first run's results were replaced")
+        self.assertNotEqual(done, json.loads(before), "the first run wrote no more after the second was refused")
+        # A writer that is gone holds no lock: the next run replaces its finished results.
+        self.assertExit(attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", out), 0)
+        self.assertEqual(read_json(out)["suite"], "tiny")
+
+    def test_a_run_that_finds_its_out_replaced_meanwhile_stops(self):
+        """Two runs that start together, before either has written: the one whose file the other
+        replaced stops with exit 3 rather than overwrite it (the lock cannot order them)."""
+        out = self.path("raced-results.json")
+        first = self.start_slow_run("slowout2", out)
+        # Stands for a run that began before the first's first write: the file it saw was none.
+        os.replace(out, out + ".first")
+        write_json(out, read_json(out + ".first") | {"suite": "another"})
         _, err = first.communicate(timeout=60)
         self.assertEqual(first.returncode, 3, err)
-        results_schema.validate_file(out)  # the second run's, which the first left alone
         self.assertIn("replaced by another writer", err)
-        self.assertEqual(read_json(out)["suite"], "tiny", "the second run's results were overwritten")
+        self.assertEqual(read_json(out)["suite"], "another", "the other writer's file was overwritten")
 
     def test_a_suite_named_dot_dot_cannot_write_outside_its_directory(self):
         s = dict(TINY, name="..")
