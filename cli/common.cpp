@@ -110,8 +110,20 @@ int run_kernels_supervised(bool no_isolation, std::string_view what_stays, const
     return kExitDrift;
 }
 
+namespace {
+std::vector<FileSetValue> &file_set_values() {
+    static std::vector<FileSetValue> values;
+    return values;
+}
+}  // namespace
+
+void set_file_set_values(std::vector<FileSetValue> values) { file_set_values() = std::move(values); }
+
 int report_error(const Error &e) {
-    print_stderr("error: {}\n", terminal_text(e.message));  // messages quote files and adapters
+    std::string where;
+    for (const auto &v : file_set_values())
+        if (e.message.starts_with(v.flag + " " + v.value + ":")) where = fmt::format(" ({} {} is set at {})", v.flag, v.value, v.where);
+    print_stderr("error: {}{}\n", terminal_text(e.message), terminal_text(where));  // messages quote files and adapters
     return exit_code_for(e.kind);
 }
 

@@ -36,8 +36,16 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
 /// while the adapter's other kernels still ran.
 int with_load_errors(const Backends &backends, int rc);
 
-/// Prints "error: ..." to stderr and returns the exit code for the error's kind.
+/// Prints "error: ..." to stderr and returns the exit code for the error's kind. An error about
+/// a flag's value that attngate.toml set ("--kernel nope: ...") says where it was set.
 int report_error(const Error &e);
+
+/// A flag value that came from the settings file, and its place ("attngate.toml:3").
+struct FileSetValue {
+    std::string flag, value, where;
+};
+/// What report_error names the place of: the values the settings file gave this command.
+void set_file_set_values(std::vector<FileSetValue> values);
 
 /// body(), in a supervised child when `no_isolation` (kernels share attngate's process): a
 /// kernel that ends that process (exit(0), abort(), a fault) makes it exit 1 saying so, never 0,

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include "common.hpp"
 #include "options.hpp"
 #include "report/escape.hpp"
 #include "report/report_files.hpp"
@@ -287,6 +288,7 @@ void relax_required(CLI::App &app, const ConfigFile &config) {
 
 Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *config, bool report_missing) {
     std::vector<Setting> out;
+    std::vector<FileSetValue> from_file;
     for (const Key &k : keys()) {
         const ConfigValue *v = config ? config->find(k.key) : nullptr;
         if (k.flag.empty()) {  // `suites`: read by suite lookup, not a flag
@@ -320,7 +322,9 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
             return fail(ErrorKind::BadInput, "{}: {}: {}", v->where, k.key, e.what());
         }
         out.push_back({k.key, k.flag, joined(v->args), where});
+        for (const auto &a : v->args) from_file.push_back({k.flag, a, fmt::format("{} ({})", v->where, k.key)});
     }
+    set_file_set_values(std::move(from_file));
     return out;
 }
 

@@ -97,6 +97,10 @@ class ConfigTest(unittest.TestCase):
         self.bad('suite = "mine"\nthreshold_pct = -5\n', f"{toml}:2", "threshold_pct: expected a finite number")
         self.bad('suite = "mine"\ntimeout = nan\n', f"{toml}:2", "timeout: expected a finite number")
         self.bad('suite = "mine"\nsuites = "nowhere"\n', f"{toml}:2", "suites: ")
+        # A value the file gave that the run finds wrong later is named with its line too.
+        self.bad('suite = "mine"\nsuites = "suites"\nkernels = ["flash", "nope"]\n', "--kernel nope: ", f"(--kernel nope is set at {toml}:3 (kernels))")
+        self.bad('suite = "mine"\nsuites = "suites"\ncases = ["nope*"]\n', "--case nope*: ", f"(--case nope* is set at {toml}:3 (cases))")
+        self.bad('suite = "yours"\n', "--suite yours: no such suite file", f"(--suite yours is set at {toml}:1 (suite))")
         r = attngate("--config", os.path.join(self.dir, "none.toml"), "run", cwd=self.sub)
         self.assertEqual(r.returncode, 2)
         self.assertIn("none.toml: no such configuration file", r.stderr)
