@@ -87,16 +87,18 @@ std::string grouped(const std::vector<FailureGroup> &groups) {
     return s + "\n";
 }
 
-/// Each workload's monthly cost before and after, the price sources once below the table.
+/// Each workload's monthly cost before and after, the price sources once below the table. A
+/// workload that did not pass says why beside its verdict.
 std::string workloads_summary(const RunResults &r) {
     std::string s = "### Workloads: monthly cost\n\n| workload | baseline | this run | change | verdict |\n|---|---:|---:|---:|---|\n";
     std::vector<std::string> sources;
     size_t shown = 0;
     for (const WorkloadResult &w : r.workloads) {
         const auto cell = [](const auto &field) { return markdown_cell(clip(format_field(field), 200)); };
+        const std::string why = w.verdict != Verdict::Pass && w.reason ? ": " + cell(w.reason) : "";
         if (shown++ < kTopWorkloads)
-            s += fmt::format("| {} | {} {} | {} {} | {}% | {} |\n", cell(w.workload), cell(w.baseline_monthly_cost), cell(w.currency),
-                             cell(w.monthly_cost), cell(w.currency), cell(w.change_pct), cell(w.verdict));
+            s += fmt::format("| {} | {} {} | {} {} | {}% | {}{} |\n", cell(w.workload), cell(w.baseline_monthly_cost), cell(w.currency),
+                             cell(w.monthly_cost), cell(w.currency), cell(w.change_pct), cell(w.verdict), why);
         if (const std::string src = cell(w.price_source); std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
     }
     if (shown == 0) return "";

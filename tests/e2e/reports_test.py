@@ -223,6 +223,9 @@ class OtherChecksTest(Workspace):
         self.assertEqual(len(perf_rows), 1)
         self.assertIn("ratio=1.08 ci_low=1.05 ci_high=1.11", perf_rows[0])
         self.assertIn("chat-serving", out["md"])
+        workload_rows = [l for l in out["md"].splitlines() if l.startswith("| chat-serving |")]
+        self.assertEqual(len(workload_rows), 1, out["md"])
+        self.assertTrue(workload_rows[0].endswith("| fail: monthly cost up 7.3% |"), workload_rows[0])  # a verdict says why
         suites = ET.fromstring(out["xml"])
         perf = [s for s in suites.iter("testsuite") if s.get("name") == "attngate.reports.perf"][0]
         self.assertEqual(perf.get("failures"), "1")
