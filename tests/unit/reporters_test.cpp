@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "io/json_io.hpp"
+#include "report/console.hpp"
 #include "report/escape.hpp"
 #include "report/html.hpp"
 #include "report/junit.hpp"
@@ -234,4 +235,30 @@ TEST_CASE("a paged case's lengths are said in full when short and cut when long"
     CHECK(said.find("65536 seqs") != std::string::npos);
     CHECK(said.find("kv_lens [1, 2, 3, 4, 5, 6, …, 65536]") != std::string::npos);
     CHECK(said.size() < 200);
+}
+
+TEST_CASE("a long case id or kernel name keeps the console's columns in place", "[report]") {
+    // The terminal column where `needle` starts in `line`: code points before it, not bytes.
+    const auto column = [](const std::string &line, const std::string &needle) {
+        const size_t at = line.find(needle);
+        REQUIRE(at != std::string::npos);
+        size_t n = 0;
+        for (size_t i = 0; i < at; ++i) n += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+        return n;
+    };
+    const std::string header = console_header();
+    const std::string id = "paged-ragged-decode-b5-q1x5-kv200x31-page16-layout-hnd", kernel = "my-team-flash-attention-v2-bf16";
+    const std::string line = console_line(golden_result(id, kernel, 1e-3, 1e-2), 3, 10), short_line = console_line(golden_result("a", "b", 1e-3, 1e-2), 3, 10);
+    // Every column after the case and kernel starts where it does for short names.
+    CHECK(column(line, " PASS") == column(short_line, " PASS"));
+    CHECK(column(line, "1.00e-03") == column(short_line, "1.00e-03"));
+    CHECK(column(header, "max_abs") + 7 == column(line, "1.00e-03") + 8);  // right-aligned under its header
+    // The head and the tail of each name stay, around an ellipsis.
+    CHECK(line.find("paged-ragged-") != std::string::npos);
+    CHECK(line.find("layout-hnd") != std::string::npos);
+    CHECK(line.find("my-team-fla") != std::string::npos);
+    CHECK(line.find("v2-bf16") != std::string::npos);
+    CHECK(count(line, "…") == 2);
+    // Names that fit are shown whole, without an ellipsis.
+    CHECK(short_line.find("…") == std::string::npos);
 }
