@@ -190,6 +190,11 @@ class PerfWindowTest(unittest.TestCase):
             moved = [m["reason"] for m in rows.values() if "calibration workload x" in m["reason"]]
             if moved:
                 return moved[0]
+        else:  # the windows' machine was 1/scale faster: today's calibration must keep that beyond x1.5
+            cals = [f"{case} x{rows[case]['cal'] / cal:.2f}" for (case, _), (_, cal) in reference.items()
+                    if not 1 / SAME_MACHINE <= rows[case]["cal"] / cal <= SAME_MACHINE]
+            if cals:
+                return f"the calibration workload moved beyond x{SAME_MACHINE} of the reference run's: {', '.join(cals)}"
         return f"rows beyond x{within} of the reference run's (10x rows: x{SAME_MACHINE_10X}), calibrated: {', '.join(far)}" if far else ""
 
     def judge(self, store, name, pct=0, seq_q=None):
