@@ -81,4 +81,11 @@ std::string missing_features(const KernelInfo &k, const CaseSpec &c) {
     return {};
 }
 
+bool declares_masked_nan_leak(const KernelInfo &k, std::string_view tensor) {
+    const auto *leaks = k.conventions.if_contains("masked_nan_leaks");
+    if (leaks == nullptr || !leaks->is_array()) return false;
+    const auto &list = leaks->get_array();
+    return std::any_of(list.begin(), list.end(), [&](const boost::json::value &x) { return x.is_string() && x.get_string() == tensor; });
+}
+
 }  // namespace attngate

@@ -48,6 +48,11 @@ uint32_t effective_features(uint32_t api_version, uint32_t features);
 /// Why a kernel's declared features rule the case out, or empty when they do not.
 std::string missing_features(const KernelInfo &k, const CaseSpec &c);
 
+/// True when the kernel declares (conventions.masked_nan_leaks, from an adapter) that a NaN in
+/// `tensor` ("k" or "v") at a key a row masks reaches that row: such a kernel declines a case
+/// that puts one there. Read leniently: the conformance check is what rejects a malformed list.
+bool declares_masked_nan_leak(const KernelInfo &k, std::string_view tensor);
+
 /// The names of a feature bit set ("causal", "window", "bf16"), in one fixed order.
 std::vector<std::string> feature_list(uint32_t features);
 

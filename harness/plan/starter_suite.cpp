@@ -71,9 +71,9 @@ bool buildable(const Features &want, uint32_t bits) {
 }
 
 /// The case JSON for `want`: small shapes, each feature switched on so that it changes the
-/// output (a causal mask over Sq <= Sk with Sq > 1, a window narrower than the keys, the NaN at
-/// the last key, which every last query row sees).
-json::object realize(const Features &want, uint32_t bits, size_t number) {
+/// output (a causal mask over Sq <= Sk with Sq > 1, a window narrower than the keys, the NaN in
+/// `nan_tensor` at the last key, which every last query row sees and a mask hides from others).
+json::object realize(const Features &want, uint32_t bits, size_t number, const char *nan_tensor = "k") {
     const auto has = [&](Feature f) { return want[at(f)]; };
     const bool bf16 = has(Feature::Bf16) || (!has(Feature::F32) && !declares(bits, Feature::F32));
     const int64_t heads_kv = has(Feature::Gqa) ? (number % 2 ? 1 : 2) : 4;
@@ -107,7 +107,7 @@ json::object realize(const Features &want, uint32_t bits, size_t number) {
     if (has(Feature::Segments)) c["segments"] = 2;
     if (has(Feature::Bias)) c["bias"] = true;
     if (has(Feature::Softcap)) c["softcap"] = 20, c["qk_amplitude"] = 4;  // integers: Boost.JSON would write 2E1
-    if (has(Feature::Nan)) c["nan"] = {{"tensor", "k"}, {"index", std::move(nan_index)}};
+    if (has(Feature::Nan)) c["nan"] = {{"tensor", nan_tensor}, {"index", std::move(nan_index)}};
     if (bf16) c["dtype"] = "bf16";
     return c;
 }
@@ -129,14 +129,15 @@ Built parse_case(json::object c) {
     return b;
 }
 
-/// The id of a case: its dtype and features ("f32_causal"), or for a case that combines
-/// many, "pairs_2_bf16"; made unique with a suffix.
-std::string case_id(const Built &b, bool combined, size_t combos, const std::vector<Built> &cases) {
+/// The id of a case: its dtype and features ("f32_causal"), then `tail` ("f32_causal_nan_in_v"),
+/// or for a case that combines many, "pairs_2_bf16"; made unique with a suffix.
+std::string case_id(const Built &b, bool combined, size_t combos, const std::vector<Built> &cases, std::string_view tail = {}) {
     const char *dtype = b.spec.dtype == ATTNGATE_DTYPE_BF16 ? "bf16" : "f32";
     std::string id = combined ? fmt::format("pairs_{}_{}", combos, dtype) : dtype;
     if (!combined)
         for (Feature f : all_features())
             if (b.features[at(f)] && f != Feature::F32 && f != Feature::Bf16) id += fmt::format("_{}", tag(f, b.spec));
+    id += tail;
     const auto taken = [&](const std::string &x) {
         return std::any_of(cases.begin(), cases.end(), [&](const Built &c) { return c.spec.id == x; });
     };
@@ -210,14 +211,17 @@ Result<StarterSuite> starter_suite(const std::string &name, const std::vector<co
     std::vector<json::object> shapes;  // each case's JSON without its id: one case per shape
     std::vector<PairSet> met(kernels.size());
     size_t combos = 0;
-    const auto add = [&](Built c, bool combined) {
+    enum class Kind { Single, Combined, MaskedVNan };
+    const auto add = [&](Built c, Kind kind) {
         json::object shape = c.json;
         shape.erase("id");
         if (std::find(shapes.begin(), shapes.end(), shape) != shapes.end()) return;
         shapes.push_back(shape);
-        if (combined) c.json["timed"] = false;  // for correctness: its shape is no one's production shape
-        c.json["id"] = case_id(c, combined, combined ? ++combos : 0, cases);
+        const bool combined = kind == Kind::Combined;
+        if (kind != Kind::Single) c.json["timed"] = false;  // for correctness: its shape is no one's production shape
+        c.json["id"] = case_id(c, combined, combined ? ++combos : 0, cases, kind == Kind::MaskedVNan ? "_in_v" : "");
         cases.push_back(parse_case(std::move(c.json)));  // inputs are seeded by the id: read the features again
+        if (kind == Kind::MaskedVNan) return;  // counted for no pair: a kernel that declares the leak declines it
         for (size_t j = 0; j < kernels.size(); ++j)
             if (missing_features(*kernels[j], cases.back().spec).empty())
                 for (Feature x : all_features())
@@ -235,7 +239,17 @@ Result<StarterSuite> starter_suite(const std::string &name, const std::vector<co
         for (Feature f : order) {
             const bool is_dtype = f == Feature::F32 || f == Feature::Bf16;
             const Features want = closed(Features{}.set(at(is_dtype ? f : dtype)).set(at(f)), bits);
-            if (declares(bits, f) && buildable(want, bits)) add(parse_case(realize(want, bits, cases.size())), false);
+            if (declares(bits, f) && buildable(want, bits)) add(parse_case(realize(want, bits, cases.size())), Kind::Single);
+        }
+        // A NaN in V at a key some rows mask: a kernel that masks with a zero weight lets 0 * NaN
+        // reach those rows, which the other cases' NaN, in K, cannot show. Not for a kernel that
+        // declares that leak (an adapter's conventions.masked_nan_leaks), which would decline it.
+        if (declares_masked_nan_leak(*kernel, "v")) continue;
+        for (Feature mask : {Feature::Causal, Feature::Window, Feature::Segments}) {
+            const Features want = closed(Features{}.set(at(dtype)).set(at(Feature::Nan)).set(at(mask)), bits);
+            if (!declares(bits, mask) || !buildable(want, bits)) continue;
+            add(parse_case(realize(want, bits, cases.size(), "v")), Kind::MaskedVNan);
+            break;
         }
     }
     // Then cases that combine them until every pair each kernel declares meets in a case it runs.
@@ -245,7 +259,7 @@ Result<StarterSuite> starter_suite(const std::string &name, const std::vector<co
             ATTNGATE_CHECK(++rounds < kMaxCases);
             auto c = next_case(*kernels[k], open, cases.size());
             ATTNGATE_CHECK(c.has_value());  // every required pair is buildable: closed() and realize() agree with coverage
-            add(std::move(*c), true);
+            add(std::move(*c), Kind::Combined);
         }
     }
     StarterSuite out{format_suite(name, kernels, cases), cases.size(), {}};

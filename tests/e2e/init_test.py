@@ -141,6 +141,29 @@ class InitTest(unittest.TestCase):
         self.assertNotIn("wrote ", r.stdout)
         self.assertEqual(snapshot(self.repo), before)
 
+    def test_a_kernel_that_masks_with_a_zero_weight_fails_only_the_nan_in_v_case(self):
+        # zero_weight_mask keeps masked keys in P·V with weight 0: right on every case but where a
+        # NaN in V sits at a key some rows mask, whose 0 * NaN reaches those rows. The starter
+        # suite's other NaN cases put it in K, which this kernel never reads at a masked key.
+        r = self.run_here("init", "--plugin", ARGS.user_plugin, "--ci", "none")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(self.repo, "suites", "team-repo.json")) as f:
+            suite = json.load(f)
+        v_nan = [c["id"] for c in suite["cases"] if c.get("nan", {}).get("tensor") == "v"]
+        self.assertEqual(v_nan, ["f32_causal_nan_in_v"])
+        r = self.run_here("golden", "generate")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = self.run_here("run", "--plugin", ARGS.user_plugin, "--plugin", ARGS.faulty_plugin, "--kernel", "zero_weight_mask", "--checks", "golden",
+                          "--out", "zw.json", timeout=900)
+        self.assertEqual(r.returncode, 1, r.stdout[-3000:] + r.stderr[-3000:])
+        with open(os.path.join(self.repo, "zw.json")) as f:
+            rows = json.load(f)["results"]
+        failed = sorted({x["case"] for x in rows if x["verdict"] == "fail"})
+        passed = {x["case"] for x in rows if x["verdict"] == "pass"}
+        self.assertEqual(failed, v_nan)
+        self.assertGreater(len(passed), 5)  # every f32 case it runs but that one
+        self.assertIn("FAIL f32_causal_nan_in_v / zero_weight_mask: golden: ", r.stdout)
+
     def test_a_file_in_the_way_is_kept_and_said(self):
         os.makedirs(os.path.join(self.repo, "suites"))
         with open(os.path.join(self.repo, "attngate.toml"), "w") as f:

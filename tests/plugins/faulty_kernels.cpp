@@ -24,6 +24,7 @@ enum Fault : int {
     kCausalOffByOneLastBlock = 1,  // the last 128-key block lets row i see key i+1
     kNoMaxSubtraction = 2,         // exp(s) without subtracting the row max: overflows
     kNanToZero = 3,                // NaN scores silently treated as masked
+    kZeroWeightMask = 4,           // a masked key gets weight 0 but stays in P·V: 0 * NaN in V is NaN
 };
 
 /// Straightforward f32 attention with one fault switched on.
@@ -47,7 +48,8 @@ int faulty_run(const attngate_kernel *self, const attngate_problem *pp, char *er
                     bool ok = view.allowed(b, i, j);
                     if (fault == kCausalOffByOneLastBlock && p.causal && j >= last_block && j == view.aligned_position(i) + 1)
                         ok = true;
-                    keep[j] = ok;
+                    keep[j] = ok || fault == kZeroWeightMask;
+                    s[j] = -std::numeric_limits<float>::infinity();  // exp() of it: the zero weight
                     if (!ok) continue;
                     s[j] = view.finish_score(attngate::kernels::dot_f32(q, ops.k.data() + view.k_index(b, j, hk), p.head_dim), b, h, i, j);
                     if (fault == kNanToZero && std::isnan(s[j])) {
@@ -188,6 +190,8 @@ const attngate_kernel kFaulty[] = {
      kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNoMaxSubtraction), nullptr, nullptr},
     {ATTNGATE_API_VERSION, "nan_to_zero", "0.0.1", "drops NaN scores as if masked",
      kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kNanToZero), nullptr, nullptr},
+    {ATTNGATE_API_VERSION, "zero_weight_mask", "0.0.1", "masks a key with a zero weight, so a NaN in V at a masked key reaches the row",
+     kF32Features, ATTNGATE_WORKSPACE_UNSPECIFIED, nullptr, faulty_run, reinterpret_cast<void *>(kZeroWeightMask), nullptr, nullptr},
     MEMORY_FAULT("leaky", "flash that keeps 4 KiB per call with malloc", kLeak4KiB),
     MEMORY_FAULT("leaky-slow", "flash that keeps 64 bytes per call with malloc", kLeak64),
     MEMORY_FAULT("leaky-abi", "flash that forgets to free one ABI allocation per call", kLeakAbi),

@@ -97,6 +97,47 @@ TEST_CASE("the starter suite covers each kernel's declared pairs, for random fea
     }
 }
 
+/// The starter's cases with a NaN in V.
+std::vector<CaseSpec> v_nan_cases(const std::vector<const KernelInfo *> &kernels) {
+    auto starter = starter_suite("team", kernels);
+    REQUIRE(starter);
+    auto suite = parse_suite(starter->text, "team.json");
+    REQUIRE(suite);
+    std::vector<CaseSpec> out;
+    for (const auto &c : suite->cases)
+        if (c.nan && c.nan->tensor == "v") out.push_back(c);
+    return out;
+}
+
+TEST_CASE("the starter suite puts a NaN in V at a masked key, unless the kernel declares that leak", "[starter]") {
+    // A kernel that masks with a zero weight passes every NaN-in-K case and turns 0 * NaN into a
+    // NaN row here: the case must mask the NaN's key for some rows and run on the kernel.
+    for (uint32_t mask : {ATTNGATE_FEATURE_CAUSAL, ATTNGATE_FEATURE_WINDOW, ATTNGATE_FEATURE_SEGMENT_IDS}) {
+        const KernelInfo k = starter_kernel("mine", mask | ATTNGATE_FEATURE_GQA | ATTNGATE_FEATURE_F32);
+        INFO(feature_names(k.features));
+        const auto cases = v_nan_cases({&k});
+        REQUIRE(cases.size() == 1);
+        const CaseSpec &c = cases[0];
+        CHECK(missing_features(k, c).empty());
+        CHECK_FALSE(c.timed);  // for correctness only
+        CHECK(c.id.ends_with("_nan_in_v"));
+        const bool masks = (mask == ATTNGATE_FEATURE_CAUSAL && c.causal) || (mask == ATTNGATE_FEATURE_WINDOW && c.window_left >= 0) ||
+                           (mask == ATTNGATE_FEATURE_SEGMENT_IDS && c.segments > 1);
+        CHECK(masks);
+        CHECK(c.nan->index[1] == c.seq_k - 1);  // the last key: the last row sees it, a mask hides it from others
+        CHECK(c.seq_q > 1);
+    }
+    // No mask declared: no key is masked, so no such case; an adapter's kernel that declares the
+    // leak would decline it.
+    const KernelInfo plain = starter_kernel("plain", ATTNGATE_FEATURE_BIAS | ATTNGATE_FEATURE_F32);
+    CHECK(v_nan_cases({&plain}).empty());
+    KernelInfo leaks = starter_kernel("xla", ATTNGATE_FEATURE_ALL);
+    leaks.conventions["masked_nan_leaks"] = boost::json::array{"v"};
+    CHECK(v_nan_cases({&leaks}).empty());
+    leaks.conventions["masked_nan_leaks"] = boost::json::array{"k"};
+    CHECK(v_nan_cases({&leaks}).size() == 1);
+}
+
 TEST_CASE("the starter suite is the same for the same kernels, and refuses a kernel with no dtype", "[starter]") {
     const KernelInfo k = starter_kernel("mine", ATTNGATE_FEATURE_ALL);
     auto first = starter_suite("team", {&k});
