@@ -23,6 +23,7 @@ void add_report_options(CLI::App *cmd, ReportArgs &args) {
 }
 
 Result<ReportContext> report_context(const ReportArgs &args, const std::string &suite) {
+    if (auto ok = replaceable_reports(args.formats); !ok) return std::unexpected(ok.error());
     ReportContext ctx;
     auto history = load_history(args.history, suite);
     if (!history) return std::unexpected(history.error());

@@ -35,7 +35,8 @@ void add_report_format_options(CLI::App *cmd, ReportPaths &paths);
 /// Adds the report formats, --history and the trend options.
 void add_report_options(CLI::App *cmd, ReportArgs &args);
 
-/// The --history runs of `suite`, read before the run so that a bad file costs nothing.
+/// The --history runs of `suite`, read before the run so that a bad file costs nothing; and a
+/// report path that holds something other than a report refused then (replaceable_reports).
 Result<ReportContext> report_context(const ReportArgs &args, const std::string &suite);
 
 /// After a run: appends it to the store's history when asked (saying where), fills

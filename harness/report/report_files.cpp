@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -16,11 +18,12 @@ namespace attngate {
 
 const std::vector<ReportFormat> &report_formats() {
     static const std::vector<ReportFormat> formats = {
-        {"html", "write the self-contained HTML report here", html_serialize},
-        {"markdown", "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here", markdown_serialize},
-        {"junit", "write JUnit XML here", [](const RunResults &r, const ReportContext &) { return junit_serialize(r); }},
+        {"html", "write the self-contained HTML report here", html_serialize, "<title>attngate "},
+        {"markdown", "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here", markdown_serialize, "## attngate: "},
+        {"junit", "write JUnit XML here", [](const RunResults &r, const ReportContext &) { return junit_serialize(r); },
+         "<testsuites name=\"attngate "},
         {"gbench", "write the timing samples as Google Benchmark JSON here (for its compare.py)",
-         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }},
+         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }, "\"attngate_suite\""},
     };
     return formats;
 }
@@ -40,6 +43,29 @@ bool ReportPaths::any() const {
 std::string ReportPaths::of(std::string_view format) const {
     const auto it = paths.find(format);
     return it == paths.end() ? std::string() : it->second;
+}
+
+Result<void> replaceable_reports(const ReportPaths &paths) {
+    std::map<std::filesystem::path, std::string_view> seen;  // two formats into one file: one would be lost
+    for (const auto &format : report_formats()) {
+        const std::string path = paths.of(format.name);
+        if (path.empty()) continue;
+        const auto [other, fresh] = seen.emplace(std::filesystem::absolute(path).lexically_normal(), format.name);
+        if (!fresh) return fail(ErrorKind::Usage, "--{} {}: --{} writes the same file; give each report its own path", format.name, path, other->second);
+        std::error_code ec;
+        const auto status = std::filesystem::symlink_status(path, ec);
+        if (ec || status.type() == std::filesystem::file_type::not_found) continue;  // nothing there (or unreadable: the write says why)
+        if (std::filesystem::is_directory(status))
+            return fail(ErrorKind::Usage, "--{} {}: is a directory; give a file's path", format.name, path);
+        if (!std::filesystem::is_regular_file(status)) continue;  // a link, device or FIFO: the write refuses it, with its reason
+        std::ifstream in(path, std::ios::binary);
+        std::string head(kReportMarkBytes, '\0');
+        head.resize(static_cast<size_t>(in.read(head.data(), static_cast<std::streamsize>(head.size())).gcount()));
+        if (!in.bad() && (head.empty() || head.find(format.mark) != std::string::npos)) continue;
+        return fail(ErrorKind::Usage, "--{} {}: holds something other than an attngate {} report, which this run would replace; "
+                    "choose another path or move the file away", format.name, path, format.name);
+    }
+    return {};
 }
 
 Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const ReportPaths &paths) {

@@ -19,7 +19,12 @@ struct ReportFormat {
     std::string_view name;
     std::string_view help;
     std::string (*serialize)(const RunResults &, const ReportContext &);
+    /// Text every file of this format holds within its first kReportMarkBytes, and other files
+    /// rarely do: how a path about to be replaced is known to hold an earlier report.
+    std::string_view mark;
 };
+
+inline constexpr size_t kReportMarkBytes = 4096;
 
 /// Every report format, in the order they are written.
 const std::vector<ReportFormat> &report_formats();
@@ -34,6 +39,12 @@ struct ReportPaths {
     /// The path asked for this format, or "" when none.
     std::string of(std::string_view format) const;
 };
+
+/// Checks, before a run, that each requested report may be written: its path holds nothing, an
+/// empty file or an earlier report of that format (its mark). Anything else (a source file, the
+/// config, results.json, a directory) is a Usage error naming the flag and the path, so that a
+/// mistyped path never replaces a file that is not a report.
+Result<void> replaceable_reports(const ReportPaths &paths);
 
 /// Writes each requested report (temporary file + rename).
 Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const ReportPaths &paths);

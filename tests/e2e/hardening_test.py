@@ -517,6 +517,34 @@ class HardeningTest(PluginTestCase):
             self.assertExit(p, 0)
             results_schema.validate_file(out)
 
+    def test_a_report_flag_never_replaces_a_file_that_is_not_that_report(self):
+        """--html, --markdown, --junit or --gbench pointed at the suite, results or a file of the
+        user's: exit 2 naming the flag, before anything runs, and every file byte for byte; the
+        same flags over last run's reports replace them."""
+        notes = self.path("team_kernels.cpp")
+        with open(notes, "w") as f:
+            f.write("// the team's kernel\n")
+        results = self.earlier_results(self.path("prior-results.json"))
+        base = ["--suite", self.suite, "--baselines", self.bl, "--checks", "golden"]
+        commands = {"run": ["run", *base, "--out", self.path("r.json")], "report": ["report", results],
+                    "ab": ["ab", *base[:4], "--a", ARGS.attngate, "--b", ARGS.attngate, "--rounds", "2", "--out", self.path("ab.json")]}
+        for flag in ("html", "markdown", "junit", "gbench"):
+            for victim in (self.suite, results, notes):
+                with open(victim, "rb") as f:
+                    before = f.read()
+                for name, command in commands.items():
+                    p = attngate(*command, f"--{flag}", victim, timeout=120)
+                    self.assertExit(p, 2, f"--{flag} {victim}: holds something other than an attngate {flag} report")
+                    self.assertNotIn("GATE", p.stdout, f"{name}: something ran before the refusal")
+                    with open(victim, "rb") as f:
+                        self.assertEqual(f.read(), before, f"{name} --{flag} replaced {victim}")
+        reports = [f"--{flag}={self.path('report.' + flag)}" for flag in ("html", "markdown", "junit", "gbench")]
+        for _ in range(2):  # the second run replaces the first's reports
+            p = attngate(*commands["run"], *reports)
+            self.assertExit(p, 0)
+        with open(self.path("report.markdown")) as f:
+            self.assertTrue(f.read().startswith("## attngate: "))
+
     def start_slow_run(self, name, out):
         """A run of suite `name` whose second case hangs for 6 s, once it has written its first case to `out`."""
         slow = dict(TINY, name=name, cases=[dict(TINY["cases"][0]), dict(TINY["cases"][0], id="hangs", seq_q=33)])

@@ -3,11 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "io/json_io.hpp"
+#include "io/files.hpp"
 #include "report/console.hpp"
 #include "report/escape.hpp"
 #include "report/html.hpp"
 #include "report/junit.hpp"
 #include "report/markdown.hpp"
+#include "report/report_files.hpp"
 #include "report/summary.hpp"
 #include "test_support.hpp"
 
@@ -261,4 +263,41 @@ TEST_CASE("a long case id or kernel name keeps the console's columns in place", 
     CHECK(count(line, "…") == 2);
     // Names that fit are shown whole, without an ellipsis.
     CHECK(short_line.find("…") == std::string::npos);
+}
+
+TEST_CASE("a report path is replaced only when it holds nothing or an earlier report of its format", "[report]") {
+    attngate::test::TempDir dir;
+    RunResults r = results_with({golden_result("mha_f32", "flash", 0.1, 1.0)});
+    r.suite = std::string(300, 's');  // a long suite name comes after each mark, never before it
+    ReportPaths paths;
+    for (const auto &format : report_formats()) paths.paths[std::string(format.name)] = (dir.path() / format.name).string();
+    for (const auto &format : report_formats()) {
+        INFO(format.name);
+        CHECK(format.serialize(r, {}).substr(0, kReportMarkBytes).find(format.mark) != std::string::npos);
+    }
+    CHECK(replaceable_reports(paths));  // nothing there yet
+    REQUIRE(write_reports(r, {}, paths));
+    CHECK(replaceable_reports(paths));  // last run's reports
+    for (const auto &format : report_formats()) {
+        INFO(format.name);
+        const auto path = dir.path() / format.name;
+        const std::string source = "// team_kernels.cpp\n#include <cmath>\nint main() { return 0; }\n";
+        REQUIRE(write_file_atomic(path, source));
+        auto refused = replaceable_reports(paths);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().kind == ErrorKind::Usage);
+        CHECK(refused.error().message.starts_with(fmt::format("--{} {}: holds something other than an attngate {} report", format.name,
+                                                              path.string(), format.name)));
+        CHECK(read_file(path).value() == source);
+        REQUIRE(write_file_atomic(path, ""));  // an empty file: nothing to lose
+        CHECK(replaceable_reports(paths));
+        REQUIRE(write_file_atomic(path, format.serialize(r, {})));
+    }
+    // Two formats into one file, or a directory where a file goes: refused before any run.
+    ReportPaths same;
+    same.paths["html"] = same.paths["markdown"] = (dir.path() / "r").string();
+    CHECK(replaceable_reports(same).error().message.find("writes the same file") != std::string::npos);
+    ReportPaths directory;
+    directory.paths["junit"] = dir.path().string();
+    CHECK(replaceable_reports(directory).error().message.find("is a directory") != std::string::npos);
 }
