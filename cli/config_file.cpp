@@ -286,9 +286,26 @@ void relax_required(CLI::App &app, const ConfigFile &config) {
     }
 }
 
+namespace {
+
+/// Why the file's store location is not used, or empty: `store` and `baselines` are one setting,
+/// which either flag on the command line, then $ATTNGATE_STORE, takes from the file.
+std::string store_taken(const Key &k, CLI::App *cmd) {
+    if (k.key != "store" && k.key != "baselines") return {};
+    for (const char *flag : {"--store", "--baselines"})
+        if (const CLI::Option *o = cmd->get_option_no_throw(flag); o && o->count() > 0) return fmt::format("not used: flag {} wins", flag);
+    if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return "not used: $ATTNGATE_STORE wins";
+    return {};
+}
+
+}  // namespace
+
 Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *config, bool report_missing) {
     std::vector<Setting> out;
     std::vector<FileSetValue> from_file;
+    std::map<std::string, std::string, std::less<>> taken;  // read before the file fills any flag
+    for (const Key &k : keys())
+        if (std::string why = store_taken(k, cmd); !why.empty()) taken[k.key] = std::move(why);
     for (const Key &k : keys()) {
         const ConfigValue *v = config ? config->find(k.key) : nullptr;
         if (k.flag.empty()) {  // `suites`: read by suite lookup, not a flag
@@ -302,6 +319,10 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
         }
         if (o->count() > 0) {
             out.push_back({k.key, k.flag, joined(o->results()), "flag " + k.flag});
+            continue;
+        }
+        if (const auto t = taken.find(k.key); v && t != taken.end()) {
+            out.push_back({k.key, k.flag, joined(v->args), fmt::format("{}, {}", v->where, t->second)});
             continue;
         }
         if (!v) {

@@ -57,6 +57,28 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual({row["kernel"] for row in res["results"]}, {"native"})
         self.assertIn("memory", {c["check"] for row in res["results"] for c in row["checks"]})
 
+    def test_a_store_flag_or_the_environment_wins_over_the_files_store(self):
+        # `store` and `baselines` are one setting: --store or --baselines on the command line,
+        # then $ATTNGATE_STORE, replace the file's, so nothing is read from or written to it.
+        self.write('suite = "mine"\nsuites = "suites"\nstore = "store"\nchecks = ["golden"]\n')
+        manifest = os.path.join("goldens", "mine", "manifest.json")
+        env = {k: v for k, v in os.environ.items() if k != "ATTNGATE_STORE"}
+        for where, args, extra in (("by-flag", ["--baselines", "../../by-flag"], {}), ("by-store", ["--store", "../../by-store"], {}),
+                                   ("by-env", [], {"ATTNGATE_STORE": os.path.join(self.dir, "by-env")})):
+            r = attngate("golden", "generate", *args, cwd=self.sub, env={**env, **extra})
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertTrue(os.path.exists(os.path.join(self.dir, where, manifest)), where)
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "store")), f"{where}: the file's store was written")
+        r = attngate("config", "run", "--baselines", "elsewhere", cwd=self.sub, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = {line.split("=")[0].strip(): line for line in r.stdout.splitlines() if "=" in line}
+        self.assertIn("not used: flag --baselines wins", lines["store"])
+        r = attngate("run", "--baselines", "../../by-flag", "-o", "r.json", cwd=self.sub, env=env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = attngate("run", "-o", "r.json", cwd=self.sub, env=env)  # the file's store: no goldens there
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(os.path.join(self.dir, "store"), r.stderr)
+
     def test_config_names_each_origin(self):
         self.write('suite = "mine"\nsuites = "suites"\n\nkernels = ["flash"]\n')
         r = attngate("config", "run", "--checks", "golden", cwd=self.sub)
