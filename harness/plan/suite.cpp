@@ -57,6 +57,11 @@ float CaseSpec::effective_scale() const {
     return scale ? static_cast<float>(*scale) : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
+std::string CaseSpec::rules_sha256() const {
+    return sha256_hex(fmt::format("scale={:a};softcap={:a};causal={};top_left={};window={},{};dtype={}", effective_scale(), softcap,
+                                  causal, top_left, window_left, window_right, static_cast<int>(dtype)));
+}
+
 int64_t CaseSpec::estimated_bytes() const {
     if (paged) return paged_estimated_bytes(*this);
     const int64_t q = mul({batch, seq_q, heads_q, head_dim});

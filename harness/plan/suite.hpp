@@ -77,6 +77,10 @@ struct CaseSpec {
     bool timed = true;
 
     float effective_scale() const;
+    /// SHA-256 of what the golden depends on besides the inputs (CaseInputs::sha256): the
+    /// scale, soft-cap, causal mask and its alignment, the window and the dtype. A golden
+    /// records it, so that an edited mask or scale is a stale golden, not the kernels' drift.
+    std::string rules_sha256() const;
     /// Host bytes a run of this case needs (inputs, outputs, golden, native's scores).
     int64_t estimated_bytes() const;
 };

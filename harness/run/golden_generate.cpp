@@ -67,6 +67,7 @@ Result<GoldenManifest> generate_goldens(const Suite &suite, Store &store, const 
         const std::string bytes = serialize_npy(make_npy(std::span<const double>(golden), e.shape));
         e.sha256 = sha256_hex(bytes);
         e.inputs_sha256 = in.sha256();
+        e.rules_sha256 = c.rules_sha256();
         calibrate_golden(e, golden, plain);
         if (auto w = staging.save_golden(e, bytes); !w) return std::unexpected(w.error());
         if (progress) progress(e);

@@ -36,6 +36,7 @@ json::value entry_to_json(const GoldenEntry &e) {
                         {"case_dtype", e.case_dtype},
                         {"sha256", e.sha256},
                         {"inputs_sha256", e.inputs_sha256},
+                        {"rules_sha256", e.rules_sha256},
                         {"straightforward_max_abs_error", e.straightforward_max_abs_error},
                         {"straightforward_rms_error", e.straightforward_rms_error},
                         {"output_max_abs", e.output_max_abs}};
@@ -50,6 +51,7 @@ std::optional<Error> entry_from_json(const json::value &v, const std::string &fi
     e.case_dtype = r.required_string("case_dtype");
     e.sha256 = r.required_string("sha256");
     e.inputs_sha256 = r.required_string("inputs_sha256");
+    e.rules_sha256 = r.string("rules_sha256", "");
     e.straightforward_max_abs_error = r.number("straightforward_max_abs_error", 0.0);
     e.straightforward_rms_error = r.number("straightforward_rms_error", -1.0);
     e.output_max_abs = r.number("output_max_abs", 0.0);
@@ -151,6 +153,9 @@ Result<GoldenManifest> parse_golden_manifest(std::string_view bytes, const std::
         if (e->inputs_sha256 != generate_inputs(suite, c).sha256())
             return fail(ErrorKind::BadInput, "{}: case \"{}\": its inputs changed since the golden was made (suite edited?); regenerate with: {}",
                         file, c.id, regenerate_hint(suite));
+        if (!e->rules_sha256.empty() && e->rules_sha256 != c.rules_sha256())
+            return fail(ErrorKind::BadInput, "{}: case \"{}\": its scale, soft-cap, mask or dtype changed since the golden was made "
+                        "(suite edited?); regenerate with: {}", file, c.id, regenerate_hint(suite));
     }
     return m;
 }

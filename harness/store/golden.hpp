@@ -23,6 +23,7 @@ struct GoldenEntry {
     std::string case_dtype;  ///< the kernels' operand dtype
     std::string sha256;
     std::string inputs_sha256;
+    std::string rules_sha256;  ///< CaseSpec::rules_sha256(); empty in a manifest from before it was kept
     /// Max abs error of the straightforward implementation at the case's precision.
     double straightforward_max_abs_error = 0.0;
     /// Its RMS error over the finite elements; negative when the manifest predates it.

@@ -136,6 +136,24 @@ class RunTest(TempWorkspace):
         self.assertEqual(r.returncode, 2)
         self.assertIn("attngate golden generate --suite", r.stderr)
 
+    def test_an_edited_mask_scale_or_softcap_is_a_stale_golden_not_drift(self):
+        # The inputs stay the same, so only the golden's record of the case's rules can tell
+        # that the suite changed under it; before, each edit failed every kernel (exit 1).
+        edits = {"causal": False, "window": [8, 0], "scale": 0.5, "softcap": 20, "causal_alignment": "top_left"}
+        for field, value in edits.items():
+            case = dict(TINY_SUITE["cases"][0], **{field: value})
+            with open(self.suite, "w") as f:
+                json.dump(dict(TINY_SUITE, cases=[case]), f)
+            r = self.run_tiny()
+            self.assertEqual(r.returncode, 2, f"{field}: {r.stdout[-2000:]}{r.stderr}")
+            self.assertIn('case "causal_f32": its scale, soft-cap, mask or dtype changed since the golden was made', r.stderr)
+            self.assertIn("attngate golden generate --suite", r.stderr)
+            self.assertFalse(os.path.exists(self.results))
+        with open(self.suite, "w") as f:  # the case as the goldens were made: green
+            json.dump(dict(TINY_SUITE, cases=[TINY_SUITE["cases"][0]]), f)
+        r = self.run_tiny()
+        self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr)
+
     def test_bad_suite_exit_2_names_file_and_path_and_writes_nothing(self):
         bad = dict(TINY_SUITE, cases=[dict(TINY_SUITE["cases"][1], heads_kv=3)])
         with open(self.suite, "w") as f:

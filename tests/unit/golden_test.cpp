@@ -1,6 +1,7 @@
 // Golden generation and verification, and a whole run through the library.
 #include <fstream>
 
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include "io/files.hpp"
@@ -160,4 +161,26 @@ TEST_CASE("run_suite checks every case x kernel and writes results.json", "[run]
     REQUIRE(r2);
     CHECK(r2->results[0].checks[1].check() == CheckName::Numerics);
     CHECK(r2->results[0].checks[1].reason == "bit-identical to the last run");
+}
+
+TEST_CASE("a manifest from before goldens kept the case's rules still loads, and one with them catches an edit", "[golden]") {
+    test::TempDir dir;
+    const Suite s = tiny(dir);
+    DirectoryStore store(dir / "baselines");
+    REQUIRE(generate_goldens(s, store, nullptr));
+    const auto manifest = dir / "baselines" / "goldens" / s.name / "manifest.json";
+    const std::string with_rules = read_file(manifest).value();
+    REQUIRE(with_rules.find("\"rules_sha256\"") != std::string::npos);
+    std::string edited = kTinySuite;
+    edited.replace(edited.find("\"causal\": true"), 14, "\"causal\": false");
+    const Suite s2 = tiny(dir, edited);
+    auto stale = load_golden_manifest(s2, store);
+    REQUIRE_FALSE(stale);
+    CHECK(stale.error().kind == ErrorKind::BadInput);
+    CHECK_THAT(stale.error().message, Catch::Contains("case \"causal_bf16\": its scale, soft-cap, mask or dtype changed"));
+    // Without the field (a manifest written before it), the same edit is not seen: nothing to compare.
+    auto doc = boost::json::parse(with_rules);
+    for (auto &c : doc.at("cases").as_array()) c.as_object().erase("rules_sha256");
+    REQUIRE(write_file_atomic(manifest, boost::json::serialize(doc)));
+    CHECK(load_golden_manifest(s2, store));
 }
