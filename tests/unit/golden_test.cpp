@@ -28,6 +28,14 @@ Suite tiny(const test::TempDir &dir, const std::string &text = kTinySuite) {
     REQUIRE(s);
     return *s;
 }
+
+/// The tiny suite with `from` replaced by `to` in its text, as the goldens of the unedited one
+/// are read for it.
+Result<GoldenManifest> edited_manifest(const test::TempDir &dir, DirectoryStore &store, std::string_view from, std::string_view to) {
+    std::string edited = kTinySuite;
+    edited.replace(edited.find(from), from.size(), to);
+    return load_golden_manifest(tiny(dir, edited), store);
+}
 }  // namespace
 
 TEST_CASE("golden generate writes numpy files and a manifest with hashes", "[golden]") {
@@ -91,10 +99,7 @@ TEST_CASE("a suite edited after its goldens were made is stale, not drift", "[go
     const Suite s = tiny(dir);
     DirectoryStore store(dir / "baselines");
     REQUIRE(generate_goldens(s, store, nullptr));
-    std::string edited = kTinySuite;
-    edited.replace(edited.find("\"seed\": 5"), 9, "\"seed\": 6");
-    const Suite s2 = tiny(dir, edited);
-    auto m = load_golden_manifest(s2, store);
+    auto m = edited_manifest(dir, store, "\"seed\": 5", "\"seed\": 6");
     REQUIRE_FALSE(m);
     CHECK(m.error().kind == ErrorKind::BadInput);
     CHECK_THAT(m.error().message, Catch::Contains("inputs changed"));
@@ -171,10 +176,7 @@ TEST_CASE("a manifest from before goldens kept the case's rules still loads, and
     const auto manifest = dir / "baselines" / "goldens" / s.name / "manifest.json";
     const std::string with_rules = read_file(manifest).value();
     REQUIRE(with_rules.find("\"rules_sha256\"") != std::string::npos);
-    std::string edited = kTinySuite;
-    edited.replace(edited.find("\"causal\": true"), 14, "\"causal\": false");
-    const Suite s2 = tiny(dir, edited);
-    auto stale = load_golden_manifest(s2, store);
+    auto stale = edited_manifest(dir, store, "\"causal\": true", "\"causal\": false");
     REQUIRE_FALSE(stale);
     CHECK(stale.error().kind == ErrorKind::BadInput);
     CHECK_THAT(stale.error().message, Catch::Contains("case \"causal_bf16\": its scale, soft-cap, mask or dtype changed"));
@@ -182,5 +184,5 @@ TEST_CASE("a manifest from before goldens kept the case's rules still loads, and
     auto doc = boost::json::parse(with_rules);
     for (auto &c : doc.at("cases").as_array()) c.as_object().erase("rules_sha256");
     REQUIRE(write_file_atomic(manifest, boost::json::serialize(doc)));
-    CHECK(load_golden_manifest(s2, store));
+    CHECK(edited_manifest(dir, store, "\"causal\": true", "\"causal\": false"));
 }
