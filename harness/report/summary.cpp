@@ -140,7 +140,8 @@ std::string numerics_changed_said(const RunResults &r) {
     for (const auto &row : r.results)
         for (const auto &k : row.checks) {
             const NumericsMetrics *m = k.get<NumericsMetrics>();
-            if (!m || k.verdict != Verdict::Pass || m->status != NumericsStatus::Changed) continue;
+            // A row another check failed is not one whose bits moved "without failing": its failure says why.
+            if (!m || k.verdict != Verdict::Pass || m->status != NumericsStatus::Changed || row.verdict() != Verdict::Pass) continue;
             const std::string ulp = m->max_ulp && *m->max_ulp ? fmt::format(", max {} ulp", **m->max_ulp) : "";
             moved.push_back(fmt::format("{} / {} ({} of {} elements compared{})", row.case_id, row.kernel, m->changed.value_or(0),
                                         m->compared.value_or(0), ulp));

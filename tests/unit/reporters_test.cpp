@@ -301,3 +301,18 @@ TEST_CASE("a report path is replaced only when it holds nothing or an earlier re
     directory.paths["junit"] = dir.path().string();
     CHECK(replaceable_reports(directory).error().message.find("is a directory") != std::string::npos);
 }
+
+TEST_CASE("bits that moved are said 'without failing' only of rows that passed every check", "[report]") {
+    RunResults r = results_with({golden_result("a", "flash", 0.5, 1.0), golden_result("b", "flash", 3.0, 1.0)});
+    NumericsMetrics changed;
+    changed.status = NumericsStatus::Changed;
+    changed.changed = 4;
+    changed.compared = 64;
+    for (auto &row : r.results) row.checks.emplace_back(changed, Verdict::Pass, "bits changed");
+    const std::string said = numerics_changed_said(r);
+    CHECK(said.starts_with("numerics: bits changed on 1 row(s) without failing: a / flash (4 of 64 elements compared)"));
+    CHECK(said.find("b / flash") == std::string::npos);  // its golden check failed
+    r.results.pop_back();
+    r.results[0].checks[0].verdict = Verdict::Fail;
+    CHECK(numerics_changed_said(r).empty());
+}
