@@ -132,14 +132,20 @@ CheckResult golden_check(std::span<const float> got, std::span<const double> wan
     CheckResult r(std::move(m));
     if (allowance > 0) r.notes.push_back(fmt::format("both tolerances include {:.3g} for the bf16 rounding the kernel declares", allowance));
     if (rms_tol < 0) r.notes.push_back("the golden manifest has no straightforward RMS error: only the max abs error is gated (regenerate the goldens)");
+    // The finite elements' error, said beside a NaN mismatch: a wrong mask both drops a NaN key and
+    // moves the rows around it, and the second is the better clue.
+    const std::string also = e.max_abs > tol ? fmt::format("; and max abs error {:.3g} > tolerance {:.3g} at {} (got {:.9g}, want {:.9g})",
+                                                           e.max_abs, tol, index_coords(e.worst_index, golden.shape), e.worst_got, e.worst_want)
+                                             : "";
     if (e.new_nonfinite > 0) {
         r.verdict = Verdict::Fail;
-        r.reason = fmt::format("{} NaN/inf output(s) where the golden is finite, first at {} [b, s, h, d]", e.new_nonfinite,
-                               index_coords(e.first_nonfinite_index, golden.shape));
+        r.reason = fmt::format("{} NaN/inf output(s) where the golden is finite, first at {} [b, s, h, d]{}", e.new_nonfinite,
+                               index_coords(e.first_nonfinite_index, golden.shape), also);
     } else if (e.dropped_nan > 0) {
         r.verdict = Verdict::Fail;
-        r.reason = fmt::format("{} finite output(s) where the golden is NaN (a NaN input was silently dropped), first at {}",
-                               e.dropped_nan, index_coords(e.first_dropped_nan_index, golden.shape));
+        r.reason = fmt::format("{} finite output(s) where the golden is NaN (a NaN input did not reach them: dropped, or its key "
+                               "masked from a row that attends it), first at {}{}",
+                               e.dropped_nan, index_coords(e.first_dropped_nan_index, golden.shape), also);
     } else if (e.max_abs > tol) {
         r.verdict = Verdict::Fail;
         r.reason = fmt::format("max abs error {:.3g} > tolerance {:.3g} (margin {:.2f}) at {} (got {:.9g}, want {:.9g})", e.max_abs, tol,

@@ -106,6 +106,12 @@ TEST_CASE("a kernel that turns a propagated NaN into a number is drift", "[golde
     const CheckResult r = golden_check(got, want, entry(0, 4));
     CHECK(r.verdict == Verdict::Fail);
     CHECK_THAT(r.reason, Catch::Contains("golden is NaN"));
+    CHECK_THAT(r.reason, !Catch::Contains("max abs error"));  // the finite elements are right
+    // A wrong mask drops the NaN key and moves the rows around it: both are said.
+    got[3] = 3.0f;
+    const CheckResult mask = golden_check(got, want, entry(0, 4));
+    CHECK_THAT(mask.reason, Catch::StartsWith("1 finite output(s) where the golden is NaN") &&
+                                Catch::Contains("; and max abs error 1 > tolerance") && Catch::Contains("(got 3, want 4)"));
 }
 
 TEST_CASE("the error map puts a drift in the last positions into the last rows", "[golden]") {
