@@ -346,6 +346,18 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
         for (const auto &a : v->args) from_file.push_back({k.flag, a, fmt::format("{} ({})", v->where, k.key)});
     }
     set_file_set_values(std::move(from_file));
+    // An output left at its default under reports/ ("reports/results.json") is the repository's,
+    // as [report]'s paths are: relative to the file, so a run from a subdirectory (or `baseline
+    // update` after it) finds the same results the reports were written from.
+    if (config)
+        for (const char *flag : {"--out", "--results"}) {
+            CLI::Option *o = cmd->get_option_no_throw(flag);
+            if (!o || o->count() > 0 || !o->get_default_str().starts_with("reports/")) continue;
+            const std::string path = (config->path.parent_path() / o->get_default_str()).lexically_normal().string();
+            o->add_result(path);
+            o->run_callback();
+            out.push_back({flag + 2, flag, path, fmt::format("default, beside {}", config->path.string())});
+        }
     return out;
 }
 

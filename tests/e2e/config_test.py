@@ -79,6 +79,23 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn(os.path.join(self.dir, "store"), r.stderr)
 
+    def test_results_by_default_go_beside_the_reports_whatever_the_directory(self):
+        # reports/results.json, like [report]'s paths, is the repository's: a run from a
+        # subdirectory writes it there, and `baseline update` from another finds it.
+        self.write('suite = "mine"\nsuites = "suites"\nkernels = ["flash"]\nchecks = ["golden", "memory"]\n'
+                   'store = "store"\n\n[report]\nmarkdown = "reports/summary.md"\n')
+        self.golden()
+        r = attngate("run", cwd=self.sub)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for name in ("results.json", "summary.md"):
+            self.assertTrue(os.path.exists(os.path.join(self.dir, "reports", name)), name)
+        self.assertFalse(os.path.exists(os.path.join(self.sub, "reports")), "results.json went to the working directory")
+        r = attngate("baseline", "update", "--checks", "memory", "--yes", "--reason", "first", cwd=os.path.join(self.dir, "a"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "store", "memory", "mine.json")))
+        r = attngate("config", "run", cwd=self.sub)
+        self.assertIn(f"= {os.path.join(self.dir, 'reports', 'results.json')}", r.stdout)
+
     def test_config_names_each_origin(self):
         self.write('suite = "mine"\nsuites = "suites"\n\nkernels = ["flash"]\n')
         r = attngate("config", "run", "--checks", "golden", cwd=self.sub)
