@@ -41,7 +41,10 @@ It comes with ``find_package(attngate CONFIG)`` and with attngate's own CMakeLis
   ``attngate.toml``, suites and baselines are found as from a shell there).
 
 ``OUTPUT_DIR``
-  Where ``results.json`` goes; default ``${CMAKE_CURRENT_BINARY_DIR}/attngate/<name>``.
+  Where ``results.json`` and the reports (``report.html``, ``summary.md``, ``junit.xml``) go;
+  default ``${CMAKE_CURRENT_BINARY_DIR}/attngate/<name>``. They replace ``[report]`` of
+  ``attngate.toml``, so a test never writes into the source tree; a report flag in
+  ``EXTRA_ARGS`` replaces that one.
 
 ``EXTRA_ARGS``
   More arguments to ``attngate run`` (``--checks golden,memory``, ``--html report.html``).
@@ -86,6 +89,16 @@ function(attngate_add_gate name)
   endforeach()
   foreach(adapter IN LISTS arg_ADAPTER)
     list(APPEND args --adapter "${adapter}")
+  endforeach()
+  foreach(report html:report.html markdown:summary.md junit:junit.xml)
+    string(REPLACE ":" ";" report "${report}")
+    list(GET report 0 flag)
+    list(GET report 1 file)
+    set(given ${arg_EXTRA_ARGS})
+    list(FILTER given INCLUDE REGEX "^--${flag}(=|$)")
+    if(NOT given)
+      list(APPEND args "--${flag}" "${arg_OUTPUT_DIR}/${file}")
+    endif()
   endforeach()
   list(APPEND args ${arg_EXTRA_ARGS})
   add_test(NAME "attngate.${name}" COMMAND attngate::attngate ${args} WORKING_DIRECTORY "${arg_WORKING_DIRECTORY}")

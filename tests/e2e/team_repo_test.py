@@ -173,6 +173,10 @@ class TeamRepoInstalled(unittest.TestCase):
         r = self.run_in(["ctest", "--output-on-failure"], cwd=os.path.join(self.repo, "build"))
         self.assertIn("100% tests passed", r.stdout)
         self.assertIn("attngate.team", r.stdout)
+        # ctest's results and reports go to the build tree; the toml's [report] paths are for runs by hand.
+        for report in ("results.json", "report.html", "summary.md", "junit.xml"):
+            self.assertTrue(os.path.exists(os.path.join(self.repo, "build", "attngate", "team", report)), report)
+        self.assertFalse(os.path.exists(os.path.join(self.repo, "reports")), "ctest wrote into the source tree")
         # A flagless run reads attngate.toml: suite, plugin, checks, reports.
         r = self.run_in(["attngate", "run"])
         self.assertIn("GATE PASSED", r.stdout)
