@@ -92,8 +92,13 @@ Result<void> KernelRegistry::add(const attngate_kernel *k, const std::string &or
 }
 
 Result<void> KernelRegistry::load_plugin(const std::filesystem::path &path) {
-    if (auto probed = probe_plugin(path); !probed) return probed;
-    std::unique_ptr<void, DlClose> handle(::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
+    // A plugin is a file: "libteam.so" is ./libteam.so, never a library dlopen() would look
+    // for in the system's search path (where "libm.so.6" is found).
+    const std::filesystem::path file = path.has_parent_path() ? path : std::filesystem::path(".") / path;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) return fail(ErrorKind::BadInput, "{}: cannot load plugin: no such file", path.string());
+    if (auto probed = probe_plugin(file); !probed) return probed;
+    std::unique_ptr<void, DlClose> handle(::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL));
     if (!handle) return fail(ErrorKind::BadInput, "{}: cannot load plugin: {}", path.string(), ::dlerror());
     auto entry = reinterpret_cast<attngate_plugin_entry_fn>(::dlsym(handle.get(), ATTNGATE_PLUGIN_ENTRY));
     if (!entry) return fail(ErrorKind::BadInput, "{}: plugin does not export {}", path.string(), ATTNGATE_PLUGIN_ENTRY);
