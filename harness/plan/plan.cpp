@@ -63,9 +63,15 @@ Result<Plan> make_plan(const Suite &suite, const std::vector<const KernelInfo *>
         const bool known = std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) {
             return k->spec.label() == want || k->spec.kernel == want;
         });
-        if (!known)
-            return fail(ErrorKind::Usage, "--kernel {}: no such kernel in suite {} or any loaded plugin or adapter (available: {})",
-                        want, suite.name, names_of(available));
+        if (known) continue;
+        std::vector<std::string> planned;
+        for (const auto &k : plan.kernels) planned.push_back(k->spec.label());
+        if (find_kernel(available, want))  // loaded, but this suite does not run it
+            return fail(ErrorKind::Usage, "--kernel {}: loaded, but not a kernel of this run: suite {} runs {} (a built-in kernel runs "
+                        "when the suite's \"kernels\" lists it; a plugin's or an adapter's when the suite lists none of its kernels)",
+                        want, suite.name, fmt::join(planned, ", "));
+        return fail(ErrorKind::Usage, "--kernel {}: no such kernel in suite {} or any loaded plugin or adapter (this run's kernels: {})",
+                    want, suite.name, fmt::join(planned, ", "));
     }
     for (const auto &want : filter.cases)
         if (!suite.find_case(want)) return fail(ErrorKind::Usage, "--case {}: not a case of suite {}", want, suite.name);

@@ -170,6 +170,16 @@ class RunTest(TempWorkspace):
         self.assertEqual(r.returncode, 2)
         self.assertIn("$.kernels[1]: unknown kernel \"nope\"", r.stderr)
 
+    def test_a_kernel_flag_says_whether_the_kernel_is_loaded_or_unknown(self):
+        with open(self.suite, "w") as f:
+            json.dump(dict(TINY_SUITE, kernels=["native"]), f)
+        r = self.run_tiny("--kernel", "flash")  # a built-in this suite does not list
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--kernel flash: loaded, but not a kernel of this run: suite tiny runs native", r.stderr)
+        r = self.run_tiny("--kernel", "nope")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--kernel nope: no such kernel in suite tiny or any loaded plugin or adapter (this run's kernels: native)", r.stderr)
+
     def test_bad_usage_is_exit_2(self):
         self.assertEqual(attngate("run").returncode, 2)
         r = attngate("frobnicate")
@@ -214,6 +224,18 @@ class CliTest(unittest.TestCase):
         for name in ("reference", "native", "flash", "causal_off_by_one"):
             self.assertIn(name, r.stdout)
         self.assertIn("segment_ids", r.stdout)
+
+    def test_a_plugin_named_without_a_directory_is_the_file_here(self):
+        # dlopen() looks a bare name up in the system's library path: libm.so.6 loaded, and a
+        # plugin beside the user was "No such file". A plugin is a file, so a bare name is ./name.
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copy(ARGS.user_plugin, os.path.join(d, "libmine.so"))
+            r = attngate("kernels", "--plugin", "libmine.so", cwd=d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("mine", r.stdout)
+            r = attngate("kernels", "--plugin", "libm.so.6", cwd=d)
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn("libm.so.6: cannot load plugin: no such file", r.stderr)
 
 
 class SmokeSuiteTest(unittest.TestCase):
