@@ -11,18 +11,27 @@ namespace attngate {
 
 namespace fs = std::filesystem;
 
-std::string LayeredStore::where(std::string_view key) const { return team_->where(key); }
+std::string LayeredStore::where(std::string_view key) const {
+    return from_shipped_.contains(key) ? shipped_->where(key) : team_->where(key);
+}
 
 std::string LayeredStore::describe() const { return fmt::format("{} (then {})", team_->describe(), shipped_->describe()); }
 
 Result<std::optional<StoredObject>> LayeredStore::get(std::string_view key) {
     auto mine = team_->get(key);
-    if (!mine || *mine) return mine;
-    return shipped_->get(key);
+    if (!mine || *mine) {
+        if (mine) from_shipped_.erase(std::string(key));
+        return mine;
+    }
+    auto shipped = shipped_->get(key);
+    if (shipped && *shipped) from_shipped_.insert(std::string(key));
+    return shipped;
 }
 
 Result<std::string> LayeredStore::put(std::string_view key, std::string_view bytes, const Precondition &pre) {
-    return team_->put(key, bytes, pre);
+    auto put = team_->put(key, bytes, pre);
+    if (put) from_shipped_.erase(std::string(key));
+    return put;
 }
 
 Result<std::vector<std::string>> LayeredStore::list(std::string_view prefix) {

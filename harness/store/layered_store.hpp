@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "store/store.hpp"
 
@@ -28,6 +30,9 @@ public:
 private:
     std::unique_ptr<Store> team_;
     std::unique_ptr<Store> shipped_;
+    /// Keys last read from the shipped layer: where() names that file, so that an error about
+    /// the installed pricing.json names it, not a file the team's store does not have.
+    std::set<std::string, std::less<>> from_shipped_;
 };
 
 /// The directory of the data attngate ships: $ATTNGATE_DATA_DIR when set, else

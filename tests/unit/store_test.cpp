@@ -7,6 +7,7 @@
 
 #include "store/directory_store.hpp"
 #include "store/keys.hpp"
+#include "store/layered_store.hpp"
 #include "test_support.hpp"
 
 using namespace attngate;
@@ -120,4 +121,18 @@ TEST_CASE("a folder replaces another whole, and a staged folder is never listed"
     REQUIRE(store.remove_prefix("g/t/"));
     CHECK(store.list("g/t/")->empty());
     CHECK(store.remove_prefix("g/none/"));
+}
+
+TEST_CASE("the layered store names the file a read came from, the installed one when the team's lacks it", "[store]") {
+    test::TempDir dir;
+    auto shipped = std::make_unique<DirectoryStore>(dir / "share");
+    REQUIRE(shipped->put("pricing.json", "{}", Precondition::none()));
+    LayeredStore store(std::make_unique<DirectoryStore>(dir / "team"), std::move(shipped));
+    CHECK(store.where("pricing.json") == (dir / "team" / "pricing.json").string());  // nothing read yet: where a write goes
+    REQUIRE(store.get("pricing.json").value());
+    CHECK(store.where("pricing.json") == (dir / "share" / "pricing.json").string());  // an error about it names this file
+    REQUIRE(store.put("pricing.json", "{\"team\": 1}", Precondition::none()));
+    CHECK(store.where("pricing.json") == (dir / "team" / "pricing.json").string());
+    REQUIRE(store.get("pricing.json").value());
+    CHECK(store.where("pricing.json") == (dir / "team" / "pricing.json").string());
 }
