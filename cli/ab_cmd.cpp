@@ -194,7 +194,7 @@ int ab(AbArgs a, const Console &console) {
     if (auto ok = replaceable_reports(a.reports); !ok) return report_error(ok.error());
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
-    auto store = open_store(a.store);
+    auto store = open_store(a.store, StoreUse::Read);
     if (!store) return report_error(store.error());
     auto resolved_a = resolve_side("a", a.a, a);
     if (!resolved_a) return report_error(resolved_a.error());

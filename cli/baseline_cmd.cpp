@@ -153,7 +153,7 @@ int update(const BaselineUpdateArgs &a, const Console &console) {
         return report_error(Error{ErrorKind::Usage, "stdin is not a terminal, so nobody can answer; pass --yes to accept every changed row"});
     auto kinds = kinds_to_review(a, *results);
     if (!kinds) return report_error(kinds.error());
-    auto store = open_store(a.store);
+    auto store = open_store(a.store, StoreUse::Create);
     if (!store) return report_error(store.error());
     for (size_t i = 0; i < kinds->size(); ++i) {
         bool stop = false;

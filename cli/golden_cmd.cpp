@@ -22,7 +22,7 @@ struct GoldenArgs {
 int generate(const GoldenArgs &a, const Console &console) {
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
-    auto store = open_store(a.store);
+    auto store = open_store(a.store, StoreUse::Create);
     if (!store) return report_error(store.error());
     auto backends = open_backends(a.sources);
     if (!backends) return report_error(backends.error());

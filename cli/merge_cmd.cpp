@@ -45,7 +45,7 @@ int merge(const MergeArgs &a, const Console &console) {
     }
     auto merged = merge_shards(std::move(shards), MergeOptions{a.force});
     if (!merged) return report_error(merged.error());
-    auto store = open_store(a.store);
+    auto store = open_store(a.store, StoreUse::Read);
     if (!store) return report_error(store.error());
     if (auto c = add_costs(*merged, **store); !c) return report_error(c.error());
     if (auto w = save_results(*merged, a.out); !w) return report_error(w.error());

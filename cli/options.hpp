@@ -48,8 +48,14 @@ struct StoreArgs {
 /// Adds --store and --baselines.
 void add_store_options(CLI::App *cmd, StoreArgs &args);
 
-/// --store, else an explicit --baselines, else $ATTNGATE_STORE, else the baselines/ directory.
-Result<std::unique_ptr<Store>> open_store(const StoreArgs &args);
+/// What a command does with the store: only reads it (run, ab, report, merge, history), or may
+/// make it (golden generate, baseline update).
+enum class StoreUse { Read, Create };
+
+/// --store, else an explicit --baselines, else $ATTNGATE_STORE, else the baselines/ directory,
+/// over the installed data. A local directory given on purpose that does not exist is a usage
+/// error for a command that only reads.
+Result<std::unique_ptr<Store>> open_store(const StoreArgs &args, StoreUse use);
 
 /// Adds --threshold-pct (a percent, stored as the policy's fraction) and --alpha.
 void add_policy_options(CLI::App *cmd, DecisionPolicy &policy);

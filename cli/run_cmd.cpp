@@ -50,7 +50,7 @@ int run(RunArgs a, const Console &console) {
     RunOptions &opt = a.options;
     auto backends = open_backends(a.sources, &opt.extra_origins);
     if (!backends) return report_error(backends.error());
-    auto store = open_store(a.store);
+    auto store = open_store(a.store, StoreUse::Read);
     if (!store) return report_error(store.error());
     opt.store = store->get();
     opt.results_path = a.out;

@@ -75,9 +75,13 @@ class ConfigTest(unittest.TestCase):
         self.assertIn("not used: flag --baselines wins", lines["store"])
         r = attngate("run", "--baselines", "../../by-flag", "-o", "r.json", cwd=self.sub, env=env)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        r = attngate("run", "-o", "r.json", cwd=self.sub, env=env)  # the file's store: no goldens there
+        # The file's store, mistyped (it does not exist): said with where it was set, before a golden is missed.
+        r = attngate("run", "-o", "typo.json", cwd=self.sub, env=env)
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-        self.assertIn(os.path.join(self.dir, "store"), r.stderr)
+        store = os.path.join(self.dir, "store")
+        self.assertIn(f"error: --store {store}: no such directory (the store, where goldens and baselines live)", r.stderr)
+        self.assertIn(f"(--store {store} is set at {os.path.join(self.dir, 'attngate.toml')}:3 (store))", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.sub, "typo.json")))
 
     def test_results_by_default_go_beside_the_reports_whatever_the_directory(self):
         # reports/results.json, like [report]'s paths, is the repository's: a run from a
