@@ -191,7 +191,7 @@ Result<RunResults> timed_rounds(const Suite &suite, AbSide &a, AbSide &b, const 
 
 int ab(AbArgs a, const Console &console) {
     if (auto out = replaceable_results(a.out); !out) return report_error(out.error());
-    if (auto ok = replaceable_reports(a.reports); !ok) return report_error(ok.error());
+    if (auto ok = replaceable_reports(a.reports, a.out); !ok) return report_error(ok.error());
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
     auto store = open_store(a.store, StoreUse::Read);

@@ -37,6 +37,7 @@ Result<void> add_costs(RunResults &merged, Store &store) {
 
 int merge(const MergeArgs &a, const Console &console) {
     if (auto out = replaceable_results(a.out); !out) return report_error(out.error());
+    if (auto ok = replaceable_reports(a.reports.formats, a.out); !ok) return report_error(ok.error());  // before anything is written
     std::vector<std::pair<std::string, RunResults>> shards;
     for (const auto &f : a.shards) {
         auto r = load_results(f);
@@ -45,12 +46,12 @@ int merge(const MergeArgs &a, const Console &console) {
     }
     auto merged = merge_shards(std::move(shards), MergeOptions{a.force});
     if (!merged) return report_error(merged.error());
-    auto store = open_store(a.store, StoreUse::Read);
+    auto store = open_store(a.store, a.reports.trends.append ? StoreUse::Create : StoreUse::Read);  // --append-history may start one
     if (!store) return report_error(store.error());
     if (auto c = add_costs(*merged, **store); !c) return report_error(c.error());
     if (auto w = save_results(*merged, a.out); !w) return report_error(w.error());
     console.say("merged {} shard(s): {} case x kernel result(s) in {}\n", a.shards.size(), merged->results.size(), a.out);
-    auto ctx = report_context(a.reports, merged->suite);
+    auto ctx = report_context(a.reports, merged->suite, a.out);
     if (!ctx) return report_error(ctx.error());
     if (auto w = finish_reports(*merged, **store, a.reports, *ctx, console); !w) return report_error(w.error());
     console.say("{}", console_summary(*merged, a.out));

@@ -22,8 +22,8 @@ void add_report_options(CLI::App *cmd, ReportArgs &args) {
         ->check(CLI::Range(0, 1000000))->capture_default_str();
 }
 
-Result<ReportContext> report_context(const ReportArgs &args, const std::string &suite) {
-    if (auto ok = replaceable_reports(args.formats); !ok) return std::unexpected(ok.error());
+Result<ReportContext> report_context(const ReportArgs &args, const std::string &suite, const std::string &results) {
+    if (auto ok = replaceable_reports(args.formats, results); !ok) return std::unexpected(ok.error());
     ReportContext ctx;
     auto history = load_history(args.history, suite);
     if (!history) return std::unexpected(history.error());

@@ -36,8 +36,9 @@ void add_report_format_options(CLI::App *cmd, ReportPaths &paths);
 void add_report_options(CLI::App *cmd, ReportArgs &args);
 
 /// The --history runs of `suite`, read before the run so that a bad file costs nothing; and a
-/// report path that holds something other than a report refused then (replaceable_reports).
-Result<ReportContext> report_context(const ReportArgs &args, const std::string &suite);
+/// report path that holds something other than a report, or `results` (the run's --out), refused
+/// then (replaceable_reports).
+Result<ReportContext> report_context(const ReportArgs &args, const std::string &suite, const std::string &results = {});
 
 /// After a run: appends it to the store's history when asked (saying where), fills
 /// ctx.trends from the store's history (--trends) or the --history files plus this run,

@@ -50,12 +50,12 @@ int run(RunArgs a, const Console &console) {
     RunOptions &opt = a.options;
     auto backends = open_backends(a.sources, &opt.extra_origins);
     if (!backends) return report_error(backends.error());
-    auto store = open_store(a.store, StoreUse::Read);
+    auto store = open_store(a.store, a.reports.trends.append ? StoreUse::Create : StoreUse::Read);  // --append-history may start one
     if (!store) return report_error(store.error());
     opt.store = store->get();
     opt.results_path = a.out;
     opt.perf.plugins = a.sources.plugins;  // the instruction-counting child loads them too
-    auto ctx = report_context(a.reports, suite->name);
+    auto ctx = report_context(a.reports, suite->name, a.out);
     if (!ctx) return report_error(ctx.error());
     Progress progress(console, "run " + suite->name, "case x kernels");
     std::optional<Progress> timing;  // one per timed set

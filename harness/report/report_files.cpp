@@ -18,12 +18,13 @@ namespace attngate {
 
 const std::vector<ReportFormat> &report_formats() {
     static const std::vector<ReportFormat> formats = {
-        {"html", "write the self-contained HTML report here", html_serialize, "<title>attngate "},
-        {"markdown", "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here", markdown_serialize, "## attngate: "},
-        {"junit", "write JUnit XML here", [](const RunResults &r, const ReportContext &) { return junit_serialize(r); },
+        {"html", "write the self-contained HTML report here", html_serialize, "<!DOCTYPE html>", "<title>attngate "},
+        {"markdown", "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here", markdown_serialize, "## attngate: ",
+         "## attngate: "},
+        {"junit", "write JUnit XML here", [](const RunResults &r, const ReportContext &) { return junit_serialize(r); }, "<?xml ",
          "<testsuites name=\"attngate "},
         {"gbench", "write the timing samples as Google Benchmark JSON here (for its compare.py)",
-         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }, "\"attngate_suite\""},
+         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }, "{", "\"attngate_suite\""},
     };
     return formats;
 }
@@ -45,8 +46,9 @@ std::string ReportPaths::of(std::string_view format) const {
     return it == paths.end() ? std::string() : it->second;
 }
 
-Result<void> replaceable_reports(const ReportPaths &paths) {
-    std::map<std::filesystem::path, std::string_view> seen;  // two formats into one file: one would be lost
+Result<void> replaceable_reports(const ReportPaths &paths, const std::string &results) {
+    std::map<std::filesystem::path, std::string> seen;  // two outputs into one file: one would be lost
+    if (!results.empty()) seen.emplace(std::filesystem::absolute(results).lexically_normal(), "out");
     for (const auto &format : report_formats()) {
         const std::string path = paths.of(format.name);
         if (path.empty()) continue;
@@ -57,11 +59,13 @@ Result<void> replaceable_reports(const ReportPaths &paths) {
         if (ec || status.type() == std::filesystem::file_type::not_found) continue;  // nothing there (or unreadable: the write says why)
         if (std::filesystem::is_directory(status))
             return fail(ErrorKind::Usage, "--{} {}: is a directory; give a file's path", format.name, path);
-        if (!std::filesystem::is_regular_file(status)) continue;  // a link, device or FIFO: the write refuses it, with its reason
+        if (!std::filesystem::is_regular_file(status))  // refused now, not by the write after the run
+            return fail(ErrorKind::Usage, "--{} {}: not a regular file (a symlink, device or FIFO); refusing to replace it", format.name, path);
         std::ifstream in(path, std::ios::binary);
+        if (!in.is_open()) return fail(ErrorKind::Usage, "--{} {}: cannot be read, so whether it is a report cannot be told", format.name, path);
         std::string head(kReportMarkBytes, '\0');
         head.resize(static_cast<size_t>(in.read(head.data(), static_cast<std::streamsize>(head.size())).gcount()));
-        if (!in.bad() && (head.empty() || head.find(format.mark) != std::string::npos)) continue;
+        if (!in.bad() && (head.empty() || (head.starts_with(format.start) && head.find(format.mark) != std::string::npos))) continue;
         return fail(ErrorKind::Usage, "--{} {}: holds something other than an attngate {} report, which this run would replace; "
                     "choose another path or move the file away", format.name, path, format.name);
     }

@@ -19,9 +19,9 @@ struct ReportFormat {
     std::string_view name;
     std::string_view help;
     std::string (*serialize)(const RunResults &, const ReportContext &);
-    /// Text every file of this format holds within its first kReportMarkBytes, and other files
-    /// rarely do: how a path about to be replaced is known to hold an earlier report.
-    std::string_view mark;
+    /// How a path about to be replaced is known to hold an earlier report of this format: its
+    /// file starts with `start` and holds `mark` within its first kReportMarkBytes.
+    std::string_view start, mark;
 };
 
 inline constexpr size_t kReportMarkBytes = 4096;
@@ -41,10 +41,11 @@ struct ReportPaths {
 };
 
 /// Checks, before a run, that each requested report may be written: its path holds nothing, an
-/// empty file or an earlier report of that format (its mark). Anything else (a source file, the
-/// config, results.json, a directory) is a Usage error naming the flag and the path, so that a
+/// empty file or an earlier report of that format (start and mark). Anything else (a source
+/// file, the config, a directory, a link, a file it cannot read, the results' own path
+/// `results`, another format's path) is a Usage error naming the flag and the path, so that a
 /// mistyped path never replaces a file that is not a report.
-Result<void> replaceable_reports(const ReportPaths &paths);
+Result<void> replaceable_reports(const ReportPaths &paths, const std::string &results = {});
 
 /// Writes each requested report (temporary file + rename).
 Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const ReportPaths &paths);

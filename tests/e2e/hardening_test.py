@@ -527,6 +527,7 @@ class HardeningTest(PluginTestCase):
         results = self.earlier_results(self.path("prior-results.json"))
         base = ["--suite", self.suite, "--baselines", self.bl, "--checks", "golden"]
         commands = {"run": ["run", *base, "--out", self.path("r.json")], "report": ["report", results],
+                    "merge": ["merge", results, "--out", self.path("merged.json")],
                     "ab": ["ab", *base[:4], "--a", ARGS.attngate, "--b", ARGS.attngate, "--rounds", "2", "--out", self.path("ab.json")]}
         for flag in ("html", "markdown", "junit", "gbench"):
             for victim in (self.suite, results, notes):
@@ -538,6 +539,7 @@ class HardeningTest(PluginTestCase):
                     self.assertNotIn("GATE", p.stdout, f"{name}: something ran before the refusal")
                     with open(victim, "rb") as f:
                         self.assertEqual(f.read(), before, f"{name} --{flag} replaced {victim}")
+                    self.assertFalse(os.path.exists(self.path("merged.json")), "merge wrote its results before the refusal")
         reports = [f"--{flag}={self.path('report.' + flag)}" for flag in ("html", "markdown", "junit", "gbench")]
         for _ in range(2):  # the second run replaces the first's reports
             p = attngate(*commands["run"], *reports)

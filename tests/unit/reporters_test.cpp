@@ -44,6 +44,8 @@ TEST_CASE("markup escaping turns markup characters into entities", "[report]") {
     CHECK(markup_escape("a&b \"q\" 'x'") == "a&amp;b &quot;q&quot; &#39;x&#39;");
     CHECK(markup_escape(std::string("bell\x07")) == "bell\xEF\xBF\xBD");
     CHECK(markdown_cell("a|b\nc") == "a\\|b c");
+    // Markdown text is never an attribute: quotes stay readable, markup does not get through.
+    CHECK(markdown_cell("kernel \"flash\" was not timed; the workload's <b>") == "kernel \"flash\" was not timed; the workload's &lt;b&gt;");
 }
 
 TEST_CASE("mentions in Markdown notify nobody; C1 controls never reach the terminal", "[report]") {
@@ -293,6 +295,26 @@ TEST_CASE("a report path is replaced only when it holds nothing or an earlier re
         CHECK(replaceable_reports(paths));
         REQUIRE(write_file_atomic(path, format.serialize(r, {})));
     }
+    // A page that quotes every mark (docs/reports.md does) is not a report: each must start its file.
+    const std::string manual = "# Reports\n\n`<!DOCTYPE html>`, `<title>attngate `, `## attngate: `, `<?xml `, "
+                               "`<testsuites name=\"attngate `, `{`, `\"attngate_suite\"`\n";
+    for (const auto &format : report_formats()) {
+        INFO(format.name);
+        const auto path = dir.path() / format.name;
+        REQUIRE(write_file_atomic(path, manual));
+        CHECK_FALSE(replaceable_reports(paths));
+        REQUIRE(write_file_atomic(path, ""));
+    }
+    // A link is refused now, not by the write after the run; so is the results' own path.
+    std::filesystem::create_symlink(dir.path() / "html", dir.path() / "link.html");
+    ReportPaths linked;
+    linked.paths["html"] = (dir.path() / "link.html").string();
+    CHECK(replaceable_reports(linked).error().message.find("not a regular file") != std::string::npos);
+    ReportPaths gbench;
+    gbench.paths["gbench"] = (dir.path() / "results.json").string();
+    CHECK(replaceable_reports(gbench, (dir.path() / "results.json").string()).error().message.find("--out writes the same file") !=
+          std::string::npos);
+    CHECK(replaceable_reports(gbench, (dir.path() / "other.json").string()));
     // Two formats into one file, or a directory where a file goes: refused before any run.
     ReportPaths same;
     same.paths["html"] = same.paths["markdown"] = (dir.path() / "r").string();
