@@ -69,7 +69,7 @@ int append(const HistoryArgs &a, Store &store, const Console &console) {
 }
 
 int history(const HistoryArgs &a, const Console &console) {
-    auto store = open_store(a.store, StoreUse::Read);
+    auto store = open_store(a.store, a.append.empty() ? StoreUse::Read : StoreUse::Create);  // --append may start one
     if (!store) return report_error(store.error());
     if (const int rc = append(a, **store, console); rc != kExitPass) return rc;
     if (a.suite.empty()) {

@@ -23,7 +23,7 @@ int report(const ReportCmdArgs &a, const Console &console) {
     if (!results) return report_error(results.error());
     auto ctx = report_context(a.reports, results->suite);
     if (!ctx) return report_error(ctx.error());
-    auto store = open_store(a.store, StoreUse::Read);
+    auto store = open_store(a.store, a.reports.trends.append ? StoreUse::Create : StoreUse::Read);  // --append-history may start one
     if (!store) return report_error(store.error());
     if (auto w = finish_reports(*results, **store, a.reports, *ctx, console); !w) return report_error(w.error());
     return a.exit_code && results->verdict() == Verdict::Fail ? kExitDrift : kExitPass;
