@@ -1,6 +1,7 @@
 // attngate.toml, read with toml++ and applied to the parsed command line.
 #include "config_file.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -293,7 +294,9 @@ namespace {
 std::string store_taken(const Key &k, CLI::App *cmd) {
     if (k.key != "store" && k.key != "baselines") return {};
     for (const char *flag : {"--store", "--baselines"})
-        if (const CLI::Option *o = cmd->get_option_no_throw(flag); o && o->count() > 0) return fmt::format("not used: flag {} wins", flag);
+        // `--store "$ATTNGATE_STORE"` with the variable unset is no store named: the file's stands.
+        if (const CLI::Option *o = cmd->get_option_no_throw(flag); o && o->count() > 0 && !o->as<std::string>().empty())
+            return fmt::format("not used: flag {} wins", flag);
     if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return "not used: $ATTNGATE_STORE wins";
     return {};
 }
@@ -306,17 +309,23 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
     std::map<std::string, std::string, std::less<>> taken;  // read before the file fills any flag
     for (const Key &k : keys())
         if (std::string why = store_taken(k, cmd); !why.empty()) taken[k.key] = std::move(why);
+    // [report] is for the commands that write the report table (run, report, merge, ab):
+    // bisect's own --markdown and --html answer another question and would replace them.
+    const bool report_table = std::all_of(report_formats().begin(), report_formats().end(), [&](const ReportFormat &f) {
+        return cmd->get_option_no_throw("--" + std::string(f.name)) != nullptr;
+    });
     for (const Key &k : keys()) {
         const ConfigValue *v = config ? config->find(k.key) : nullptr;
         if (k.flag.empty()) {  // `suites`: read by suite lookup, not a flag
             if (v) out.push_back({k.key, "", joined(v->args), v->where});
             continue;
         }
-        CLI::Option *o = cmd->get_option_no_throw(k.flag);
+        CLI::Option *o = k.key.starts_with("report.") && !report_table ? nullptr : cmd->get_option_no_throw(k.flag);
         if (!o) {
             if (v) out.push_back({k.key, k.flag, joined(v->args), v->where + fmt::format(", not used by {}", cmd->get_name())});
             continue;
         }
+        if (k.key == "store" && o->count() > 0 && o->as<std::string>().empty()) o->clear();  // --store "" names no store
         if (o->count() > 0) {
             out.push_back({k.key, k.flag, joined(o->results()), "flag " + k.flag});
             continue;

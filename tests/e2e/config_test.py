@@ -69,6 +69,10 @@ class ConfigTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertTrue(os.path.exists(os.path.join(self.dir, where, manifest)), where)
             self.assertFalse(os.path.exists(os.path.join(self.dir, "store")), f"{where}: the file's store was written")
+        r = attngate("golden", "generate", "--store", "", cwd=self.sub, env=env)  # a CI's --store "$UNSET": the file's store
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "store", manifest)))
+        shutil.rmtree(os.path.join(self.dir, "store"))
         r = attngate("config", "run", "--baselines", "elsewhere", cwd=self.sub, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = {line.split("=")[0].strip(): line for line in r.stdout.splitlines() if "=" in line}
@@ -99,6 +103,19 @@ class ConfigTest(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(self.dir, "store", "memory", "mine.json")))
         r = attngate("config", "run", cwd=self.sub)
         self.assertIn(f"= {os.path.join(self.dir, 'reports', 'results.json')}", r.stdout)
+
+    def test_report_keys_fill_the_report_table_not_bisects_own_pages(self):
+        # bisect's --markdown and --html answer another question: given the run's
+        # reports/summary.md, it replaced the run's summary with its own page.
+        self.write('suite = "mine"\nsuites = "suites"\n\n[report]\nmarkdown = "reports/summary.md"\nhtml = "reports/report.html"\n')
+        r = attngate("config", "bisect", cwd=self.sub)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = {line.split("=")[0].strip(): line for line in r.stdout.splitlines() if "=" in line}
+        for key in ("report.markdown", "report.html"):
+            self.assertIn("not used by bisect", lines[key])
+        r = attngate("config", "run", cwd=self.sub)
+        lines = {line.split("=")[0].strip(): line for line in r.stdout.splitlines() if "=" in line}
+        self.assertNotIn("not used", lines["report.markdown"])
 
     def test_config_names_each_origin(self):
         self.write('suite = "mine"\nsuites = "suites"\n\nkernels = ["flash"]\n')
