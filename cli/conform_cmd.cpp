@@ -1,5 +1,6 @@
 // `attngate conform`: run kernels on cases built to tell conventions apart, print the
 // verdicts, exit 1 on a non-conforming kernel.
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -23,8 +24,14 @@ struct ConformArgs {
 
 int conform(ConformArgs a, const Console &console) {
     a.json = absolute_path(a.json);  // before a kernel in this process could chdir()
-    auto backends = open_backends(a.sources);
+    std::vector<std::string> origins;  // the given plugins' paths and adapters' URLs
+    auto backends = open_backends(a.sources, &origins);
     if (!backends) return report_error(backends.error());
+    // Asked about a plugin or an adapter, conform probes its kernels: the built-ins' conventions
+    // are attngate's own (a --kernel names one to compare).
+    if (a.options.kernels.empty() && !origins.empty())
+        for (const auto *k : backends->kernels())
+            if (std::find(origins.begin(), origins.end(), k->origin) != origins.end()) a.options.kernels.push_back(k->name);
     std::string current;
     auto report = run_conformance(*backends, a.options, [&](const KernelConformance &k, const ProbeOutcome &o) {
         if (k.kernel != current) console.say("{} ({})\n", current = k.kernel, k.origin);
@@ -47,7 +54,8 @@ Command add_conform_command(CLI::App &app, Console &console) {
                    "mapping, empty rows, NaN at masked keys, bf16 probabilities); exit 1 when one follows neither attngate's "
                    "convention nor the one it declares");
     add_kernel_source_options(cmd, a->sources);
-    cmd->add_option("--kernel", o.kernels, "only these kernels (repeatable); default: every loaded kernel");
+    cmd->add_option("--kernel", o.kernels, "only these kernels (repeatable); default: the given plugins' and adapters' kernels, "
+                                           "or the built-ins when none is given");
     cmd->add_option("--json", a->json, "also write the verdicts and every candidate's distance as JSON here");
     cmd->add_flag_callback("--no-isolation", [&o] { o.isolation = false; }, "run in-process kernels in this process (for debugging)");
     cmd->add_option("--timeout", o.timeout_s, "seconds per probe case and kernel")->check(timeout_value());

@@ -225,6 +225,18 @@ class CliTest(unittest.TestCase):
             self.assertIn(name, r.stdout)
         self.assertIn("segment_ids", r.stdout)
 
+    def test_conform_with_a_plugin_probes_its_kernels_and_a_named_built_in(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "conform.json")
+            r = attngate("conform", "--plugin", ARGS.user_plugin, "--json", out, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
+            with open(out) as f:
+                self.assertEqual([k["kernel"] for k in json.load(f)["kernels"]], ["mine"])
+            r = attngate("conform", "--plugin", ARGS.user_plugin, "--kernel", "mine", "--kernel", "flash", "--json", out, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
+            with open(out) as f:
+                self.assertEqual(sorted(k["kernel"] for k in json.load(f)["kernels"]), ["flash", "mine"])
+
     def test_a_plugin_named_without_a_directory_is_the_file_here(self):
         # dlopen() looks a bare name up in the system's library path: libm.so.6 loaded, and a
         # plugin beside the user was "No such file". A plugin is a file, so a bare name is ./name.
