@@ -27,7 +27,8 @@ Result<CostInputs> load_cost_inputs(Store &store, const std::string &device_clas
 
 /// Projects every workload profile in the store over `results` (its perf medians, the
 /// baselines' medians and ci_low from each perf check, the memory check's leak rates):
-/// fills results.workloads.
+/// fills results.workloads. A shipped workload (installed_data_dir()) none of whose cases the
+/// run has is left out.
 Result<void> add_workloads(RunResults &results, const std::vector<Workload> &workloads, const Pricing &pricing,
                            const std::string &workload_kernel = "", bool strict = false);
 

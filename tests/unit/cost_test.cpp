@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "checks/cost.hpp"
+#include "run/workloads.hpp"
 #include "store/directory_store.hpp"
 #include "test_support.hpp"
 
@@ -210,4 +211,27 @@ TEST_CASE("two workload files with the same name are rejected", "[cost]") {
     CHECK_THAT(ws.error().message, Catch::Contains("b.json: $.name: workload \"same\" is also defined in"));
     DirectoryStore empty(dir / "missing");
     CHECK(load_workloads(empty)->empty());  // no profiles: nothing to project
+}
+
+TEST_CASE("a shipped workload none of whose cases the run has is another suite's and is left out", "[cost]") {
+    test::TempDir share;
+    REQUIRE(::setenv("ATTNGATE_DATA_DIR", share.path().c_str(), 1) == 0);  // the installed data, as a .deb has it
+    Pricing pricing;
+    pricing.devices.push_back(price(2.0));
+    Workload shipped = two_shapes();
+    shipped.device_class = "test-device";
+    shipped.file = share.path() / "baselines" / "workloads" / "two.json";
+    Workload team = shipped;  // the team's own, with case ids it mistyped
+    team.name = "team";
+    team.file = "/src/team/baselines/workloads/team.json";
+    RunResults run = test::results_with({});
+    CaseResult row;
+    row.case_id = "team_case";
+    row.kernel = "flash";
+    run.results.push_back(row);
+    REQUIRE(add_workloads(run, {shipped, team}, pricing, "", false));
+    ::unsetenv("ATTNGATE_DATA_DIR");
+    REQUIRE(run.workloads.size() == 1);  // smoke's is not "not projected" on a team's suite; the team's says why
+    CHECK(run.workloads[0].workload == "team");
+    CHECK(run.workloads[0].verdict == Verdict::Skip);
 }
