@@ -7,7 +7,7 @@
 
 namespace attngate {
 
-std::string markup_escape(std::string_view s) {
+std::string markup_escape(std::string_view s, bool quotes) {
     std::string out;
     out.reserve(s.size());
     for (const char ch : s) {
@@ -15,8 +15,8 @@ std::string markup_escape(std::string_view s) {
         case '&': out += "&amp;"; break;
         case '<': out += "&lt;"; break;
         case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
+        case '"': out += quotes ? "&quot;" : "\""; break;
+        case '\'': out += quotes ? "&#39;" : "'"; break;
         default:
             if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') out += "\xEF\xBF\xBD";
             else out += ch;
@@ -27,7 +27,7 @@ std::string markup_escape(std::string_view s) {
 
 std::string markdown_cell(std::string_view s) {
     std::string out;
-    for (const char ch : markup_escape(s)) {
+    for (const char ch : markup_escape(s, /*quotes=*/false)) {  // text, never an attribute: quotes stay readable
         // "@octocat" or "@org/team" would notify them when the summary is posted as a PR
         // comment; a zero-width space after '@' keeps the text and drops the mention.
         if (ch == '@') {

@@ -7,8 +7,9 @@
 namespace attngate {
 
 /// & < > " ' as entities: safe in HTML/XML text and quoted attributes. Control
-/// characters other than tab and newline (invalid in XML 1.0) become U+FFFD.
-std::string markup_escape(std::string_view s);
+/// characters other than tab and newline (invalid in XML 1.0) become U+FFFD. Without
+/// `quotes`, " and ' stay as they are: for text that is never inside an attribute.
+std::string markup_escape(std::string_view s, bool quotes = true);
 
 /// For Markdown (a table cell, a list item): markup escaped, '|', '`' and emphasis escaped,
 /// newlines as spaces, and @mentions neutralised so that a PR comment pings nobody.
