@@ -41,7 +41,8 @@ It comes with ``find_package(attngate CONFIG)`` and with attngate's own CMakeLis
   ``attngate.toml``, suites and baselines are found as from a shell there).
 
 ``OUTPUT_DIR``
-  Where ``results.json`` and the reports (``report.html``, ``summary.md``, ``junit.xml``) go;
+  Where ``results.json`` and the reports (``report.html``, ``summary.md``, ``junit.xml``,
+  ``gbench.json``) go;
   default ``${CMAKE_CURRENT_BINARY_DIR}/attngate/<name>``. They replace ``[report]`` of
   ``attngate.toml``, so a test never writes into the source tree; a report flag in
   ``EXTRA_ARGS`` replaces that one.
@@ -90,7 +91,7 @@ function(attngate_add_gate name)
   foreach(adapter IN LISTS arg_ADAPTER)
     list(APPEND args --adapter "${adapter}")
   endforeach()
-  foreach(report html:report.html markdown:summary.md junit:junit.xml)
+  foreach(report html:report.html markdown:summary.md junit:junit.xml gbench:gbench.json)
     string(REPLACE ":" ";" report "${report}")
     list(GET report 0 flag)
     list(GET report 1 file)

@@ -28,6 +28,18 @@ install(DIRECTORY baselines/history/smoke DESTINATION "${ATTNGATE_INSTALL_DATADI
 # `attngate bisect`'s driver (pip, venvs, git), found beside the installed binary.
 install(DIRECTORY cli/bisect/ DESTINATION "${ATTNGATE_INSTALL_DATADIR}/bisect" FILES_MATCHING PATTERN "*.py")
 
+# The manual, where Debian keeps a package's documentation (/usr/share/doc/attngate): the README
+# with the pages and the example repository it links to, at the same relative paths, so its links
+# work there and a --help that names docs/protocol.md names a file on the machine.
+# (Not CMAKE_INSTALL_DOCDIR: cached by the first project that includes GNUInstallDirs, it is the
+# team's own doc directory when attngate comes in by FetchContent.)
+set(ATTNGATE_INSTALL_DOCDIR "${CMAKE_INSTALL_DATAROOTDIR}/doc/attngate")
+install(FILES README.md DESTINATION "${ATTNGATE_INSTALL_DOCDIR}")
+install(DIRECTORY docs/ DESTINATION "${ATTNGATE_INSTALL_DOCDIR}/docs")
+install(FILES kernels/jax/README.md DESTINATION "${ATTNGATE_INSTALL_DOCDIR}/kernels/jax")
+install(FILES cmake/attngateGate.cmake DESTINATION "${ATTNGATE_INSTALL_DOCDIR}/cmake")
+install(DIRECTORY examples/team-repo DESTINATION "${ATTNGATE_INSTALL_DOCDIR}/examples")
+
 # The attngate-jax wheel, when it was built (target attngate_jax_wheel, not in ALL): a team
 # installs the adapter from the .deb with `pip install /usr/share/attngate/python/*.whl`.
 install(FILES "${ATTNGATE_JAX_WHEEL}" DESTINATION "${ATTNGATE_INSTALL_DATADIR}/python" OPTIONAL)

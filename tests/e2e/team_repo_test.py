@@ -166,6 +166,9 @@ class TeamRepoInstalled(unittest.TestCase):
         installed = os.path.join(self.prefix, "bin", "attngate")
         r = self.run_in([installed, "--version"])
         self.assertRegex(r.stdout, r"^attngate \d+\.\d+\.\d+ \(commit [0-9a-f]{7,}(-dirty)?\)")
+        doc = os.path.join(self.prefix, "share", "doc", "attngate")
+        for page in ("README.md", "docs/install.md", "docs/protocol.md", "kernels/jax/README.md", "examples/team-repo/attngate.toml"):
+            self.assertTrue(os.path.isfile(os.path.join(doc, page)), page)
         # find_package(attngate) + attngate_add_gate: ctest gates the plugin.
         self.build()
         self.run_in(["attngate", "golden", "generate"])
@@ -273,6 +276,7 @@ test ! -e /work && test ! -e {ARGS.source_dir}    # no attngate source on any pa
 installed=$(date +%s)
 cd /home/team
 attngate --version
+test -s /usr/share/doc/attngate/README.md && test -s /usr/share/doc/attngate/docs/protocol.md && echo "manual installed"
 cmake -S . -B build >/dev/null && cmake --build build >/dev/null
 built=$(date +%s)
 python3 -m venv .venv && . .venv/bin/activate
@@ -294,6 +298,7 @@ echo "seconds: apt $((installed - start)), C++ build $((built - installed)), JAX
             self.assertEqual(r.returncode, 0)
             self.assertIn("100% tests passed", r.stdout)
             self.assertIn("GATE PASSED", r.stdout)
+            self.assertIn("manual installed", r.stdout)  # the README's links and --help's docs/protocol.md
             self.assertIn("kernels gated: ['team-causal', 'team-jax']", r.stdout)
             self.assertIn("ctest gated: ['team-causal', 'team-jax']", r.stdout)
         finally:
