@@ -76,11 +76,17 @@ int history(const HistoryArgs &a, const Console &console) {
         if (a.append.empty()) return report_error(Error{ErrorKind::Usage, "history: give --suite to print a series, or --append RESULTS"});
         return kExitPass;
     }
+    std::string suite = a.suite;  // a name, or a suite file (attngate.toml's `suite` is one): its name
+    if (suite.find('/') != std::string::npos || suite.ends_with(".json")) {
+        auto s = resolve_suite(suite);
+        if (!s) return report_error(s.error());
+        suite = s->name;
+    }
     const std::string cls = a.machine_class.empty() ? machine_class(a.machine, builtin_numerics_path()) : a.machine_class;
-    auto h = load_history(**store, a.suite, cls, a.last);
+    auto h = load_history(**store, suite, cls, a.last);
     if (!h) return report_error(h.error());
     if (h->records.empty()) {
-        console.say("no history for suite {} on machine class \"{}\" in {}\n", a.suite, cls, (*store)->describe());
+        console.say("no history for suite {} on machine class \"{}\" in {}\n", suite, cls, (*store)->describe());
         return kExitPass;
     }
     TrendOptions opt;

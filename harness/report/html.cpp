@@ -24,6 +24,9 @@ std::string verdict_header(const RunResults &r) {
                                 "{} did not run to an answer (crash, hang or kernel error){}",
                                 verdict_name(v), upper(verdict_name(v)), failed, r.results.size(), errors,
                                 r.complete ? "" : " — <b>the run did not complete; this report is partial</b>");
+    if (const std::string shard = shard_said(r); !shard.empty()) s += fmt::format("<p class=\"coverage\" id=\"shard\"><b>{}</b></p>", markup_escape(shard));
+    if (const std::string unchecked = unchecked_said(r); !unchecked.empty())
+        s += fmt::format("<p class=\"coverage\" id=\"unchecked\">{}</p>", markup_escape(unchecked));
     s += "<table class=\"counts\"><tr><th>check</th><th>pass</th><th>fail</th><th>error</th><th>skip</th></tr>";
     for (const auto &c : counts_per_check(r))
         s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", markup_escape(enum_name(c.check)), c.pass, c.fail,

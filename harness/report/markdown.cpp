@@ -37,6 +37,8 @@ std::string header(const RunResults &r) {
     const bool failed = r.verdict() == Verdict::Fail;
     std::string s = fmt::format("## attngate: {} — suite `{}`\n\n", failed ? "❌ FAIL" : "✅ PASS", markdown_cell(r.suite));
     if (!r.complete) s += "> ⚠️ The run did not complete: this report is partial.\n\n";
+    if (const std::string shard = shard_said(r); !shard.empty()) s += "> " + markdown_cell(shard) + "\n\n";
+    if (const std::string unchecked = unchecked_said(r); !unchecked.empty()) s += markdown_cell(unchecked) + "\n\n";
     size_t failed_rows = 0, errors = 0;
     for (const auto &c : r.results) failed_rows += c.verdict() == Verdict::Fail, errors += c.verdict() == Verdict::Error;
     s += fmt::format("**{} of {} case × kernel failed**, {} did not run to an answer (crash, hang or kernel error).\n\n", failed_rows,

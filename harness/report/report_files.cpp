@@ -18,13 +18,19 @@ namespace attngate {
 
 const std::vector<ReportFormat> &report_formats() {
     static const std::vector<ReportFormat> formats = {
-        {"html", "write the self-contained HTML report here", html_serialize, "<!DOCTYPE html>", "<title>attngate "},
+        // Each start is what the serializer writes first, byte for byte; each mark a phrase of its
+        // head that a person's own page would not hold (the script's hash rule, the verdict count).
+        {"html", "write the self-contained HTML report here", html_serialize,
+         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+         "'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-",
+         "<title>attngate "},
         {"markdown", "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here", markdown_serialize, "## attngate: ",
-         "## attngate: "},
-        {"junit", "write JUnit XML here", [](const RunResults &r, const ReportContext &) { return junit_serialize(r); }, "<?xml ",
-         "<testsuites name=\"attngate "},
+         " case × kernel failed**, "},
+        {"junit", "write JUnit XML here", [](const RunResults &r, const ReportContext &) { return junit_serialize(r); },
+         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"attngate ", "<testsuites name=\"attngate "},
         {"gbench", "write the timing samples as Google Benchmark JSON here (for its compare.py)",
-         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }, "{", "\"attngate_suite\""},
+         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }, "{\n  \"context\": {\n    \"date\": ",
+         "\"attngate_suite\""},
     };
     return formats;
 }

@@ -135,6 +135,31 @@ std::string coverage_said(const CheckCoverage &c) {
     return fmt::format("{}: {} of {} rows gated{}", enum_name(c.check), c.gated, c.rows, why.empty() ? "" : " (" + why + ")");
 }
 
+std::string unchecked_said(const RunResults &r) {
+    std::vector<std::string> missing;
+    for (CheckName c : {CheckName::Golden, CheckName::Memory, CheckName::Perf, CheckName::Cost})
+        if (std::find(r.checks.begin(), r.checks.end(), c) == r.checks.end()) missing.push_back(enum_name(c));
+    if (missing.empty()) return "";
+    return fmt::format("not checked: {}{}", fmt::join(missing, ", "),
+                       r.ab.empty() ? " (--checks)" : " (`attngate ab` compares golden, numerics and perf; `attngate run` gates the others)");
+}
+
+std::string shard_said(const RunResults &r) {
+    if (r.shard.empty()) return "";
+    const auto size_of = [&](const char *key) {
+        const auto *v = r.shard.if_contains(key);
+        return v && v->is_array() ? v->get_array().size() : size_t{0};
+    };
+    const auto number = [&](const char *key) {
+        const auto *v = r.shard.if_contains(key);
+        return v && v->is_int64() ? v->get_int64() : int64_t{0};
+    };
+    const auto *unit = r.shard.if_contains("unit");
+    const bool cases = unit && unit->is_string() && unit->get_string() == "case";
+    return fmt::format("shard {} of {}: {} of the plan's {} {} ran here; the suite's verdict is that of `attngate merge` over every shard",
+                       number("index"), number("count"), size_of("mine"), size_of("plan"), cases ? "cases" : "case × kernel rows");
+}
+
 std::string numerics_changed_said(const RunResults &r) {
     std::vector<std::string> moved;
     for (const auto &row : r.results)

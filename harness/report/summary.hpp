@@ -57,6 +57,15 @@ std::string coverage_said(const CheckCoverage &c);
 /// 1 row without failing: mha_f32 / flash (1 of 256 elements compared, max 1 ulp)"; the
 /// first three, then a count. "" when none moved.
 std::string numerics_changed_said(const RunResults &r);
+
+/// The gate's checks (golden, memory, perf, cost) this run did not apply, said so that a PASS is
+/// not read as theirs: "not checked: memory, cost (`attngate ab` compares golden, numerics and
+/// perf; `attngate run` gates the others)"; empty when all ran.
+std::string unchecked_said(const RunResults &r);
+
+/// For one shard's results: "shard 1 of 3: 3 of the plan's 10 case × kernel rows ran here; ...",
+/// so that its PASS is not read as the suite's; empty for a whole run or a merge.
+std::string shard_said(const RunResults &r);
 /// "program: the TPU program changed on N row(s) ...", naming the first rows; "" when none changed.
 std::string program_changed_said(const RunResults &r);
 

@@ -69,9 +69,15 @@ class FleetTest(unittest.TestCase):
         shards = []
         for i in range(1, 5):
             out = os.path.join(self.dir, f"shard-{i}.json")
-            r = self.run_suite(out, "--shard", f"{i}/4")
+            md = os.path.join(self.dir, f"shard-{i}.md")
+            r = self.run_suite(out, "--shard", f"{i}/4", "--markdown", md)
             self.assertIn(r.returncode, (0, 1), r.stdout + r.stderr)
             shards.append(out)
+            # A shard's PASS is not the suite's: each report says which part of the plan it holds.
+            said = f"shard {i} of 4: {len(read_json(out)['shard']['mine'])} of the plan's 20 case × kernel rows ran here"
+            self.assertIn(said, r.stdout)
+            with open(md) as f:
+                self.assertIn(said, f.read())
         planned = read_json(shards[0])["shard"]["plan"]
         self.assertEqual(len(planned), 20)
         mine = [read_json(s)["shard"]["mine"] for s in shards]
@@ -84,6 +90,8 @@ class FleetTest(unittest.TestCase):
         self.assertEqual(verdicts(merged), verdicts(whole))
         self.assertTrue(os.path.getsize(html) > 1000)
         self.assertNotIn("shard", read_json(merged))
+        with open(html) as f:
+            self.assertNotIn('id="shard"', f.read())  # the merge is the suite's verdict
 
         # A missing shard is named; shards of another suite are refused.
         r = attngate("merge", *shards[:3], "-o", os.path.join(self.dir, "x.json"))
@@ -121,9 +129,10 @@ class FleetTest(unittest.TestCase):
             self.assertTrue(os.path.exists(full), full)
             self.assertIn(read_json(full), local)
         self.assertEqual(len(glob.glob(os.path.join(self.store, "history", "fleet", "fingerprints", "*.json"))), 1)
-        r = attngate("history", "--suite", "fleet", "--machine", "fleet-test", "--metric", "max_abs_error", "--store", self.store)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("plain_f32 / flash — max_abs_error over 2 run(s)", r.stdout)
+        for suite in ("fleet", self.suite):  # a name, or the suite's file (attngate.toml's `suite` is one)
+            r = attngate("history", "--suite", suite, "--machine", "fleet-test", "--metric", "max_abs_error", "--store", self.store)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("plain_f32 / flash — max_abs_error over 2 run(s)", r.stdout)
         r = attngate("history", "--suite", "fleet", "--machine", "fleet-test", "--json", "--store", self.store, "--metric", "peak_bytes")
         series = json.loads(r.stdout)
         self.assertEqual(len(series), 5)

@@ -1,5 +1,7 @@
 // Unit tests of the reporters: escaping, the heatmap's colours, each row's data once in the HTML, the Markdown size cap,
 // JUnit structure, errors apart from failures, and failures first everywhere.
+#include <map>
+
 #include <catch2/catch.hpp>
 
 #include "io/json_io.hpp"
@@ -305,6 +307,18 @@ TEST_CASE("a report path is replaced only when it holds nothing or an earlier re
         CHECK_FALSE(replaceable_reports(paths));
         REQUIRE(write_file_atomic(path, ""));
     }
+    // A person's own page headed as a report is: notes headed "## attngate: ...", a page titled "attngate ...".
+    const std::map<std::string, std::string> own = {
+        {"markdown", "## attngate: how we gate\n\nWe run it on every PR.\n"},
+        {"html", "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>attngate report notes</title></head></html>\n"},
+        {"junit", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"other\"></testsuites>\n"},
+        {"gbench", "{\n  \"context\": {\n    \"date\": \"x\"\n  },\n  \"benchmarks\": []\n}\n"}};
+    for (const auto &[name, text] : own) {
+        INFO(name);
+        REQUIRE(write_file_atomic(dir.path() / name, text));
+        CHECK_FALSE(replaceable_reports(paths));
+        REQUIRE(write_file_atomic(dir.path() / name, ""));
+    }
     // A link is refused now, not by the write after the run; so is the results' own path.
     std::filesystem::create_symlink(dir.path() / "html", dir.path() / "link.html");
     ReportPaths linked;
@@ -337,4 +351,20 @@ TEST_CASE("bits that moved are said 'without failing' only of rows that passed e
     r.results.pop_back();
     r.results[0].checks[0].verdict = Verdict::Fail;
     CHECK(numerics_changed_said(r).empty());
+}
+
+TEST_CASE("a report names the gate's checks the run did not apply, and a shard's part of the plan", "[report]") {
+    RunResults r = results_with({golden_result("a", "flash", 0.5, 1.0)});
+    r.checks = {CheckName::Golden, CheckName::Memory, CheckName::Perf, CheckName::Cost};
+    CHECK(unchecked_said(r).empty());
+    CHECK(markdown_serialize(r, {}).find("not checked") == std::string::npos);
+    r.checks = {CheckName::Golden, CheckName::Numerics, CheckName::Perf};
+    r.ab = {{"a", "base/attngate"}, {"b", "head/attngate"}};  // a PR's A/B: a leak would pass it unseen
+    CHECK(unchecked_said(r) == "not checked: memory, cost (`attngate ab` compares golden, numerics and perf; `attngate run` gates the others)");
+    CHECK(html_serialize(r, {}).find("id=\"unchecked\">not checked: memory, cost") != std::string::npos);
+    CHECK(markdown_serialize(r, {}).find("not checked: memory, cost") != std::string::npos);
+    CHECK(shard_said(r).empty());
+    r.shard = {{"index", 2}, {"count", 3}, {"unit", "case/kernel"}, {"plan", {"a/flash", "b/flash", "c/flash"}}, {"mine", {"a/flash"}}};
+    CHECK(shard_said(r).starts_with("shard 2 of 3: 1 of the plan's 3 case × kernel rows ran here"));
+    CHECK(markdown_serialize(r, {}).find("> shard 2 of 3: 1 of the plan") != std::string::npos);
 }
