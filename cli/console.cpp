@@ -2,6 +2,7 @@
 #include "console.hpp"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -95,7 +96,10 @@ void Progress::update(size_t done, size_t total, std::string_view detail) {
     if (step == shown_) return;
     shown_ = std::move(step);
     if (live_) {
-        write_stderr(fmt::format("\r\x1b[K{}", line(done, total, detail)));
+        // Within the terminal's width: a wrapped line leaves its first rows behind at every \r.
+        std::string text = line(done, total, detail);
+        if (winsize ws{}; ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) text = fit_columns(text, ws.ws_col - 1);
+        write_stderr(fmt::format("\r\x1b[K{}", text));
         drawn_ = true;
     } else {
         const auto now = std::chrono::steady_clock::now();

@@ -22,18 +22,6 @@ std::string golden_figure(const CaseResult &r, std::optional<double> GoldenMetri
 constexpr const char *kRow = "{:>9} {:<26} {:<22} {:>9} {:>9} {:>6} {:>6} {:<7} {}\n";
 constexpr size_t kCaseWidth = 26, kKernelWidth = 22;
 
-/// `s` in at most `width` columns: a longer one keeps its head and its tail (where case ids
-/// differ, e.g. "…-page16") around "…", so that the columns after it stay in place. The row's
-/// full id is in results.json and in the failure lines below the table.
-std::string fit(const std::string &s, size_t width) {
-    std::vector<size_t> starts;  // byte offset of each code point
-    for (size_t i = 0; i < s.size(); ++i)
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
-    if (starts.size() <= width) return s;
-    const size_t tail = (width - 1) / 2, head = width - 1 - tail;
-    return s.substr(0, starts[head]) + "…" + s.substr(starts[starts.size() - tail]);
-}
-
 }  // namespace
 
 std::string console_header() {
@@ -42,7 +30,7 @@ std::string console_header() {
 
 std::string console_line(const CaseResult &r, size_t done, size_t total) {
     const Verdict v = r.verdict();
-    return fmt::format(kRow, fmt::format("{}/{}", done, total), fit(terminal_text(r.case_id), kCaseWidth), fit(terminal_text(r.kernel), kKernelWidth),
+    return fmt::format(kRow, fmt::format("{}/{}", done, total), fit_columns(terminal_text(r.case_id), kCaseWidth), fit_columns(terminal_text(r.kernel), kKernelWidth),
                        golden_figure(r, &GoldenMetrics::max_abs_error), golden_figure(r, &GoldenMetrics::tolerance),
                        golden_figure(r, &GoldenMetrics::margin, "{:.2f}"), golden_figure(r, &GoldenMetrics::rms_margin, "{:.2f}"),
                        upper(verdict_name(v)), v == Verdict::Pass ? "" : terminal_text(r.reason()));
@@ -79,6 +67,7 @@ std::string console_summary(const RunResults &r, const std::string &results_path
     for (const auto &said : gating_said(r)) gated += "; " + terminal_text(said);
     std::string moved = numerics_changed_said(r);
     if (const std::string programs = program_changed_said(r); !programs.empty()) moved += (moved.empty() ? "" : "\n") + programs;
+    if (const std::string shard = shard_said(r); !shard.empty()) moved += (moved.empty() ? "" : "\n") + shard;
     return fmt::format("\n{}{}{}: {} — {} passed, {} failed, {} errors, {} skipped{} (suite {}, results in {})\n", grouped_failures(r),
                        moved.empty() ? "" : terminal_text(moved) + "\n",
                        failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, gated,

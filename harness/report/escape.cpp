@@ -2,6 +2,7 @@
 #include "report/escape.hpp"
 
 #include <cctype>
+#include <vector>
 
 #include "io/json_io.hpp"
 
@@ -38,6 +39,15 @@ std::string markdown_cell(std::string_view s) {
         out += ch == '\n' ? ' ' : ch;
     }
     return out;
+}
+
+std::string fit_columns(const std::string &s, size_t width) {
+    std::vector<size_t> starts;  // byte offset of each code point
+    for (size_t i = 0; i < s.size(); ++i)
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
+    if (starts.size() <= width || width == 0) return starts.size() <= width ? s : std::string();
+    const size_t tail = (width - 1) / 2, head = width - 1 - tail;
+    return s.substr(0, starts[head]) + "…" + (tail ? s.substr(starts[starts.size() - tail]) : std::string());
 }
 
 std::string terminal_text(std::string_view s) {

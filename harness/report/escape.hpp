@@ -20,6 +20,11 @@ std::string markdown_cell(std::string_view s);
 /// input file can neither move the cursor nor print a line that looks like the verdict.
 std::string terminal_text(std::string_view s);
 
+/// `s` in at most `width` columns (code points): a longer one keeps its head and its tail (where
+/// case ids differ, e.g. "…-page16") around "…", so that a table's next column, or a live line
+/// within the terminal's width, stays in place. The full text is in results.json.
+std::string fit_columns(const std::string &s, size_t width);
+
 /// ASCII upper case (a verdict's name as the reports shout it: PASS, FAIL).
 std::string upper(std::string s);
 

@@ -1,13 +1,16 @@
 """Shared plumbing of the end-to-end tests: the command line they are given by ctest, a way
 to run the real attngate binary, and the workspace most tests start from."""
 import argparse
+import fcntl
 import json
 import os
 import pty
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 import unittest
 
@@ -105,12 +108,14 @@ def developer_env():
     return {k: v for k, v in os.environ.items() if k != "CI"}
 
 
-def on_a_terminal(argv, answers=(), prompt=b"? [a]ccept", timeout=300):
-    """Runs argv (on a developer's machine) with stdin, stdout and stderr on a pseudo-terminal,
-    answering each prompt in turn (Ctrl-D once the answers run out). Returns (exit code,
-    transcript, prompts answered)."""
+def on_a_terminal(argv, answers=(), prompt=b"? [a]ccept", timeout=300, columns=None):
+    """Runs argv (on a developer's machine) with stdin, stdout and stderr on a pseudo-terminal
+    (`columns` wide when given), answering each prompt in turn (Ctrl-D once the answers run out).
+    Returns (exit code, transcript, prompts answered)."""
     pid, fd = pty.fork()
     if pid == 0:
+        if columns:  # before the program asks: set on its own terminal
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
         os.execve(argv[0], argv, developer_env())
     answers = list(answers)
     transcript = b""

@@ -109,6 +109,22 @@ class ConsoleTest(GoldenWorkspace):
         self.assertIn("12 of 12 rows timed on both sides (100%)", text)
         self.assertNotIn("progress:", text)
 
+    def test_the_live_line_stays_within_the_terminals_width(self):
+        # A line wider than the terminal wraps, and each \r then returns to its last row only:
+        # the first rows pile up. A long case id is cut in the middle, as in the table.
+        long_id = "paged_" + "ragged_" * 10 + "tail_f32"
+        write_json(self.suite, dict(SUITE, cases=[dict(SUITE["cases"][0], id=long_id)]))
+        r = attngate("golden", "generate", "--suite", self.suite, "--baselines", self.baselines)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        code, text, _ = on_a_terminal([ARGS.attngate, "run", "--suite", self.suite, "--baselines", self.baselines, "--checks",
+                                       "golden", "--out", self.path("tty.json")], columns=60)
+        self.assertEqual(code, 0, text)
+        live = [seg.split("\r\n")[0] for seg in text.split("\r\x1b[K")[1:]]
+        self.assertTrue(any(seg.startswith("run console: ") for seg in live), text)
+        for seg in live:
+            self.assertLessEqual(len(seg), 59, seg)
+        self.assertTrue(any(seg.endswith("tail_f32 / native") for seg in live), live)  # the id's tail, where ids differ
+
     # --- -o everywhere, --json, --quiet --------------------------------------------------
 
     def test_o_and_out_are_the_same_option_everywhere(self):
