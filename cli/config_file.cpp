@@ -291,12 +291,17 @@ namespace {
 
 /// Why the file's store location is not used, or empty: `store` and `baselines` are one setting,
 /// which either flag on the command line, then $ATTNGATE_STORE, takes from the file.
+/// Whether the command line names a store with `flag`: `--store "$ATTNGATE_STORE"` with the
+/// variable unset names none, and the file's store stands.
+bool store_flag_given(CLI::App *cmd, const char *flag) {
+    const CLI::Option *o = cmd->get_option_no_throw(flag);
+    return o && o->count() > 0 && !o->as<std::string>().empty();
+}
+
 std::string store_taken(const Key &k, CLI::App *cmd) {
     if (k.key != "store" && k.key != "baselines") return {};
     for (const char *flag : {"--store", "--baselines"})
-        // `--store "$ATTNGATE_STORE"` with the variable unset is no store named: the file's stands.
-        if (const CLI::Option *o = cmd->get_option_no_throw(flag); o && o->count() > 0 && !o->as<std::string>().empty())
-            return fmt::format("not used: flag {} wins", flag);
+        if (store_flag_given(cmd, flag)) return fmt::format("not used: flag {} wins", flag);
     if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return "not used: $ATTNGATE_STORE wins";
     return {};
 }
@@ -354,6 +359,10 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
         out.push_back({k.key, k.flag, joined(v->args), where});
         for (const auto &a : v->args) from_file.push_back({k.flag, a, fmt::format("{} ({})", v->where, k.key)});
     }
+    // The store $ATTNGATE_STORE names, where no flag names one: shown beside the keys it replaces.
+    if (const char *env = std::getenv("ATTNGATE_STORE");
+        env && *env && cmd->get_option_no_throw("--store") && !store_flag_given(cmd, "--store") && !store_flag_given(cmd, "--baselines"))
+        out.push_back({"store", "--store", env, "$ATTNGATE_STORE"});
     set_file_set_values(std::move(from_file));
     // An output left at its default under reports/ ("reports/results.json") is the repository's,
     // as [report]'s paths are: relative to the file, so a run from a subdirectory (or `baseline

@@ -73,6 +73,9 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "store", manifest)))
         shutil.rmtree(os.path.join(self.dir, "store"))
+        r = attngate("config", "run", cwd=self.sub, env={**env, "ATTNGATE_STORE": "/tmp/env-store"})
+        self.assertIn("not used: $ATTNGATE_STORE wins", r.stdout)
+        self.assertRegex(r.stdout, r"store +?= /tmp/env-store +\(\$ATTNGATE_STORE\)")
         r = attngate("config", "run", "--baselines", "elsewhere", cwd=self.sub, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = {line.split("=")[0].strip(): line for line in r.stdout.splitlines() if "=" in line}
