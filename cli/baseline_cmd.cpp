@@ -2,6 +2,8 @@
 // atomically, on a developer's machine.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 
@@ -141,14 +143,24 @@ int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const Ba
     return kExitPass;
 }
 
+/// Whether this runs in CI: $CI set to anything but empty, "0" or "false" (GitHub and GitLab set
+/// "true", others "1" or "yes"), as CI-detection libraries read it.
+bool in_ci() {
+    const char *ci = std::getenv("CI");
+    if (!ci || !*ci) return false;
+    std::string v = ci;
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    return v != "0" && v != "false";
+}
+
 int update(const BaselineUpdateArgs &a, const Console &console) {
     auto results = load_results(a.results_path);
     if (!results) return report_error(results.error());
     if (!results->complete)
         return report_error(Error{ErrorKind::BadInput, fmt::format("{}: $.complete: the run did not finish; rerun it first", a.results_path)});
-    if (const char *ci = std::getenv("CI"); ci && std::string(ci) == "true" && !a.allow_in_ci)
-        return report_error(Error{ErrorKind::Usage, "refusing to write baselines in CI (CI=true): accept them on a developer machine, "
-                                                    "or pass --allow-in-ci"});
+    if (in_ci() && !a.allow_in_ci)
+        return report_error(Error{ErrorKind::Usage, fmt::format("refusing to write baselines in CI (CI={}): accept them on a developer "
+                                                                "machine, or pass --allow-in-ci", std::getenv("CI"))});
     if (!a.yes && !::isatty(STDIN_FILENO))
         return report_error(Error{ErrorKind::Usage, "stdin is not a terminal, so nobody can answer; pass --yes to accept every changed row"});
     auto kinds = kinds_to_review(a, *results);
