@@ -256,6 +256,8 @@ Result<RunResults> load_results(const std::filesystem::path &path) {
 Result<std::optional<RunResults>> replaceable_results(const std::filesystem::path &out) {
     std::error_code unreadable;  // an --out that cannot be stat-ed fails later, at the write, with its reason
     const auto status = std::filesystem::symlink_status(out, unreadable);
+    if (!unreadable && std::filesystem::is_directory(status))
+        return fail(ErrorKind::Usage, "--out {}: is a directory; give the results file's path (e.g. {}/results.json)", out.string(), out.string());
     if (unreadable || !std::filesystem::is_regular_file(status)) return std::nullopt;  // the write refuses links, devices, FIFOs
     if (locked_by_a_writer(out))
         return fail(ErrorKind::Conflict, "--out {}: another attngate run is writing it now (it holds the file's lock); this run stops "

@@ -276,6 +276,32 @@ class SmokeSuiteTest(unittest.TestCase):
                     golden = np.load(os.path.join(gdir, case["id"] + ".npy"))
                     self.assertIsNone(oracle.golden_mismatch(golden, oracle.attention(desc, tensors)))
 
+    def test_inputs_never_replace_files_that_are_not_an_earlier_inputs_output(self):
+        with tempfile.TemporaryDirectory() as d:
+            mine = os.path.join(d, "mine")
+            os.mkdir(mine)
+            for name, text in (("q.npy", "my own array"), ("case.json", '{"mine": true}')):
+                with open(os.path.join(mine, name), "w") as f:
+                    f.write(text)
+            toml = os.path.join(d, "attngate.toml")
+            with open(toml, "w") as f:
+                f.write('suite = "x"\n')
+            base = ["inputs", "--suite", "suites/smoke.json", "--case", "mha_f32"]
+            for out, said in ((mine, "its case.json is not one `attngate inputs` wrote"), (toml, "not a directory")):
+                r = attngate(*base, "--out", out, cwd=ARGS.source_dir)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertIn(f"--out {out}: {said}", r.stderr)
+            os.remove(os.path.join(mine, "case.json"))
+            r = attngate(*base, "--out", mine, cwd=ARGS.source_dir)
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn("holds q.npy, which is not an `attngate inputs` output", r.stderr)
+            with open(os.path.join(mine, "q.npy")) as f:
+                self.assertEqual(f.read(), "my own array")
+            out = os.path.join(d, "fresh")
+            for _ in range(2):  # a second run over its own output replaces it
+                r = attngate(*base, "--out", out, cwd=ARGS.source_dir)
+                self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_generator_is_reproduced_bit_for_bit_outside_attngate(self):
         with open(os.path.join(ARGS.source_dir, "suites", "smoke.json")) as f:
             suite = json.load(f)

@@ -510,6 +510,8 @@ class HardeningTest(PluginTestCase):
                 self.assertNotIn("GATE", p.stdout, "something ran before the refusal")
                 with open(victim, "rb") as f:
                     self.assertEqual(f.read(), before, f"{command[0]} --out replaced {victim}")
+        p = attngate("run", "--suite", self.suite, "--baselines", self.bl, "--checks", "golden", "--out", self.dir)
+        self.assertExit(p, 2, f"--out {self.dir}: is a directory")
         empty = self.path("empty.json")
         open(empty, "w").close()
         for out in (results, empty):
