@@ -289,8 +289,6 @@ void relax_required(CLI::App &app, const ConfigFile &config) {
 
 namespace {
 
-/// Why the file's store location is not used, or empty: `store` and `baselines` are one setting,
-/// which either flag on the command line, then $ATTNGATE_STORE, takes from the file.
 /// Whether the command line names a store with `flag`: `--store "$ATTNGATE_STORE"` with the
 /// variable unset names none, and the file's store stands.
 bool store_flag_given(CLI::App *cmd, const char *flag) {
@@ -298,6 +296,8 @@ bool store_flag_given(CLI::App *cmd, const char *flag) {
     return o && o->count() > 0 && !o->as<std::string>().empty();
 }
 
+/// Why the file's store location is not used, or empty: `store` and `baselines` are one setting,
+/// which either flag on the command line, then $ATTNGATE_STORE, takes from the file.
 std::string store_taken(const Key &k, CLI::App *cmd) {
     if (k.key != "store" && k.key != "baselines") return {};
     for (const char *flag : {"--store", "--baselines"})

@@ -49,14 +49,15 @@ namespace {
 
 /// The store at `location`; an existing file that is not a directory is a usage error
 /// naming `what` gave it, before anything tries to make folders in it or read from it.
-Result<std::unique_ptr<Store>> open_store_from(const std::string &location, std::string_view what, StoreUse use) {
+/// `named`: given on purpose (a flag, the environment, the file), not the default name.
+Result<std::unique_ptr<Store>> open_store_from(const std::string &location, std::string_view what, StoreUse use, bool named = true) {
     std::error_code ec;
     const bool local = location.find("://") == std::string::npos;
     if (local && std::filesystem::exists(location, ec) && !std::filesystem::is_directory(location, ec))
         return fail(ErrorKind::Usage, "{} {}: expected a directory (where goldens and baselines live), found a file", what, location);
     // A store named on purpose that is not there is a typo far more often than an empty store:
     // a command that only reads would judge against nothing (the installed data alone).
-    if (local && use == StoreUse::Read && !what.ends_with("(default)") && !std::filesystem::exists(location, ec))
+    if (local && use == StoreUse::Read && named && !std::filesystem::exists(location, ec))
         return fail(ErrorKind::Usage, "{} {}: no such directory (the store, where goldens and baselines live); `attngate golden "
                     "generate` or `attngate baseline update` makes a new one", what, location);
     return open_store_over_installed(location);
@@ -68,7 +69,7 @@ Result<std::unique_ptr<Store>> open_store(const StoreArgs &args, StoreUse use) {
     if (!args.store.empty()) return open_store_from(args.store, "--store", use);
     if (args.baselines_option && args.baselines_option->count() > 0) return open_store_from(args.baselines, "--baselines", use);
     if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return open_store_from(env, "$ATTNGATE_STORE", use);
-    return open_store_from(args.baselines, "--baselines (default)", use);
+    return open_store_from(args.baselines, "--baselines (default)", use, /*named=*/false);
 }
 
 void add_policy_options(CLI::App *cmd, DecisionPolicy &policy) {
