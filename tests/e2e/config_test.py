@@ -9,7 +9,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
-from common import ARGS, attngate  # noqa: E402
+from common import ARGS, attngate, developer_env  # noqa: E402
 
 
 class ConfigTest(unittest.TestCase):
@@ -101,7 +101,8 @@ class ConfigTest(unittest.TestCase):
         for name in ("results.json", "summary.md"):
             self.assertTrue(os.path.exists(os.path.join(self.dir, "reports", name)), name)
         self.assertFalse(os.path.exists(os.path.join(self.sub, "reports")), "results.json went to the working directory")
-        r = attngate("baseline", "update", "--checks", "memory", "--yes", "--reason", "first", cwd=os.path.join(self.dir, "a"))
+        r = attngate("baseline", "update", "--checks", "memory", "--yes", "--reason", "first", cwd=os.path.join(self.dir, "a"),
+                     env=developer_env())
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "store", "memory", "mine.json")))
         r = attngate("config", "run", cwd=self.sub)
