@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "command.hpp"
 #include "common.hpp"
+#include "io/files.hpp"
 #include "io/process.hpp"
 #include "options.hpp"
 #include "store/layered_store.hpp"
@@ -39,6 +41,28 @@ Result<fs::path> driver_path() {
     return fail(ErrorKind::Infra, "bisect: its driver is missing: neither share/attngate/bisect/bisect.py beside this attngate nor {}", source.string());
 }
 
+/// What the driver writes first (cli/bisect/bisect.py and report.py): how an earlier answer is known.
+constexpr OutputMark kBisectJson{"{\n \"mode\": \"", "\"suite\": "};
+constexpr OutputMark kBisectHtml{"<!doctype html><html><head><meta charset=\"utf-8\"><title>attngate bisect</title>", "<section class=\"bisect\">"};
+constexpr OutputMark kBisectMarkdown{"### attngate bisect: ", " on "};
+
+/// Checked before any environment is built: nothing the driver writes at the end replaces a file
+/// that is not an earlier bisect's answer, and --out is a directory.
+Result<void> replaceable_answers(const BisectArgs &a) {
+    std::error_code ec;
+    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec))
+        return fail(ErrorKind::Usage, "--out {}: not a directory (bisect writes bisect.json and bisect.html into it)", a.out);
+    const std::string in_out = fmt::format("--out {}:", a.out);
+    const std::tuple<std::string, fs::path, OutputMark> outputs[] = {{in_out, fs::path(a.out) / "bisect.json", kBisectJson},
+                                                                     {in_out, fs::path(a.out) / "bisect.html", kBisectHtml},
+                                                                     {"--markdown", a.markdown, kBisectMarkdown},
+                                                                     {"--html", a.html, kBisectHtml}};
+    for (const auto &[flag, path, mark] : outputs)
+        if (!path.empty())
+            if (auto ok = replaceable_output(flag, path, "an earlier `attngate bisect` answer", mark); !ok) return ok;
+    return {};
+}
+
 /// The driver's command line, each option passed on only when given.
 std::vector<std::string> driver_argv(const BisectArgs &a, const fs::path &driver) {
     const fs::path python = fs::exists("/usr/bin/python3") ? fs::path("/usr/bin/python3") : find_on_path("python3");
@@ -62,6 +86,7 @@ std::vector<std::string> driver_argv(const BisectArgs &a, const fs::path &driver
 int bisect(const BisectArgs &a) {
     auto driver = driver_path();
     if (!driver) return report_error(driver.error());
+    if (auto ok = replaceable_answers(a); !ok) return report_error(ok.error());
     const auto argv = driver_argv(a, *driver);
     std::vector<char *> c_argv;
     for (const auto &s : argv) c_argv.push_back(const_cast<char *>(s.c_str()));

@@ -24,6 +24,8 @@ struct ConformArgs {
 
 int conform(ConformArgs a, const Console &console) {
     a.json = absolute_path(a.json);  // before a kernel in this process could chdir()
+    if (!a.json.empty())
+        if (auto ok = replaceable_output("--json", a.json, "verdicts `attngate conform` wrote", kConformanceJsonMark); !ok) return report_error(ok.error());
     std::vector<std::string> origins;  // the given plugins' paths and adapters' URLs
     auto backends = open_backends(a.sources, &origins);
     if (!backends) return report_error(backends.error());

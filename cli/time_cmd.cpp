@@ -25,6 +25,10 @@ struct TimeArgs {
     PerfMetric metric = PerfMetric::Time;
 };
 
+/// What --out starts with (a row's case, then its kernel), or is when nothing was timed: how an
+/// earlier one is known.
+constexpr OutputMark kTimeOutputMark{"[\n  {\n    \"case\": ", "\"kernel\": ", "[]\n"};
+
 /// `time --serve`: answers timing requests on stdin until it ends.
 int serve(const Suite &suite, const Plan &plan, Backends &backends, const TimeArgs &a) {
     // The server is the harness's child already: it times in its own process, and what
@@ -49,6 +53,7 @@ int time_rows(TimeArgs a) {
         return report_error(Error{ErrorKind::Usage, "time --serve: answers timing requests only (no --out, --outputs or --metric)"});
     if (a.serve) return serve(*suite, *plan, *backends, a);
     if (a.out.empty()) return report_error(Error{ErrorKind::Usage, "time: --out is required (unless --serve)"});
+    if (auto ok = replaceable_output("--out", a.out, "samples `attngate time` wrote", kTimeOutputMark); !ok) return report_error(ok.error());
     if (!a.outputs.empty())
         if (auto w = write_plan_outputs(*suite, *plan, *backends, a.outputs, !a.no_isolation); !w) return report_error(w.error());
     TimingRequest request{a.repetitions, a.min_time_s, !a.no_isolation, 3600};

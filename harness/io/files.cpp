@@ -7,6 +7,7 @@
 #include <cstring>
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -169,6 +170,24 @@ std::string sha256_base64(std::string_view bytes) {
     unsigned char out[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
     const int n = EVP_EncodeBlock(out, digest, static_cast<int>(len));
     return std::string(reinterpret_cast<const char *>(out), static_cast<size_t>(n));
+}
+
+Result<void> replaceable_output(std::string_view flag, const std::filesystem::path &path, std::string_view what, OutputMark mark) {
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(path, ec);
+    if (ec || status.type() == std::filesystem::file_type::not_found) return {};  // nothing there (or unreadable: the write says why)
+    if (std::filesystem::is_directory(status)) return fail(ErrorKind::Usage, "{} {}: is a directory; give a file's path", flag, path.string());
+    if (!std::filesystem::is_regular_file(status))  // refused now, not by the write after the run
+        return fail(ErrorKind::Usage, "{} {}: not a regular file (a symlink, device or FIFO); refusing to replace it", flag, path.string());
+    std::ifstream in(path, std::ios::binary);
+    if (!in.is_open()) return fail(ErrorKind::Usage, "{} {}: cannot be read, so whether it is {} cannot be told", flag, path.string(), what);
+    std::string head(kOutputMarkBytes, '\0');
+    head.resize(static_cast<size_t>(in.read(head.data(), static_cast<std::streamsize>(head.size())).gcount()));
+    if (!in.bad() && (head.empty() || (head.starts_with(mark.start) && head.find(mark.mark) != std::string::npos) ||
+                      (!mark.nothing.empty() && head == mark.nothing)))
+        return {};
+    return fail(ErrorKind::Usage, "{} {}: holds something other than {}, which this command would replace; choose another path or move "
+                "the file away", flag, path.string(), what);
 }
 
 }  // namespace attngate

@@ -25,6 +25,21 @@ Result<std::string> read_file(const std::filesystem::path &path, size_t max_byte
 /// Files get mode 0644 and directories 0755 whatever the process's umask.
 Result<void> write_file_atomic(const std::filesystem::path &path, std::string_view bytes);
 
+/// How a path about to be replaced is known to hold an earlier output of one kind: its file starts
+/// with `start` and holds `mark` within its first kOutputMarkBytes, or is `nothing` (that output
+/// with no rows, when it has such a form).
+struct OutputMark {
+    std::string_view start, mark, nothing = {};
+};
+
+inline constexpr size_t kOutputMarkBytes = 4096;
+
+/// Checks, before anything runs, that the output `what` given by `flag` may be written at path:
+/// nothing there, an empty file, or an earlier such output (mark). Anything else (a source file,
+/// the config, a directory, a link, a file it cannot read) is a Usage error naming the flag and
+/// the path, so that a mistyped path never replaces a file this tool did not write.
+Result<void> replaceable_output(std::string_view flag, const std::filesystem::path &path, std::string_view what, OutputMark mark);
+
 /// write_file_atomic, with the new file flock()ed (LOCK_EX) before it is renamed into place:
 /// the returned descriptor holds the lock until it is closed, so the file at path is locked for
 /// as long as its writer lives (a run's results.json, rewritten after every case).

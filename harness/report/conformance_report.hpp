@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "io/files.hpp"
 #include "results/conformance_result.hpp"
 
 namespace attngate {
@@ -18,5 +19,8 @@ std::string conformance_line(const ProbeOutcome &o);
 std::string conformance_console(const ConformanceReport &r);
 
 boost::json::object conformance_json(const ConformanceReport &r);
+
+/// How a file conformance_json wrote (pretty-printed) is known: it starts with the verdict.
+inline constexpr OutputMark kConformanceJsonMark{"{\n  \"pass\": ", "\"kernels\": "};
 
 }  // namespace attngate

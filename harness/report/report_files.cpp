@@ -21,16 +21,16 @@ const std::vector<ReportFormat> &report_formats() {
         // Each start is what the serializer writes first, byte for byte; each mark a phrase of its
         // head that a person's own page would not hold (the script's hash rule, the verdict count).
         {"html", "write the self-contained HTML report here", html_serialize,
-         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+         {"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
          "'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-",
-         "<title>attngate "},
-        {"markdown", "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here", markdown_serialize, "## attngate: ",
-         " case × kernel failed**, "},
+          "<title>attngate "}},
+        {"markdown", "write the Markdown summary (PR comment, $GITHUB_STEP_SUMMARY) here", markdown_serialize, {"## attngate: ",
+         " case × kernel failed**, "}},
         {"junit", "write JUnit XML here", [](const RunResults &r, const ReportContext &) { return junit_serialize(r); },
-         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"attngate ", "<testsuites name=\"attngate "},
+         {"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"attngate ", "<testsuites name=\"attngate "}},
         {"gbench", "write the timing samples as Google Benchmark JSON here (for its compare.py)",
-         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }, "{\n  \"context\": {\n    \"date\": ",
-         "\"attngate_suite\""},
+         [](const RunResults &r, const ReportContext &) { return gbench_serialize(r); }, {"{\n  \"context\": {\n    \"date\": ",
+         "\"attngate_suite\""}},
     };
     return formats;
 }
@@ -60,20 +60,8 @@ Result<void> replaceable_reports(const ReportPaths &paths, const std::string &re
         if (path.empty()) continue;
         const auto [other, fresh] = seen.emplace(std::filesystem::absolute(path).lexically_normal(), format.name);
         if (!fresh) return fail(ErrorKind::Usage, "--{} {}: --{} writes the same file; give each report its own path", format.name, path, other->second);
-        std::error_code ec;
-        const auto status = std::filesystem::symlink_status(path, ec);
-        if (ec || status.type() == std::filesystem::file_type::not_found) continue;  // nothing there (or unreadable: the write says why)
-        if (std::filesystem::is_directory(status))
-            return fail(ErrorKind::Usage, "--{} {}: is a directory; give a file's path", format.name, path);
-        if (!std::filesystem::is_regular_file(status))  // refused now, not by the write after the run
-            return fail(ErrorKind::Usage, "--{} {}: not a regular file (a symlink, device or FIFO); refusing to replace it", format.name, path);
-        std::ifstream in(path, std::ios::binary);
-        if (!in.is_open()) return fail(ErrorKind::Usage, "--{} {}: cannot be read, so whether it is a report cannot be told", format.name, path);
-        std::string head(kReportMarkBytes, '\0');
-        head.resize(static_cast<size_t>(in.read(head.data(), static_cast<std::streamsize>(head.size())).gcount()));
-        if (!in.bad() && (head.empty() || (head.starts_with(format.start) && head.find(format.mark) != std::string::npos))) continue;
-        return fail(ErrorKind::Usage, "--{} {}: holds something other than an attngate {} report, which this run would replace; "
-                    "choose another path or move the file away", format.name, path, format.name);
+        if (auto ok = replaceable_output(fmt::format("--{}", format.name), path, fmt::format("an attngate {} report", format.name), format.mark); !ok)
+            return ok;
     }
     return {};
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/error.hpp"
+#include "io/files.hpp"
 #include "report/summary.hpp"
 #include "results/results.hpp"
 
@@ -19,12 +20,9 @@ struct ReportFormat {
     std::string_view name;
     std::string_view help;
     std::string (*serialize)(const RunResults &, const ReportContext &);
-    /// How a path about to be replaced is known to hold an earlier report of this format: its
-    /// file starts with `start` and holds `mark` within its first kReportMarkBytes.
-    std::string_view start, mark;
+    /// How a path about to be replaced is known to hold an earlier report of this format.
+    OutputMark mark;
 };
-
-inline constexpr size_t kReportMarkBytes = 4096;
 
 /// Every report format, in the order they are written.
 const std::vector<ReportFormat> &report_formats();

@@ -125,11 +125,12 @@ class BisectLocks(TempDirTest):
                 break
         child.wait(timeout=60)
         self.assertNotEqual(child.returncode, 0, "killed part-way")
-        p, resumed = self.bisect(old, new, "pkg-attn", cache, "resumed")
+        answers = ["--markdown", self.path("resumed.md"), "--html", self.path("resumed.html")]
+        p, resumed = self.bisect(old, new, "pkg-attn", cache, "resumed", *answers)
         self.assertEqual(resumed["rows"][0]["releases"][0]["after"], "1.2")
         self.assertGreaterEqual(resumed["reused"], 3, resumed)
         self.assertLess(resumed["built"], full["built"], (resumed, full))
-        again_p, again = self.bisect(old, new, "pkg-attn", cache, "again")
+        again_p, again = self.bisect(old, new, "pkg-attn", cache, "resumed", *answers)  # replaces its own answer
         self.assertEqual(again["built"], 0, again)
         self.assertEqual(again["ab_runs"], 1, "only the flakiness check runs again")
         self.assertIn("from the cache", again_p.stdout)
@@ -162,6 +163,22 @@ class BisectLocks(TempDirTest):
         p = self.bad(old, clash, "cannot be installed together")
         self.assertRegex(p.stderr, r"clash\.lock:\d+")
         self.bad(old, self.path("missing.lock"), "missing.lock: cannot read")
+        # An answer's path that holds a file bisect did not write: refused before any environment.
+        mine = self.path("mine.md")
+        with open(mine, "w") as f:
+            f.write("# our notes\n")
+        ok = self.lock("ok2.lock", {**OLD, "alpha": "1.2"})
+        for extra in (["--markdown", mine], ["--html", mine]):
+            p = subprocess.run(self.argv(old, ok, "pkg-attn", self.path("cache-bad"), self.path("bad"), *extra),
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"{extra[0]} {mine}: holds something other than an earlier `attngate bisect` answer", p.stderr)
+            self.assertNotIn("building environment", p.stderr)
+            with open(mine) as f:
+                self.assertEqual(f.read(), "# our notes\n")
+        p = subprocess.run(self.argv(old, ok, "pkg-attn", self.path("cache-bad"), mine), capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"--out {mine}: not a directory", p.stderr)
 
 
 if __name__ == "__main__":

@@ -549,6 +549,29 @@ class HardeningTest(PluginTestCase):
         with open(self.path("report.markdown")) as f:
             self.assertTrue(f.read().startswith("## attngate: "))
 
+    def test_time_and_conform_outputs_never_replace_a_file_they_did_not_write(self):
+        """time --out and conform --json at the suite or a user's file: exit 2 naming the flag, the
+        file byte for byte; a second run replaces the first's output."""
+        notes = self.path("kernel_notes.md")
+        with open(notes, "w") as f:
+            f.write("# what our kernel does\n")
+        smoke = os.path.join(ARGS.source_dir, "suites", "smoke.json")
+        outputs = {"time": (["time", "--suite", smoke, "--kernel", "flash", "--case", "mha_f32", "--out"], "samples `attngate time` wrote"),
+                   "conform": (["conform", "--kernel", "flash", "--json"], "verdicts `attngate conform` wrote")}
+        for name, (command, what) in outputs.items():
+            for victim in (self.suite, notes):
+                with open(victim, "rb") as f:
+                    before = f.read()
+                p = attngate(*command, victim, timeout=120)
+                self.assertExit(p, 2, f"{command[-1]} {victim}: holds something other than {what}")
+                with open(victim, "rb") as f:
+                    self.assertEqual(f.read(), before, f"{name} {command[-1]} replaced {victim}")
+            own = self.path(f"{name}-own.json")
+            for _ in range(2):  # the second replaces the first's
+                self.assertExit(attngate(*command, own, timeout=300), 0)
+            with open(own) as f:
+                self.assertTrue(json.load(f), f"{name} wrote nothing")
+
     def start_slow_run(self, name, out):
         """A run of suite `name` whose second case hangs for 6 s, once it has written its first case to `out`."""
         slow = dict(TINY, name=name, cases=[dict(TINY["cases"][0]), dict(TINY["cases"][0], id="hangs", seq_q=33)])

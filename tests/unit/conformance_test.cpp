@@ -9,6 +9,7 @@
 #include "backend/in_process_backend.hpp"
 #include "checks/conformance.hpp"
 #include "checks/convention_reference.hpp"
+#include "io/json_io.hpp"
 #include "report/conformance_report.hpp"
 #include "run/conform.hpp"
 
@@ -220,4 +221,8 @@ TEST_CASE("the report names the failing probe and keeps every distance in JSON",
     CHECK(probe.at("follows") == "modulo");
     CHECK(probe.at("label") == "neither");
     CHECK(probe.at("distances").as_array().size() == 2);
+    // What --json writes is known as conform's own by its head, so a rerun may replace it.
+    const std::string file = pretty_json(j);
+    CHECK(file.starts_with(kConformanceJsonMark.start));
+    CHECK(file.substr(0, kOutputMarkBytes).find(kConformanceJsonMark.mark) != std::string::npos);
 }

@@ -277,7 +277,7 @@ TEST_CASE("a report path is replaced only when it holds nothing or an earlier re
     for (const auto &format : report_formats()) paths.paths[std::string(format.name)] = (dir.path() / format.name).string();
     for (const auto &format : report_formats()) {
         INFO(format.name);
-        CHECK(format.serialize(r, {}).substr(0, kReportMarkBytes).find(format.mark) != std::string::npos);
+        CHECK(format.serialize(r, {}).substr(0, kOutputMarkBytes).find(format.mark.mark) != std::string::npos);
     }
     CHECK(replaceable_reports(paths));  // nothing there yet
     REQUIRE(write_reports(r, {}, paths));
