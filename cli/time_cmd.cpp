@@ -55,6 +55,8 @@ int time_rows(TimeArgs a) {
     if (a.out.empty()) return report_error(Error{ErrorKind::Usage, "time: --out is required (unless --serve)"});
     if (auto ok = replaceable_output("--out", a.out, "samples `attngate time` wrote", kTimeOutputMark); !ok) return report_error(ok.error());
     if (!a.outputs.empty())
+        if (auto ok = replaceable_output_dir("--outputs", a.outputs, kPlanOutputsDir); !ok) return report_error(ok.error());
+    if (!a.outputs.empty())
         if (auto w = write_plan_outputs(*suite, *plan, *backends, a.outputs, !a.no_isolation); !w) return report_error(w.error());
     TimingRequest request{a.repetitions, a.min_time_s, !a.no_isolation, 3600};
     request.count_instructions = a.metric == PerfMetric::Instructions;

@@ -190,4 +190,23 @@ Result<void> replaceable_output(std::string_view flag, const std::filesystem::pa
                 "the file away", flag, path.string(), what);
 }
 
+Result<void> replaceable_output_dir(std::string_view flag, const std::filesystem::path &dir, const OutputDir &kind) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(dir, ec))) return {};
+    if (!fs::is_directory(fs::symlink_status(dir, ec)))
+        return fail(ErrorKind::Usage, "{} {}: not a directory (the output is several files: give a directory's path)", flag, dir.string());
+    if (fs::exists(fs::symlink_status(dir / kind.index, ec))) {
+        if (!replaceable_output(flag, dir / kind.index, kind.writer, kind.mark))
+            return fail(ErrorKind::Usage, "{} {}: its {} is not one {} wrote, and would be replaced; choose another directory", flag,
+                        dir.string(), kind.index, kind.writer);
+        return {};
+    }
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+        if (it->path().extension() == kind.data)
+            return fail(ErrorKind::Usage, "{} {}: holds {}, which is not an {} output (no {} of ours) and could be replaced; choose "
+                        "another directory", flag, dir.string(), it->path().filename().string(), kind.writer, kind.index);
+    return {};
+}
+
 }  // namespace attngate

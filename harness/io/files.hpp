@@ -40,6 +40,20 @@ inline constexpr size_t kOutputMarkBytes = 4096;
 /// the path, so that a mistyped path never replaces a file this tool did not write.
 Result<void> replaceable_output(std::string_view flag, const std::filesystem::path &path, std::string_view what, OutputMark mark);
 
+/// A directory of files one command writes: an index (case.json, index.json) that `mark` knows,
+/// beside data files ending in `data` (".npy").
+struct OutputDir {
+    std::string_view writer;  ///< "`attngate inputs`", for messages
+    std::string_view index;
+    OutputMark mark;
+    std::string_view data;
+};
+
+/// replaceable_output for a directory given by `flag`: absent, or a directory whose index is an
+/// earlier such output's, or without one, that holds no data file. Anything else is a Usage
+/// error naming the flag, the directory and the file that would be lost.
+Result<void> replaceable_output_dir(std::string_view flag, const std::filesystem::path &dir, const OutputDir &kind);
+
 /// write_file_atomic, with the new file flock()ed (LOCK_EX) before it is renamed into place:
 /// the returned descriptor holds the lock until it is closed, so the file at path is locked for
 /// as long as its writer lives (a run's results.json, rewritten after every case).

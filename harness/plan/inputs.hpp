@@ -11,6 +11,7 @@
 
 #include "attngate/kernel_abi.h"
 #include "io/error.hpp"
+#include "io/files.hpp"
 #include "io/npy.hpp"
 #include "plan/suite.hpp"
 
@@ -71,5 +72,8 @@ std::vector<std::pair<std::string, NpyArray>> input_tensors(const CaseSpec &c, c
 /// when present (a paged case: q.npy, k_pages.npy, v_pages.npy, page_table.npy,
 /// kv_lens.npy, cu_q_lens.npy), and case.json describing the semantics, into dir.
 Result<void> write_case_inputs(const Suite &suite, const CaseSpec &c, const std::filesystem::path &dir);
+
+/// What write_case_inputs leaves: how a directory of earlier inputs is known (its case.json).
+inline constexpr OutputDir kCaseInputsDir{"`attngate inputs`", "case.json", {"{\n  \"suite\": ", "\"inputs_sha256\": "}, ".npy"};
 
 }  // namespace attngate

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "io/files.hpp"
 #include "plan/inputs.hpp"
 #include "plan/plan.hpp"
 #include "plan/suite.hpp"
@@ -55,5 +56,8 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
 /// dir/index.json listing case, kernel, file (or error) and compile_s: what `ab` diffs.
 Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &backends, const std::filesystem::path &dir,
                                 bool isolation);
+
+/// What write_plan_outputs leaves: how a directory of earlier outputs is known (its index.json).
+inline constexpr OutputDir kPlanOutputsDir{"`attngate time --outputs`", "index.json", {"[\n  {\n    \"case\": ", "\"kernel\": ", "[]\n"}, ".npy"};
 
 }  // namespace attngate

@@ -571,6 +571,17 @@ class HardeningTest(PluginTestCase):
                 self.assertExit(attngate(*command, own, timeout=300), 0)
             with open(own) as f:
                 self.assertTrue(json.load(f), f"{name} wrote nothing")
+        # time --outputs DIR: a directory of the user's arrays is refused, its own is replaced.
+        arrays = self.path("our-arrays")
+        os.makedirs(arrays)
+        with open(os.path.join(arrays, "0.npy"), "wb") as f:
+            f.write(b"ours")
+        p = attngate(*outputs["time"][0], self.path("t.json"), "--outputs", arrays, timeout=120)
+        self.assertExit(p, 2, f"--outputs {arrays}: holds 0.npy, which is not an `attngate time --outputs` output (no index.json of ours)")
+        with open(os.path.join(arrays, "0.npy"), "rb") as f:
+            self.assertEqual(f.read(), b"ours")
+        for _ in range(2):
+            self.assertExit(attngate(*outputs["time"][0], self.path("t.json"), "--outputs", self.path("own-arrays"), timeout=300), 0)
 
     def start_slow_run(self, name, out):
         """A run of suite `name` whose second case hangs for 6 s, once it has written its first case to `out`."""
