@@ -187,7 +187,7 @@ Command add_baseline_update_command(CLI::App &app, Console &console) {
     cmd->add_option("--checks", a->checks, "which baselines (memory); default: all in the results")->delimiter(',');
     cmd->add_option("--only", a->only, "only case/kernel labels matching this glob");
     cmd->add_option("--reason", a->reason, "why, stored with the provenance");
-    cmd->add_option("--machine", a->machine, "a name for this machine class");
+    cmd->add_option("--machine", a->machine, "a name for this machine class")->check(non_empty_name());
     cmd->add_flag("--yes", a->yes, "accept every row to review without asking");
     cmd->add_flag("--all", a->all, "review the unchanged rows too (e.g. to record fresh perf samples)");
     cmd->add_flag("--force", a->force, "accept rows whose golden check failed");

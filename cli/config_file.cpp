@@ -56,8 +56,8 @@ const std::vector<Key> &keys() {
             {"threshold_pct", "--threshold-pct", Type::Number, PathRule::None, threshold_pct_value()},
             {"alpha", "--alpha", Type::Number, PathRule::None, alpha_value()},
             {"strict", "--strict", Type::Bool},
-            {"machine", "--machine", Type::String},
-            {"device_class", "--device-class", Type::String},
+            {"machine", "--machine", Type::String, PathRule::None, non_empty_name()},
+            {"device_class", "--device-class", Type::String, PathRule::None, non_empty_name()},
             {"timeout", "--timeout", Type::Number, PathRule::None, timeout_value()},
             {"lockfiles", "--lockfile", Type::StringList, PathRule::ExistingFile},
         };

@@ -117,7 +117,7 @@ Command add_history_command(CLI::App &app, Console &console) {
     auto a = std::make_shared<HistoryArgs>();
     auto *cmd = app.add_subcommand("history", "print a metric's series over the store's history with change points, or append runs to it");
     cmd->add_option("--suite", a->suite, "suite name");
-    cmd->add_option("--machine", a->machine, "the machine class name given to run --machine");
+    cmd->add_option("--machine", a->machine, "the machine class name given to run --machine")->check(non_empty_name());
     cmd->add_option("--machine-class", a->machine_class, "the exact machine class (as results.json records it)");
     cmd->add_option("--case", a->case_id, "only this case");
     cmd->add_option("--kernel", a->kernel, "only this kernel label");

@@ -131,14 +131,17 @@ CLI::Validator threshold_pct_value() { return finite_number(0, 100); }
 CLI::Validator alpha_value() { return finite_number(0, 0.5); }
 CLI::Validator timeout_value() { return finite_number(0, 86400); }
 
-CLI::Validator check_name() {
-    std::vector<std::string> known;
-    for (const CheckName c : requestable_checks()) known.emplace_back(enum_name(c));
+CLI::Validator non_empty_name() {
     return CLI::Validator(
-        [known](std::string &text) -> std::string {
-            if (std::find(known.begin(), known.end(), text) != known.end()) return {};
-            return fmt::format("unknown check \"{}\" (known: {})", text, fmt::join(known, ", "));
+        [](std::string &text) -> std::string {
+            return text.empty() ? "an empty name (leave it out for the default)" : std::string();
         },
+        "NAME");
+}
+
+CLI::Validator check_name() {
+    return CLI::Validator(
+        [](std::string &text) -> std::string { return not_requestable(text); },
         "CHECK");
 }
 

@@ -78,5 +78,7 @@ CLI::Validator threshold_pct_value();
 CLI::Validator alpha_value();
 CLI::Validator timeout_value();
 CLI::Validator check_name();
+/// --machine and --device-class: a name, never "" (which would silently mean the default).
+CLI::Validator non_empty_name();
 
 }  // namespace attngate::cli

@@ -80,8 +80,8 @@ int run(RunArgs a, const Console &console) {
 
 void add_perf_options(CLI::App *cmd, RunOptions &o) {
     PerfChoices &perf = o.perf;
-    cmd->add_option("--machine", o.machine, "a name for this machine class (perf baselines are kept per class)");
-    cmd->add_option("--device-class", o.device_class, "the pricing.json entry this machine's time is priced as")->capture_default_str();
+    cmd->add_option("--machine", o.machine, "a name for this machine class (perf baselines are kept per class)")->check(non_empty_name());
+    cmd->add_option("--device-class", o.device_class, "the pricing.json entry this machine's time is priced as")->capture_default_str()->check(non_empty_name());
     cmd->add_flag("--strict", perf.strict,
                   "dedicated runners: a timed case the perf rule cannot gate (too noisy, no baseline) fails instead of skipping");
     cmd->add_flag_callback("--no-calibration", [&perf] { perf.calibrate = false; },

@@ -45,8 +45,13 @@ struct RunProgress {
     TimingProgressFn on_timing{};
 };
 
-/// The checks --checks may name (the others come with them: numerics and contract with golden).
+/// The checks --checks may name (the others come with them: not_requestable says which).
 const std::vector<CheckName> &requestable_checks();
+
+/// Why `name` is not a --checks value: "unknown check ..." naming the known ones, or for a check
+/// that runs with another (numerics, contract, program, compile, instructions), which one brings
+/// it. Empty for a requestable check.
+std::string not_requestable(std::string_view name);
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const RunProgress &progress = {});
 

@@ -188,6 +188,14 @@ class RunTest(TempWorkspace):
         r = self.run_tiny("--checks", "golden,vibes")
         self.assertEqual(r.returncode, 2)
         self.assertIn('--checks: unknown check "vibes" (known: golden, memory, perf, cost)', r.stderr)
+        # A check that comes with another says which one brings it.
+        r = self.run_tiny("--checks", "golden,numerics")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('--checks: "numerics" is not asked for on its own: it runs with golden', r.stderr)
+        for empty in ("--machine", "--device-class"):  # an empty name would silently mean "not given"
+            r = self.run_tiny(empty, "")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(f"{empty}: an empty name", r.stderr)
         r = self.run_tiny("--timeot", "5")
         self.assertEqual(r.returncode, 2)
         self.assertIn('unknown option --timeot for "run" (did you mean --timeout?)', r.stderr)

@@ -157,6 +157,7 @@ class ConfigTest(unittest.TestCase):
                  'unknown key "report.threshold_pct": threshold_pct is a top-level key', "move it above [report]")
         # A value the flag would refuse is refused at its line, also where `run` does not use it (alpha).
         self.bad('suite = "mine"\nchecks = ["golden", "memroy"]\n', f"{toml}:2", 'checks: unknown check "memroy"')
+        self.bad('suite = "mine"\nmachine = ""\n', f"{toml}:2", "machine: an empty name")
         self.bad('suite = "mine"\nalpha = 7\n', f"{toml}:2", "alpha: expected a finite number in (0, 0.5], got 7")
         self.bad('suite = "mine"\nthreshold_pct = -5\n', f"{toml}:2", "threshold_pct: expected a finite number")
         self.bad('suite = "mine"\ntimeout = nan\n', f"{toml}:2", "timeout: expected a finite number")
