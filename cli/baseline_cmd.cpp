@@ -103,9 +103,10 @@ void print_program_diffs(const RunResults &results, const Console &console) {
                 console.say("\n{}/{}: {}\n{}", r.case_id, r.kernel, c.reason, *m->diff);
 }
 
-/// Reviews and writes one check's baselines; sets `stop` when the review ended the update.
+/// Reviews and writes one check's baselines; sets `stop` when the review ended the update and
+/// adds the rows it refused to `refused`.
 int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const BaselineKind &kind, Store &store, const Console &console,
-                bool &stop) {
+                bool &stop, size_t &refused) {
     // Numerics baselines are kept per the path the run's kernels took (results written before
     // 0.2.0 do not say it: their machine class); the others per this machine.
     // Perf and compile baselines per the class the run was timed on (its results say which).
@@ -122,6 +123,7 @@ int update_kind(const BaselineUpdateArgs &a, const RunResults &results, const Ba
     print_review_table(kind.name(), rows, a.all, console);
     const Review decided = review(rows, a.all, a.yes, a.force, console);
     stop = decided.quit || decided.closed;
+    refused += decided.refused;
     if (decided.closed) {
         console.say("\nstdin closed: nothing written for {}\n", kind.name());
         return kExitPass;
@@ -167,13 +169,18 @@ int update(const BaselineUpdateArgs &a, const Console &console) {
     if (!kinds) return report_error(kinds.error());
     auto store = open_store(a.store, StoreUse::Create);
     if (!store) return report_error(store.error());
+    size_t refused = 0;
     for (size_t i = 0; i < kinds->size(); ++i) {
         bool stop = false;
-        if (const int rc = update_kind(a, *results, *(*kinds)[i], **store, console, stop); rc != kExitPass) return rc;
+        if (const int rc = update_kind(a, *results, *(*kinds)[i], **store, console, stop, refused); rc != kExitPass) return rc;
         if (stop && i + 1 < kinds->size()) console.say("not reviewed: the {} other check(s)' baselines\n", kinds->size() - i - 1);
         if (stop) break;
     }
-    return kExitPass;
+    if (refused == 0) return kExitPass;
+    // A refused row is a wrong output, not a baseline to accept: the update did not do what was asked.
+    print_stderr("error: {} row(s) refused: their golden check failed, so their baselines were not written; fix the kernel, "
+                 "or pass --force to accept them anyway\n", refused);
+    return kExitDrift;
 }
 
 }  // namespace

@@ -97,6 +97,7 @@ Review review(const std::vector<UpdateRow> &rows, bool all, bool yes, bool force
         if (!all && !row.changed) continue;
         if (row.golden_failed && !force) {
             console.say("  refused {}: its golden check failed (use --force to accept anyway)\n", row.label());
+            ++out.refused;
             continue;
         }
         if (!rest) {

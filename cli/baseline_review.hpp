@@ -17,6 +17,7 @@ struct Review {
     bool quit = false;                ///< `q`: write what was accepted, review nothing more
     bool closed = false;              ///< stdin ended mid-review: write nothing
     size_t unanswered = 0;            ///< rows not decided because of either
+    size_t refused = 0;               ///< rows whose golden check failed, not accepted without --force
 };
 
 /// "3 of 174 rows changed ..." and the table of the rows to review (all of them with `all`).

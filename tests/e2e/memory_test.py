@@ -132,14 +132,20 @@ class MemoryGateTest(GoldenWorkspace):
                          {("plain", "flash"), ("plain", "native")})
 
     def test_baseline_update_refuses_failed_goldens_unless_forced(self):
-        write_json(self.suite, dict(MEM_SUITE, kernels=["causal_off_by_one"], cases=MEM_SUITE["cases"][:1]))
+        write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "causal_off_by_one"], cases=MEM_SUITE["cases"][:1]))
         self.assertEqual(self.run_suite().returncode, 1)
         path = os.path.join(self.baselines, "memory", "mem.json")
+        # The good row is written; the refused one makes the update exit 1, never a silent 0.
         r = self.accept("--yes")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("refused plain/causal_off_by_one", r.stdout)
-        self.assertFalse(os.path.exists(path))
+        said = r.stdout.count("refused plain/causal_off_by_one")  # once per check reviewed
+        self.assertIn(f"error: {said} row(s) refused: their golden check failed", r.stderr)
+        self.assertEqual({e["kernel"] for e in read_json(path)["entries"]}, {"flash"})
+        r = self.accept("--yes", "--only", "plain/causal_off_by_one")  # nothing else to write
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertEqual(self.accept("--yes", "--force").returncode, 0)
-        self.assertEqual(len(read_json(path)["entries"]), 1)
+        self.assertEqual({e["kernel"] for e in read_json(path)["entries"]}, {"flash", "causal_off_by_one"})
 
     def test_baseline_update_asks_per_case_on_a_terminal(self):
         write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))
