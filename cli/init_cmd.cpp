@@ -277,15 +277,25 @@ int init(InitArgs a, const Console &console) {
     }
     if (kept_config)
         console.say("attngate.toml was kept: check that its suite and kernels are the ones you mean (attngate config)\n");
-    console.say("\nnext:\n"
-                "  attngate golden generate   the goldens of {} (the fp64 reference), into baselines/\n"
-                "  attngate run               gate your kernels on it: goldens, memory, perf, cost\n"
-                "  attngate baseline update --yes --reason \"first baselines\"\n"
-                "                             accept that run's output bits, memory and times: numerics, memory and perf\n"
-                "                             are gated from the next run on (before, they say \"no baseline\")\n"
-                "  then commit attngate.toml, suites/, baselines/ and the CI file (keep reports/ out of git);\n"
-                "  `attngate suite coverage` shows the pairs\n",
-                suite_file);
+    std::error_code ec;
+    const bool store_in_use = !fs::is_empty(root / "baselines", ec) && !ec;  // a second init: goldens or baselines are there
+    if (store_in_use)
+        console.say("\nnext (baselines/ already holds goldens or baselines, kept as they are):\n"
+                    "  attngate run               gate your kernels against them; a golden made before the suite changed\n"
+                    "                             is stale (exit 2, naming `attngate golden generate`)\n"
+                    "  attngate baseline update   review what the run changed, row by row\n"
+                    "  `attngate suite coverage` shows the pairs of {}\n",
+                    suite_file);
+    else
+        console.say("\nnext:\n"
+                    "  attngate golden generate   the goldens of {} (the fp64 reference), into baselines/\n"
+                    "  attngate run               gate your kernels on it: goldens, memory, perf, cost\n"
+                    "  attngate baseline update --yes --reason \"first baselines\"\n"
+                    "                             accept that run's output bits, memory and times: numerics, memory and perf\n"
+                    "                             are gated from the next run on (before, they say \"no baseline\")\n"
+                    "  then commit attngate.toml, suites/, baselines/ and the CI file (keep reports/ out of git);\n"
+                    "  `attngate suite coverage` shows the pairs\n",
+                    suite_file);
     return kExitPass;
 }
 

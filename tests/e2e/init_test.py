@@ -135,6 +135,10 @@ class InitTest(unittest.TestCase):
                 self.assertIn(f"skipped {f}:", r.stdout)
             self.assertNotIn("wrote ", r.stdout)
             self.assertEqual(snapshot(self.repo), before)
+            # The goldens are made: the next steps are the run and a review, not the first ones again.
+            self.assertIn("next (baselines/ already holds goldens or baselines, kept as they are)", r.stdout)
+            self.assertNotIn("first baselines", r.stdout)
+            self.assertNotIn("attngate golden generate   the goldens of", r.stdout)
         r = self.run_here("init")  # the kernels from attngate.toml's plugins
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("kernel mine (", r.stdout)
