@@ -49,6 +49,7 @@ std::string grouped_failures(const RunResults &r) {
                                  terminal_text(g.kernel), enum_name(g.check), terminal_text(g.rows[i].check->reason));
         if (g.rows.size() > kRowsPerGroup) lines += fmt::format("      … and {} more\n", g.rows.size() - kRowsPerGroup);
     }
+    for (const auto &advice : convention_advice(r)) lines += fmt::format("  → {}\n", terminal_text(advice));
     return lines;
 }
 

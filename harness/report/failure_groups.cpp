@@ -145,6 +145,25 @@ std::string describe_group(const FailureGroup &g) {
     return s + (lo == hi ? fmt::format(", {} {}", lo, g.unit) : fmt::format(", {}–{} {}", lo, hi, g.unit));
 }
 
+std::vector<std::string> convention_advice(const RunResults &r) {
+    std::vector<std::string> kernels;  // in results order
+    std::unordered_map<std::string, std::pair<size_t, size_t>> golden;  // kernel -> (failed, passed)
+    for (const auto &c : r.results)
+        for (const auto &k : c.checks)
+            if (k.check() == CheckName::Golden && (k.verdict == Verdict::Fail || k.verdict == Verdict::Pass)) {
+                auto [it, fresh] = golden.try_emplace(c.kernel, 0, 0);
+                if (fresh) kernels.push_back(c.kernel);
+                ++(k.verdict == Verdict::Fail ? it->second.first : it->second.second);
+            }
+    std::vector<std::string> out;
+    for (const auto &kernel : kernels)
+        if (const auto [failed, passed] = golden.at(kernel); failed >= 2 && passed == 0)
+            out.push_back(fmt::format("{0} failed its golden on all {1} cases it ran: a kernel that follows another convention (scale, causal "
+                                      "alignment, GQA mapping, soft-cap order) fails them all; `attngate conform --kernel {0}` names the one it follows",
+                                      kernel, failed));
+    return out;
+}
+
 std::string group_cases(const FailureGroup &g, size_t max_shown) {
     std::string s;
     for (size_t i = 0; i < g.rows.size() && i < max_shown; ++i) s += (i ? ", " : "") + g.rows[i].result->case_id;

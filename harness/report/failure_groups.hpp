@@ -37,6 +37,12 @@ std::unordered_map<const CheckResult *, const FailureGroup *> index_groups(const
 /// "leaky · memory: heap leak on 26/26 cases, 16.5–18.9 B/call".
 std::string describe_group(const FailureGroup &g);
 
+/// What to try next for a kernel that failed the golden check on every case it ran (two or
+/// more) and passed none: such a kernel most often follows another convention (scale, causal
+/// alignment, GQA mapping, soft-cap order), which `attngate conform` names. One line per such
+/// kernel, shown after the groups; empty when there is none.
+std::vector<std::string> convention_advice(const RunResults &r);
+
 /// The group's cases, comma-separated, at most max_shown then "… +N".
 std::string group_cases(const FailureGroup &g, size_t max_shown);
 

@@ -130,7 +130,9 @@ std::string html_failure_groups(const RunResults &r) {
                              markup_escape(key_numbers(*row.check)), markup_escape(row.check->reason));
         s += "</ul></details></li>";
     }
-    return s + "</ol>\n";
+    s += "</ol>\n";
+    for (const auto &advice : convention_advice(r)) s += fmt::format("<p class=\"advice\">{}</p>\n", markup_escape(advice));
+    return s;
 }
 
 }  // namespace attngate

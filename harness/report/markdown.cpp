@@ -75,7 +75,7 @@ std::string failures(const RunResults &r, size_t budget) {
 }
 
 /// The top groups of failures by cause, one line each, the same lines as every report's.
-std::string grouped(const std::vector<FailureGroup> &groups) {
+std::string grouped(const std::vector<FailureGroup> &groups, const std::vector<std::string> &advice) {
     if (groups.empty()) return "No failures.\n\n";
     size_t rows = 0;
     for (const auto &g : groups) rows += g.rows.size();
@@ -86,6 +86,7 @@ std::string grouped(const std::vector<FailureGroup> &groups) {
                   kLineCap) +
              "\n";
     if (groups.size() > kTopGroups) s += fmt::format("- … and {} more group(s), every failure below\n", groups.size() - kTopGroups);
+    for (const auto &a : advice) s += fmt::format("- **Try:** {}\n", markdown_cell(a));
     return s + "\n";
 }
 
@@ -174,7 +175,7 @@ std::string markdown_serialize(const RunResults &r, const ReportContext &ctx) {
     const FingerprintComparison cmp = compare_fingerprints(r, ctx.history);
     std::string s = header(r);
     const std::vector<FailureGroup> groups = failure_groups(r);
-    s += grouped(groups);
+    s += grouped(groups, convention_advice(r));
     s += fingerprint_summary(cmp);
     s += workloads_summary(r);
     if (!ctx.html_name.empty()) s += fmt::format("Full report: **{}** (HTML, in this job's artifacts).\n\n", markdown_cell(ctx.html_name));

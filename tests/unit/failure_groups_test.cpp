@@ -77,3 +77,27 @@ TEST_CASE("HTML, Markdown and the console show the same group lines", "[report]"
     const std::string top = md.substr(0, md.find("<details>"));
     CHECK(std::count(top.begin(), top.end(), '\n') < 80);
 }
+
+TEST_CASE("a kernel that fails its golden on every case it ran is pointed at conform, in every report", "[report]") {
+    std::vector<CaseResult> cases;
+    // "scaled" fails all three cases it ran, by two kinds of reason (two groups): one kernel to advise.
+    cases.push_back(with_check("c0", "scaled", golden(40.0)));
+    cases.push_back(with_check("c1", "scaled", golden(3.0)));
+    cases.push_back(with_check("c2", "scaled", CheckResult(CheckName::Golden, Verdict::Fail, "RMS error 0.1 > RMS tolerance 0.01")));
+    cases.push_back(with_check("c3", "scaled", CheckResult(CheckName::Golden, Verdict::Skip, "unsupported")));
+    // "wrong" passes one case: a bug in some cases, not a convention.
+    cases.push_back(with_check("c0", "wrong", golden(2.0)));
+    cases.push_back(with_check("c1", "wrong", golden(0.5)));
+    // "once" fails its only case: too little to say.
+    cases.push_back(with_check("c0", "once", golden(2.0)));
+    const RunResults r = results_with(std::move(cases));
+    const std::vector<std::string> advice = convention_advice(r);
+    REQUIRE(advice.size() == 1);
+    CHECK(advice[0].starts_with("scaled failed its golden on all 3 cases it ran: a kernel that follows another convention"));
+    CHECK(advice[0].ends_with("`attngate conform --kernel scaled` names the one it follows"));
+    CHECK(console_summary(r, "x.json").find("  → " + advice[0]) != std::string::npos);
+    CHECK(markdown_serialize(r, {}).find("- **Try:** scaled failed its golden on all 3 cases") != std::string::npos);
+    CHECK(html_serialize(r, {}).find("<p class=\"advice\">scaled failed its golden on all 3 cases") != std::string::npos);
+    // A run where every kernel passes a case says nothing of the kind.
+    CHECK(convention_advice(results_with({with_check("c0", "ok", golden(0.5)), with_check("c1", "ok", golden(2.0))})).empty());
+}
