@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -145,22 +146,49 @@ std::string describe_group(const FailureGroup &g) {
     return s + (lo == hi ? fmt::format(", {} {}", lo, g.unit) : fmt::format(", {}–{} {}", lo, hi, g.unit));
 }
 
+namespace {
+
+/// The conform command line that probes `kernel` from `origin`: a plugin's path, an adapter's
+/// command line or URL, or nothing for a built-in.
+std::string conform_command(const std::string &kernel, const std::string &origin) {
+    const auto quoted = [](const std::string &w) {
+        return w.find_first_of(" \t'\"\\$") == std::string::npos ? w : "'" + w + "'";  // a shell word; ' itself is rare in paths
+    };
+    std::string source;
+    std::error_code ec;
+    if (origin.empty() || origin == "built-in") source = "";
+    else if (std::filesystem::is_regular_file(origin, ec)) source = " --plugin " + quoted(origin);
+    else if (origin.find("://") != std::string::npos) source = " --remote " + quoted(origin);
+    else source = " --adapter " + quoted(origin);
+    return fmt::format("attngate conform{} --kernel {}", source, quoted(kernel));
+}
+
+}  // namespace
+
 std::vector<std::string> convention_advice(const RunResults &r) {
-    std::vector<std::string> kernels;  // in results order
-    std::unordered_map<std::string, std::pair<size_t, size_t>> golden;  // kernel -> (failed, passed)
+    struct Tally {
+        std::string origin;
+        size_t failed = 0, passed = 0;
+    };
+    std::vector<std::string> kernels;  // by name (a block configuration's label is its kernel's), in results order
+    std::unordered_map<std::string, Tally> golden;
     for (const auto &c : r.results)
         for (const auto &k : c.checks)
             if (k.check() == CheckName::Golden && (k.verdict == Verdict::Fail || k.verdict == Verdict::Pass)) {
-                auto [it, fresh] = golden.try_emplace(c.kernel, 0, 0);
-                if (fresh) kernels.push_back(c.kernel);
-                ++(k.verdict == Verdict::Fail ? it->second.first : it->second.second);
+                const std::string name = c.kernel.substr(0, c.kernel.find('['));
+                auto [it, fresh] = golden.try_emplace(name, Tally{c.kernel_origin});
+                if (fresh) kernels.push_back(name);
+                ++(k.verdict == Verdict::Fail ? it->second.failed : it->second.passed);
             }
-    std::vector<std::string> out;
+    std::vector<std::string> all;
     for (const auto &kernel : kernels)
-        if (const auto [failed, passed] = golden.at(kernel); failed >= 2 && passed == 0)
-            out.push_back(fmt::format("{0} failed its golden on all {1} cases it ran: a kernel that follows another convention (scale, causal "
-                                      "alignment, GQA mapping, soft-cap order) fails them all; `attngate conform --kernel {0}` names the one it follows",
-                                      kernel, failed));
+        if (const Tally &t = golden.at(kernel); t.failed >= 2 && t.passed == 0)
+            all.push_back(fmt::format("{} failed its golden on every case it computed ({}): a kernel that follows another convention (scale, "
+                                      "causal alignment, GQA mapping, soft-cap order) fails them all; {} names the one it follows",
+                                      kernel, t.failed, conform_command(kernel, t.origin)));
+    if (all.size() <= kMaxConventionAdvice) return all;
+    std::vector<std::string> out(all.begin(), all.begin() + kMaxConventionAdvice);
+    out.push_back(fmt::format("… and {} more kernel(s) that failed their golden on every case they computed", all.size() - kMaxConventionAdvice));
     return out;
 }
 

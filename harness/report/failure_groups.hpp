@@ -37,10 +37,15 @@ std::unordered_map<const CheckResult *, const FailureGroup *> index_groups(const
 /// "leaky · memory: heap leak on 26/26 cases, 16.5–18.9 B/call".
 std::string describe_group(const FailureGroup &g);
 
-/// What to try next for a kernel that failed the golden check on every case it ran (two or
-/// more) and passed none: such a kernel most often follows another convention (scale, causal
-/// alignment, GQA mapping, soft-cap order), which `attngate conform` names. One line per such
-/// kernel, shown after the groups; empty when there is none.
+/// How many kernels convention_advice names, one line each, before "… and N more".
+inline constexpr size_t kMaxConventionAdvice = 3;
+
+/// What to try next for a kernel that failed the golden check on every case it computed (two
+/// or more) and passed none: such a kernel most often follows another convention (scale, causal
+/// alignment, GQA mapping, soft-cap order), which `attngate conform` names; the line gives the
+/// conform command for the kernel's origin. One line per such kernel (block configurations are
+/// their kernel's), at most kMaxConventionAdvice, then one line counting the rest; empty when
+/// there is none.
 std::vector<std::string> convention_advice(const RunResults &r);
 
 /// The group's cases, comma-separated, at most max_shown then "… +N".

@@ -86,7 +86,7 @@ std::string grouped(const std::vector<FailureGroup> &groups, const std::vector<s
                   kLineCap) +
              "\n";
     if (groups.size() > kTopGroups) s += fmt::format("- … and {} more group(s), every failure below\n", groups.size() - kTopGroups);
-    for (const auto &a : advice) s += fmt::format("- **Try:** {}\n", markdown_cell(a));
+    for (const auto &a : advice) s += clip(fmt::format("- **Try:** {}", markdown_cell(a)), kLineCap) + "\n";
     return s + "\n";
 }
 
@@ -179,7 +179,8 @@ std::string markdown_serialize(const RunResults &r, const ReportContext &ctx) {
     s += fingerprint_summary(cmp);
     s += workloads_summary(r);
     if (!ctx.html_name.empty()) s += fmt::format("Full report: **{}** (HTML, in this job's artifacts).\n\n", markdown_cell(ctx.html_name));
-    if (!groups.empty()) s += details("Every failure with its numbers", failures(r, kMarkdownMaxBytes - kTailReserve - s.size()));
+    const size_t head = s.size() + kTailReserve;  // the budget left for the failures table, never wrapped below 0
+    if (!groups.empty()) s += details("Every failure with its numbers", failures(r, head < kMarkdownMaxBytes ? kMarkdownMaxBytes - head : 0));
     s += details("Golden margins: how close each kernel is to its tolerance", margins(r));
     s += details("Every fingerprint change", fingerprint_all(cmp));
     return s;

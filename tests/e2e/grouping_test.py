@@ -106,26 +106,33 @@ class GroupingTest(unittest.TestCase):
         self.assertIn("<summary>Every failure with its numbers</summary>", md)
 
     def test_markdown_stays_on_one_screen_with_hundreds_of_causes(self):
-        results = copy.deepcopy(self.results)
-        template = next(e for e in results["results"] if e["verdict"] == "fail")
-        results["results"] = []
-        for i in range(3000):
-            e = copy.deepcopy(template)
-            e["kernel"] = "kernel_%03d" % (i % 300)  # 300 kernels: 300 groups
-            e["case"] = "case_%04d_with_a_long_descriptive_name" % i
-            results["results"].append(e)
-        edited = os.path.join(self.dir, "many.json")
-        write_json(edited, results)
-        md_path = os.path.join(self.dir, "many.md")
-        r = attngate("report", edited, "--markdown", md_path)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(md_path, encoding="utf-8") as f:
-            md = f.read()
-        self.assertLess(lines_before_details(md), 80)
-        self.assertLess(len(md.encode()), 60 * 1024)
-        causes = 300 * sum(1 for k in template["checks"] if k["verdict"] in ("fail", "error"))
-        self.assertIn("and %d more group(s)" % (causes - 10), md)
-
+        # A leak and a golden failure each made 300 kernels' cause: with the golden one, every
+        # kernel fails every case, so each would also be pointed at `attngate conform`.
+        for kernel, check in (("leaky", "memory"), ("causal_off_by_one", "golden")):
+            with self.subTest(template=kernel):
+                results = copy.deepcopy(self.results)
+                template = next(e for e in results["results"] if e["kernel"] == kernel and e["verdict"] == "fail"
+                                and any(k["check"] == check and k["verdict"] == "fail" for k in e["checks"]))
+                results["results"] = []
+                for i in range(3000):
+                    e = copy.deepcopy(template)
+                    e["kernel"] = "kernel_%03d" % (i % 300)  # 300 kernels: 300 groups
+                    e["case"] = "case_%04d_with_a_long_descriptive_name" % i
+                    results["results"].append(e)
+                edited = os.path.join(self.dir, "many.json")
+                write_json(edited, results)
+                md_path = os.path.join(self.dir, "many-%s.md" % kernel)
+                r = attngate("report", edited, "--markdown", md_path)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(md_path, encoding="utf-8") as f:
+                    md = f.read()
+                self.assertLess(lines_before_details(md), 80)
+                self.assertLess(len(md.encode()), 60 * 1024)
+                causes = 300 * sum(1 for k in template["checks"] if k["verdict"] in ("fail", "error"))
+                self.assertIn("and %d more group(s)" % (causes - 10), md)
+                if check == "golden":
+                    self.assertEqual(md.count("**Try:**"), 4, "three kernels named, then the rest counted")
+                    self.assertIn("and 297 more kernel(s) that failed their golden on every case they computed", md)
 
 if __name__ == "__main__":
     main()

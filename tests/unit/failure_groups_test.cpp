@@ -2,6 +2,7 @@
 // verdict x kind of reason, with its count, cases and the range of its deciding number.
 #include <catch2/catch.hpp>
 
+#include "io/files.hpp"
 #include "report/console.hpp"
 #include "report/failure_groups.hpp"
 #include "report/html.hpp"
@@ -93,11 +94,35 @@ TEST_CASE("a kernel that fails its golden on every case it ran is pointed at con
     const RunResults r = results_with(std::move(cases));
     const std::vector<std::string> advice = convention_advice(r);
     REQUIRE(advice.size() == 1);
-    CHECK(advice[0].starts_with("scaled failed its golden on all 3 cases it ran: a kernel that follows another convention"));
-    CHECK(advice[0].ends_with("`attngate conform --kernel scaled` names the one it follows"));
+    CHECK(advice[0].starts_with("scaled failed its golden on every case it computed (3): a kernel that follows another convention"));
+    CHECK(advice[0].ends_with("attngate conform --kernel scaled names the one it follows"));
     CHECK(console_summary(r, "x.json").find("  → " + advice[0]) != std::string::npos);
-    CHECK(markdown_serialize(r, {}).find("- **Try:** scaled failed its golden on all 3 cases") != std::string::npos);
-    CHECK(html_serialize(r, {}).find("<p class=\"advice\">scaled failed its golden on all 3 cases") != std::string::npos);
+    CHECK(markdown_serialize(r, {}).find("- **Try:** scaled failed its golden on every case it computed (3)") != std::string::npos);
+    CHECK(html_serialize(r, {}).find("<p class=\"advice\">scaled failed its golden on every case it computed (3)") != std::string::npos);
     // A run where every kernel passes a case says nothing of the kind.
     CHECK(convention_advice(results_with({with_check("c0", "ok", golden(0.5)), with_check("c1", "ok", golden(2.0))})).empty());
+
+    // A block configuration is its kernel's; a plugin's kernel is probed with its plugin, an
+    // adapter's with its adapter; past three kernels, the rest are counted.
+    attngate::test::TempDir dir;
+    const std::string plugin = (dir.path() / "libteam.so").string();
+    REQUIRE(write_file_atomic(plugin, "not really a library"));
+    std::vector<CaseResult> many;
+    const auto failing = [&](const std::string &kernel, const std::string &origin) {
+        for (const char *id : {"c0", "c1"}) {
+            many.push_back(with_check(id, kernel, golden(9.0)));
+            many.back().kernel_origin = origin;
+        }
+    };
+    failing("flash[bq=16,bk=32]", "built-in");
+    failing("team", plugin);
+    failing("jaxed", "python3 adapter.py --interpret auto");
+    failing("fourth", "built-in");
+    failing("fifth", "http://127.0.0.1:8080");
+    const std::vector<std::string> five = convention_advice(results_with(std::move(many)));
+    REQUIRE(five.size() == kMaxConventionAdvice + 1);
+    CHECK(five[0].find("; attngate conform --kernel flash names") != std::string::npos);
+    CHECK(five[1].find("; attngate conform --plugin " + plugin + " --kernel team names") != std::string::npos);
+    CHECK(five[2].find("; attngate conform --adapter 'python3 adapter.py --interpret auto' --kernel jaxed names") != std::string::npos);
+    CHECK(five[3] == "… and 2 more kernel(s) that failed their golden on every case they computed");
 }
