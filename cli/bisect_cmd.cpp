@@ -50,7 +50,8 @@ constexpr OutputMark kBisectMarkdown{"### attngate bisect: ", " on "};
 /// that is not an earlier bisect's answer, and --out is a directory.
 Result<void> replaceable_answers(const BisectArgs &a) {
     std::error_code ec;
-    if (fs::exists(a.out, ec) && !fs::is_directory(a.out, ec))
+    const auto status = fs::status(a.out, ec);  // "file/" and "file/sub" are ENOTDIR, not absent
+    if ((!ec && fs::exists(status) && !fs::is_directory(status)) || ec == std::errc::not_a_directory)
         return fail(ErrorKind::Usage, "--out {}: not a directory (bisect writes bisect.json and bisect.html into it)", a.out);
     const std::string in_out = fmt::format("--out {}:", a.out);
     const std::tuple<std::string, fs::path, OutputMark> outputs[] = {{in_out, fs::path(a.out) / "bisect.json", kBisectJson},

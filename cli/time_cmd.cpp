@@ -42,6 +42,14 @@ int serve(const Suite &suite, const Plan &plan, Backends &backends, const TimeAr
 
 int time_rows(TimeArgs a) {
     for (std::string *p : {&a.out, &a.outputs}) *p = absolute_path(*p);  // before a kernel in this process could chdir()
+    // Usage first, before any adapter starts.
+    if (a.serve && (!a.out.empty() || !a.outputs.empty() || a.metric != PerfMetric::Time))
+        return report_error(Error{ErrorKind::Usage, "time --serve: answers timing requests only (no --out, --outputs or --metric)"});
+    if (!a.serve && a.out.empty()) return report_error(Error{ErrorKind::Usage, "time: --out is required (unless --serve)"});
+    if (!a.out.empty())
+        if (auto ok = replaceable_output("--out", a.out, "samples `attngate time` wrote", kTimeOutputMark); !ok) return report_error(ok.error());
+    if (!a.outputs.empty())
+        if (auto ok = replaceable_output_dir("--outputs", a.outputs, kPlanOutputsDir); !ok) return report_error(ok.error());
     auto suite = resolve_suite(a.suite);
     if (!suite) return report_error(suite.error());
     std::vector<std::string> origins;
@@ -49,13 +57,7 @@ int time_rows(TimeArgs a) {
     if (!backends) return report_error(backends.error());
     auto plan = make_plan(*suite, backends->kernels(), origins, a.filter);
     if (!plan) return report_error(plan.error());
-    if (a.serve && (!a.out.empty() || !a.outputs.empty() || a.metric != PerfMetric::Time))
-        return report_error(Error{ErrorKind::Usage, "time --serve: answers timing requests only (no --out, --outputs or --metric)"});
     if (a.serve) return serve(*suite, *plan, *backends, a);
-    if (a.out.empty()) return report_error(Error{ErrorKind::Usage, "time: --out is required (unless --serve)"});
-    if (auto ok = replaceable_output("--out", a.out, "samples `attngate time` wrote", kTimeOutputMark); !ok) return report_error(ok.error());
-    if (!a.outputs.empty())
-        if (auto ok = replaceable_output_dir("--outputs", a.outputs, kPlanOutputsDir); !ok) return report_error(ok.error());
     if (!a.outputs.empty())
         if (auto w = write_plan_outputs(*suite, *plan, *backends, a.outputs, !a.no_isolation); !w) return report_error(w.error());
     TimingRequest request{a.repetitions, a.min_time_s, !a.no_isolation, 3600};

@@ -194,13 +194,18 @@ Result<void> replaceable_output_dir(std::string_view flag, const std::filesystem
     namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(dir, ec))) return {};
-    if (!fs::is_directory(fs::symlink_status(dir, ec)))
+    if (!fs::is_directory(dir, ec))  // a link to a directory is one
         return fail(ErrorKind::Usage, "{} {}: not a directory (the output is several files: give a directory's path)", flag, dir.string());
-    if (fs::exists(fs::symlink_status(dir / kind.index, ec))) {
+    // An index vouches for the directory only when it holds one: an empty file proves nothing,
+    // so the data files are looked at as when there is none.
+    if (const auto size = fs::file_size(dir / kind.index, ec); !ec && size > 0) {
         if (!replaceable_output(flag, dir / kind.index, kind.writer, kind.mark))
             return fail(ErrorKind::Usage, "{} {}: its {} is not one {} wrote, and would be replaced; choose another directory", flag,
                         dir.string(), kind.index, kind.writer);
         return {};
+    } else if (fs::exists(fs::symlink_status(dir / kind.index, ec)) && !fs::is_regular_file(fs::symlink_status(dir / kind.index, ec))) {
+        return fail(ErrorKind::Usage, "{} {}: its {} is not a regular file, and would be replaced; choose another directory", flag, dir.string(),
+                    kind.index);
     }
     for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
         if (it->path().extension() == kind.data)

@@ -176,9 +176,10 @@ class BisectLocks(TempDirTest):
             self.assertNotIn("building environment", p.stderr)
             with open(mine) as f:
                 self.assertEqual(f.read(), "# our notes\n")
-        p = subprocess.run(self.argv(old, ok, "pkg-attn", self.path("cache-bad"), mine), capture_output=True, text=True, timeout=300)
-        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertIn(f"--out {mine}: not a directory", p.stderr)
+        for out in (mine, mine + "/", os.path.join(mine, "sub")):
+            p = subprocess.run(self.argv(old, ok, "pkg-attn", self.path("cache-bad"), out), capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"--out {out}: not a directory", p.stderr)
 
 
 if __name__ == "__main__":

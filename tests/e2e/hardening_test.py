@@ -582,6 +582,16 @@ class HardeningTest(PluginTestCase):
             self.assertEqual(f.read(), b"ours")
         for _ in range(2):
             self.assertExit(attngate(*outputs["time"][0], self.path("t.json"), "--outputs", self.path("own-arrays"), timeout=300), 0)
+        # An empty index.json vouches for nothing: the user's 0.npy beside it is still refused.
+        open(os.path.join(arrays, "index.json"), "w").close()
+        p = attngate(*outputs["time"][0], self.path("t.json"), "--outputs", arrays, timeout=120)
+        self.assertExit(p, 2, f"--outputs {arrays}: holds 0.npy")
+        with open(os.path.join(arrays, "0.npy"), "rb") as f:
+            self.assertEqual(f.read(), b"ours")
+        # A link to its own earlier outputs directory is that directory.
+        link = self.path("own-arrays-link")
+        os.symlink(self.path("own-arrays"), link)
+        self.assertExit(attngate(*outputs["time"][0], self.path("t.json"), "--outputs", link, timeout=300), 0)
 
     def start_slow_run(self, name, out):
         """A run of suite `name` whose second case hangs for 6 s, once it has written its first case to `out`."""
