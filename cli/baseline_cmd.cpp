@@ -178,8 +178,8 @@ int update(const BaselineUpdateArgs &a, const Console &console) {
     }
     if (refused == 0) return kExitPass;
     // A refused row is a wrong output, not a baseline to accept: the update did not do what was asked.
-    print_stderr("error: {} row(s) refused: their golden check failed, so their baselines were not written; fix the kernel, "
-                 "or pass --force to accept them anyway\n", refused);
+    print_stderr("error: {} row(s) refused (case × kernel × check): their golden check failed, so those baselines were not written; "
+                 "fix the kernel, or pass --force to accept them anyway\n", refused);
     return kExitDrift;
 }
 

@@ -278,9 +278,9 @@ int init(InitArgs a, const Console &console) {
     if (kept_config)
         console.say("attngate.toml was kept: check that its suite and kernels are the ones you mean (attngate config)\n");
     std::error_code ec;
-    const bool store_in_use = !fs::is_empty(root / "baselines", ec) && !ec;  // a second init: goldens or baselines are there
+    const bool store_in_use = !fs::is_empty(root / "baselines" / "goldens", ec) && !ec;  // a second init: the goldens are made
     if (store_in_use)
-        console.say("\nnext (baselines/ already holds goldens or baselines, kept as they are):\n"
+        console.say("\nnext (baselines/ already holds goldens, kept as they are):\n"
                     "  attngate run               gate your kernels against them; a golden made before the suite changed\n"
                     "                             is stale (exit 2, naming `attngate golden generate`)\n"
                     "  attngate baseline update   review what the run changed, row by row\n"

@@ -136,7 +136,7 @@ class InitTest(unittest.TestCase):
             self.assertNotIn("wrote ", r.stdout)
             self.assertEqual(snapshot(self.repo), before)
             # The goldens are made: the next steps are the run and a review, not the first ones again.
-            self.assertIn("next (baselines/ already holds goldens or baselines, kept as they are)", r.stdout)
+            self.assertIn("next (baselines/ already holds goldens, kept as they are)", r.stdout)
             self.assertNotIn("first baselines", r.stdout)
             self.assertNotIn("attngate golden generate   the goldens of", r.stdout)
         r = self.run_here("init")  # the kernels from attngate.toml's plugins

@@ -140,7 +140,7 @@ class MemoryGateTest(GoldenWorkspace):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("refused plain/causal_off_by_one", r.stdout)
         said = r.stdout.count("refused plain/causal_off_by_one")  # once per check reviewed
-        self.assertIn(f"error: {said} row(s) refused: their golden check failed", r.stderr)
+        self.assertIn(f"error: {said} row(s) refused (case × kernel × check): their golden check failed", r.stderr)
         self.assertEqual({e["kernel"] for e in read_json(path)["entries"]}, {"flash"})
         r = self.accept("--yes", "--only", "plain/causal_off_by_one")  # nothing else to write
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
