@@ -213,7 +213,7 @@ class Hardening2Test(PluginTestCase):
             self.assertIn(words, rows[kernel]["reason"])
         # A negative sample is no measurement: `time` refuses the answer instead of dropping it.
         suite, _ = self.remote_suite("absurd-time", ["hx-absurd-samples"])
-        p = attngate("time", "--suite", suite, "--out", self.path("absurd-time.json"),
+        p = attngate("time", "--suite", suite, "--out", self.path("absurd-samples.json"),
                      "--adapter", HOSTILE_ADAPTER, "--repetitions", "3", timeout=300)
         self.assertEqual(p.returncode, 3, p.stdout[-2000:] + p.stderr[-2000:])
         self.assertIn("$.samples_s[0]: expected a time in (0, 86400] s, got -1", p.stderr)
