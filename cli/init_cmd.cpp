@@ -195,6 +195,30 @@ std::string occupied(const fs::path &path, bool directory) {
     return "it exists (attngate init never overwrites a file; move it away to have it written)";
 }
 
+/// What to do after init: the first goldens and baselines, or, where the kept store already
+/// holds goldens (a second init), the run and a review.
+void say_next_steps(const Console &console, const fs::path &root, const std::string &suite_file) {
+    std::error_code ec;
+    const bool store_in_use = !fs::is_empty(root / "baselines" / "goldens", ec) && !ec;  // a second init: the goldens are made
+    if (store_in_use)
+        console.say("\nnext (baselines/ already holds goldens, kept as they are):\n"
+                    "  attngate run               gate your kernels against them; a golden made before the suite changed\n"
+                    "                             is stale (exit 2, naming `attngate golden generate`)\n"
+                    "  attngate baseline update   review what the run changed, row by row\n"
+                    "  `attngate suite coverage` shows the pairs of {}\n",
+                    suite_file);
+    else
+        console.say("\nnext:\n"
+                    "  attngate golden generate   the goldens of {} (the fp64 reference), into baselines/\n"
+                    "  attngate run               gate your kernels on it: goldens, memory, perf, cost\n"
+                    "  attngate baseline update --yes --reason \"first baselines\"\n"
+                    "                             accept that run's output bits, memory and times: numerics, memory and perf\n"
+                    "                             are gated from the next run on (before, they say \"no baseline\")\n"
+                    "  then commit attngate.toml, suites/, baselines/ and the CI file (keep reports/ out of git);\n"
+                    "  `attngate suite coverage` shows the pairs\n",
+                    suite_file);
+}
+
 /// Writes a new file, failing rather than replacing one made since occupied() looked.
 Result<void> write_new(const fs::path &path, const std::string &text) {
     if (auto ec = create_directories_0755(path.parent_path()); ec)
@@ -277,25 +301,7 @@ int init(InitArgs a, const Console &console) {
     }
     if (kept_config)
         console.say("attngate.toml was kept: check that its suite and kernels are the ones you mean (attngate config)\n");
-    std::error_code ec;
-    const bool store_in_use = !fs::is_empty(root / "baselines" / "goldens", ec) && !ec;  // a second init: the goldens are made
-    if (store_in_use)
-        console.say("\nnext (baselines/ already holds goldens, kept as they are):\n"
-                    "  attngate run               gate your kernels against them; a golden made before the suite changed\n"
-                    "                             is stale (exit 2, naming `attngate golden generate`)\n"
-                    "  attngate baseline update   review what the run changed, row by row\n"
-                    "  `attngate suite coverage` shows the pairs of {}\n",
-                    suite_file);
-    else
-        console.say("\nnext:\n"
-                    "  attngate golden generate   the goldens of {} (the fp64 reference), into baselines/\n"
-                    "  attngate run               gate your kernels on it: goldens, memory, perf, cost\n"
-                    "  attngate baseline update --yes --reason \"first baselines\"\n"
-                    "                             accept that run's output bits, memory and times: numerics, memory and perf\n"
-                    "                             are gated from the next run on (before, they say \"no baseline\")\n"
-                    "  then commit attngate.toml, suites/, baselines/ and the CI file (keep reports/ out of git);\n"
-                    "  `attngate suite coverage` shows the pairs\n",
-                    suite_file);
+    say_next_steps(console, root, suite_file);
     return kExitPass;
 }
 

@@ -14,6 +14,7 @@
 #include "plan/shard.hpp"
 #include "plan/suite.hpp"
 #include "results/results.hpp"
+#include "run/check_requests.hpp"
 #include "run/perf_phase.hpp"
 #include "store/store.hpp"
 
@@ -44,14 +45,6 @@ struct RunProgress {
     ProgressFn on_case{};
     TimingProgressFn on_timing{};
 };
-
-/// The checks --checks may name (the others come with them: not_requestable says which).
-const std::vector<CheckName> &requestable_checks();
-
-/// Why `name` is not a --checks value: "unknown check ..." naming the known ones, or for a check
-/// that runs with another (numerics, contract, program, compile, instructions), which one brings
-/// it. Empty for a requestable check.
-std::string not_requestable(std::string_view name);
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const RunProgress &progress = {});
 
