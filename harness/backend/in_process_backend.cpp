@@ -142,7 +142,7 @@ Instances attach_instances(std::vector<Target> &targets, int num_threads) {
 }
 
 /// The entries time_targets adds after the targets' when calibrating: the workload on one
-/// thread, then on the suite's threads.
+/// thread, then on the threads the suite times on.
 constexpr size_t kCalibrationEntries = 2;
 
 /// Times every target in this process: one instance per kernel, shared by its cases; with
@@ -194,18 +194,24 @@ std::vector<TimingOutcome> count_targets(std::vector<Target> &targets) {
 }  // namespace
 
 std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> &invs, const TimingRequest &req) {
-    std::vector<Target> targets;
-    for (const auto &inv : invs) {
-        Target t{&table_of(inv), std::vector<float>(static_cast<size_t>(output_elements(*inv.spec))),
-                 std::make_unique<CountingAllocator>(), {}};
-        t.problem = make_problem(*inv.spec, *inv.inputs, t.out.data(), t.alloc->abi(), inv.kernel->block_q, inv.kernel->block_k);
-        targets.push_back(std::move(t));
-    }
+    // The targets, each case's inputs those in `copies` when given (else the plan's own).
+    const auto targets_of = [&](const std::map<const CaseInputs *, CaseInputs> *copies) {
+        std::vector<Target> targets;
+        for (const auto &inv : invs) {
+            Target t{&table_of(inv), std::vector<float>(static_cast<size_t>(output_elements(*inv.spec))),
+                     std::make_unique<CountingAllocator>(), {}};
+            const CaseInputs &in = copies ? copies->at(inv.inputs) : *inv.inputs;
+            t.problem = make_problem(*inv.spec, in, t.out.data(), t.alloc->abi(), inv.kernel->block_q, inv.kernel->block_k);
+            targets.push_back(std::move(t));
+        }
+        return targets;
+    };
+    std::vector<Target> targets = targets_of(nullptr);
     if (req.count_instructions) return count_targets(targets);
     const TimingOptions timing{req.repetitions, req.min_time_s, true};
     std::vector<TimingOutcome> out(targets.size());
     if (targets.empty()) return out;
-    const int threads = invs.front().suite->threads;  // one suite per timing set
+    const int threads = invs.front().suite->timing_threads();  // one suite per timing set
     std::vector<std::vector<double>> samples;
     if (!req.isolation) {
         note_activity(fmt::format("the timing of {} on case {}{}", invs.front().kernel->label(), invs.front().spec->id,
@@ -215,8 +221,15 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
         auto bytes = run_isolated([&](const StepFn &step) {
             TimingRequest in_child = req;
             in_child.on_progress = step;  // the child's steps come back to req.on_progress over a pipe
+            // Each timing child calls the kernels on its own copy of the inputs, on pages of its
+            // own: where a case's tensors landed slowed both its kernels by 13-23% for a whole
+            // process, the inherited copy too (docs/perf-gate-log.md, 2026-12-07), so a
+            // regression's second timing must not share the first one's placement.
+            std::map<const CaseInputs *, CaseInputs> copies;
+            for (const auto &inv : invs) copies.try_emplace(inv.inputs, *inv.inputs);
+            std::vector<Target> own = targets_of(&copies);
             json::array all;
-            for (const auto &s : time_targets(targets, threads, timing, in_child)) all.push_back(json::array(s.begin(), s.end()));
+            for (const auto &s : time_targets(own, threads, timing, in_child)) all.push_back(json::array(s.begin(), s.end()));
             return json::serialize(all);
         }, req.timeout_s, req.on_progress);
         if (!bytes) {

@@ -80,6 +80,7 @@ CheckResult perf_check(const PerfCheckInput &in) {
     PerfMetrics &m = r.as<PerfMetrics>();
     m.machine_class = in.machine_class;
     m.threshold_pct = in.threshold_pct;
+    if (in.threads) m.threads = *in.threads;
     if (in.strict) m.strict = true;
     if (in.baseline != PerfBaselineState::Present || !in.decision) {
         m.status = in.baseline == PerfBaselineState::OtherMachine ? PerfCheckStatus::OtherMachine : PerfCheckStatus::NoBaseline;
@@ -102,9 +103,10 @@ void add_window(CheckResult &r, const std::vector<double> &window, double shift)
     m.window_runs = static_cast<int64_t>(window.size());
     if (window.size() >= 2) m.window_spread_pct = 100.0 * stddev(window);
     m.run_shift = std::exp(shift);
+    if (m.samples_s) m.fastest_s = fastest(*m.samples_s);
     // The window's mean in this run's seconds: its calibrated time at today's calibration, shifted.
     if (!window.empty() && m.calibration_s && !m.calibration_s->empty())
-        m.baseline_median_s = std::exp(mean(window) + shift) * median(*m.calibration_s);
+        m.window_fastest_s = std::exp(mean(window) + shift) * fastest(*m.calibration_s);
 }
 
 MachineMove PerfCalibration::machine_move() const {

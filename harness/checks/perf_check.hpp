@@ -39,6 +39,8 @@ struct PerfCheckInput {
     /// Paired A/B (side A timed in the same run): faster beyond the threshold is an improvement,
     /// not a stale baseline.
     bool paired = false;
+    /// The kernel threads it was timed on (the suite's timing_threads()); unset: not said.
+    std::optional<int> threads{};
 };
 
 /// The check from a decision. A case the rule cannot gate (too noisy, too few

@@ -236,6 +236,7 @@ void read_perf(ObjectReader &r, Suite &s) {
         pr.fail_at("compile_threshold_pct", "expected a percentage in (0, 1000)");
     p.kernels = pr.string_array("kernels", "a kernel label");
     p.require_verdict = pr.boolean("require_verdict", false);
+    if (pr.raw("threads")) p.threads = static_cast<int>(pr.integer("threads", 0, 0, 1024));
     r.adopt(pr.finish());
 }
 

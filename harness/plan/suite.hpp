@@ -98,6 +98,10 @@ struct PerfSettings {
     /// Strict mode for dedicated runners: a timed case x kernel the rule cannot gate (too
     /// noisy, too few repetitions, no baseline for this machine class) fails instead of skipping.
     bool require_verdict = false;
+    /// num_threads the kernels are timed on ("perf.threads"); unset: the suite's `threads`.
+    /// On a runner with as many vCPUs as kernel threads, every interruption of one thread
+    /// holds the others up at the join: smoke times on 1 (docs/perf-gate.md#timing).
+    std::optional<int> threads;
 };
 
 /// A race the TPU interpreter's contract check finds in a kernel, reviewed and accepted
@@ -131,6 +135,8 @@ struct Suite {
     std::vector<CaseSpec> cases;
 
     const CaseSpec *find_case(std::string_view id) const;
+    /// The threads the perf phase times the kernels on: perf.threads, else threads.
+    int timing_threads() const { return perf.threads.value_or(threads); }
 };
 
 /// Reads and validates a suite file.

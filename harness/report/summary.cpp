@@ -52,7 +52,8 @@ auto with_key_fields(CheckName check, Visit visit) {
         return visit(KeyFields<&MemoryMetrics::leak_bytes_per_call, &MemoryMetrics::leak_noise_floor_bytes_per_call, &MemoryMetrics::abi_peak_bytes,
                                &MemoryMetrics::peak_baseline_bytes, &MemoryMetrics::peak_growth_pct>{});
     case CheckName::Perf:
-        return visit(KeyFields<&PerfMetrics::median_s, &PerfMetrics::baseline_median_s, &PerfMetrics::ratio, &PerfMetrics::ci_low,
+        return visit(KeyFields<&PerfMetrics::median_s, &PerfMetrics::baseline_median_s, &PerfMetrics::fastest_s, &PerfMetrics::window_fastest_s,
+                               &PerfMetrics::ratio, &PerfMetrics::ci_low,
                                &PerfMetrics::ci_high, &PerfMetrics::p_adjusted, &PerfMetrics::status>{});
     case CheckName::Cost:
         return visit(KeyFields<&CostMetrics::usd_per_million_tokens, &CostMetrics::baseline_usd_per_million_tokens, &CostMetrics::price_source>{});

@@ -31,11 +31,12 @@ struct PerfBaseline {
     std::optional<double> median_s, mad_s, tokens_per_s, gflops;
     std::optional<Seconds> calibration_s, parallel_calibration_s;
     std::optional<std::string> calibration_workload;
+    std::optional<int64_t> threads;  ///< the kernel threads it was timed on; absent: the suite's `threads`
     std::optional<double> headline() const { return median_s; }
     std::optional<bool> moved_from(const PerfBaseline &) const { return std::nullopt; }  // timings differ on every run
 };
 BOOST_DESCRIBE_STRUCT(PerfBaseline, (),
-                      (samples_s, median_s, mad_s, tokens_per_s, gflops, calibration_s, parallel_calibration_s, calibration_workload))
+                      (samples_s, median_s, mad_s, tokens_per_s, gflops, calibration_s, parallel_calibration_s, calibration_workload, threads))
 
 struct CompileBaseline {
     static constexpr CheckName kCheck = CheckName::Compile;

@@ -178,6 +178,7 @@ struct PerfMetrics {
     std::optional<Seconds> samples_s;
     std::optional<Seconds> cpu_samples_s;  ///< the process's CPU seconds per call (every thread's), beside samples_s
     std::optional<int64_t> repetitions;
+    std::optional<int64_t> threads;  ///< the kernel threads it was timed on (0: every CPU)
     std::optional<double> median_s, mad_s, tokens_per_s, flops, gflops;
     std::optional<std::string> machine_class;
     std::optional<double> threshold_pct;
@@ -202,6 +203,9 @@ struct PerfMetrics {
     // row ran slower than its window).
     std::optional<int64_t> window_runs;
     std::optional<double> window_spread_pct, run_shift;
+    /// Window mode judges the fastest repetition: today's, and the window's mean in today's
+    /// seconds (at today's calibration, the run-wide shift put back).
+    std::optional<double> fastest_s, window_fastest_s;
     // A regression's second timing (require_reproduction).
     std::optional<Seconds> reproduction_samples_s, reproduction_calibration_s, reproduction_parallel_calibration_s;
     std::optional<double> reproduction_ratio, reproduction_ci_low, reproduction_ci_high;
@@ -211,11 +215,11 @@ struct PerfMetrics {
     std::optional<std::string> profile, profile_a, profile_b;
 };
 BOOST_DESCRIBE_STRUCT(PerfMetrics, (),
-                      (samples_s, cpu_samples_s, repetitions, median_s, mad_s, tokens_per_s, flops, gflops, machine_class, threshold_pct, strict,
+                      (samples_s, cpu_samples_s, repetitions, threads, median_s, mad_s, tokens_per_s, flops, gflops, machine_class, threshold_pct, strict,
                        baseline_samples_s, baseline_median_s, ratio, ci_low, ci_high, ci_level, p_value, p_adjusted, relative_noise,
                        required_repetitions, status, mode, looks, a, b, calibration_workload, calibration_s, parallel_calibration_s,
                        baseline_calibration_s, calibration_ratio, baseline_parallel_calibration_s, parallel_calibration_ratio,
-                       absolute_ratio, window_runs, window_spread_pct, run_shift, reproduction_samples_s, reproduction_calibration_s, reproduction_parallel_calibration_s,
+                       absolute_ratio, window_runs, window_spread_pct, run_shift, fastest_s, window_fastest_s, reproduction_samples_s, reproduction_calibration_s, reproduction_parallel_calibration_s,
                        reproduction_ratio, reproduction_ci_low, reproduction_ci_high, reproduction_status, reproduction_error, profile,
                        profile_a, profile_b))
 

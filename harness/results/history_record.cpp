@@ -78,10 +78,13 @@ HistoryRecord history_record(const RunResults &results, std::string run_id) {
                 row.leak_bytes_per_call = figure(m->leak_bytes_per_call);
             } else if (const auto *p = k.get<PerfMetrics>(); p && p->samples_s && !p->samples_s->empty()) {
                 row.median_s = median(*p->samples_s);
+                row.fastest_s = fastest(*p->samples_s);
                 if (p->calibration_s && !p->calibration_s->empty()) {
                     row.calibration_s = median(*p->calibration_s);
+                    row.calibration_fastest_s = fastest(*p->calibration_s);
                     rec.calibration_workload = p->calibration_workload.value_or("");
                 }
+                if (p->threads) rec.timing_threads = p->threads;
                 const ConfidenceInterval ci = median_ci(*p->samples_s);
                 if (std::isfinite(ci.low)) row.median_low_s = ci.low, row.median_high_s = ci.high;
             } else if (const auto *cost = k.get<CostMetrics>()) {
@@ -105,7 +108,7 @@ std::string serialize_history_record(const HistoryRecord &r) {
         const std::pair<const char *, const std::optional<double> *> fields[] = {
             {"err", &row.max_abs_error}, {"nmse", &row.nmse}, {"tol", &row.tolerance},
             {"peak", &row.peak_bytes},   {"leak", &row.leak_bytes_per_call}, {"usd", &row.usd_per_mtok},
-            {"cal", &row.calibration_s}};
+            {"cal", &row.calibration_s}, {"f", &row.fastest_s}, {"calf", &row.calibration_fastest_s}};
         for (const auto &[key, value] : fields)
             if (*value) o[key] = compact(**value);
         json::object v;
@@ -118,6 +121,7 @@ std::string serialize_history_record(const HistoryRecord &r) {
                      {"suite", r.suite},                {"machine", r.machine_class}, {"tool", r.tool},
                      {"fp", r.fingerprint_id},         {"verdict", r.verdict}};
     if (!r.calibration_workload.empty()) doc["cw"] = r.calibration_workload;
+    if (r.timing_threads) doc["th"] = *r.timing_threads;
     doc["rows"] = std::move(rows);
     return json::serialize(doc);
 }
@@ -136,6 +140,7 @@ Result<HistoryRecord> parse_history_record(std::string_view text, const std::str
     rec.fingerprint_id = r.string("fp", "");
     rec.verdict = r.string("verdict", "");
     rec.calibration_workload = r.string("cw", "");
+    if (r.raw("th")) rec.timing_threads = r.integer("th", 0, 0, 1024);
     const json::value *rows = r.raw("rows");
     if (r.ok() && (!rows || !rows->is_array())) r.fail_at("rows", "expected an array");
     if (auto e = r.finish()) return std::unexpected(*e);
@@ -157,6 +162,7 @@ Result<HistoryRecord> parse_history_record(std::string_view text, const std::str
         row.max_abs_error = num("err"), row.nmse = num("nmse"), row.tolerance = num("tol");
         row.peak_bytes = num("peak"), row.leak_bytes_per_call = num("leak"), row.usd_per_mtok = num("usd");
         row.calibration_s = num("cal");
+        row.fastest_s = num("f"), row.calibration_fastest_s = num("calf");
         row.window_start = rr.raw("b") != nullptr;
         if (const auto *vv = rr.raw("v"); vv && vv->is_object())
             for (const auto &[check, letter] : vv->get_object())

@@ -38,6 +38,9 @@ struct HistoryRow {
     /// "cal": the calibration workload's median time (one thread) timed with this row: what
     /// a perf window divides its median by (perf_windows.hpp).
     std::optional<double> calibration_s;
+    /// "f": the row's fastest repetition, and "calf" the calibration workload's fastest
+    /// timed with it: a perf window's reading is log(f / calf) (perf_windows.hpp).
+    std::optional<double> fastest_s, calibration_fastest_s;
     /// "b": this run starts the row's perf window (its times were accepted as a new level by
     /// `baseline update --checks perf`); earlier runs are not in the window.
     bool window_start = false;
@@ -53,6 +56,7 @@ struct HistoryRecord {
     std::string fingerprint_id;  ///< fingerprint_id() of the run's fingerprint
     std::string verdict;         ///< the run's verdict
     std::string calibration_workload;  ///< "cw": the workload the rows' "cal" timed (calibration.hpp)
+    std::optional<int64_t> timing_threads;  ///< "th": the kernel threads the rows were timed on (perf.threads)
     std::vector<HistoryRow> rows;
 
     const HistoryRow *find(std::string_view case_id, std::string_view kernel) const;

@@ -9,6 +9,7 @@ namespace attngate {
 Result<PerfBaselines> PerfBaselines::load(Store &store, const Suite &suite, const std::string &machine_class) {
     PerfBaselines b;
     b.machine_class_ = machine_class;
+    b.untold_threads_ = suite.threads, b.timing_threads_ = suite.timing_threads();
     auto key = baseline_key(CheckName::Perf, suite.name, machine_class);
     if (!key) return std::unexpected(key.error());
     auto file = load_baseline_file(store, *key);
@@ -30,7 +31,7 @@ const PerfBaseline *PerfBaselines::find(const std::string &case_id, const std::s
 const Seconds &PerfBaselines::samples(const std::string &case_id, const std::string &kernel) const {
     static const Seconds none;
     const PerfBaseline *b = find(case_id, kernel);
-    return b && b->samples_s ? *b->samples_s : none;
+    return b && b->samples_s && !other_threads(*b) ? *b->samples_s : none;
 }
 
 PerfBaselineState PerfBaselines::state(const std::string &case_id, const std::string &kernel) const {
@@ -39,6 +40,10 @@ PerfBaselineState PerfBaselines::state(const std::string &case_id, const std::st
 }
 
 std::string PerfBaselines::missing_note(const std::string &case_id, const std::string &kernel) const {
+    if (const PerfBaseline *b = find(case_id, kernel); b && b->samples_s && other_threads(*b))
+        return fmt::format("the perf baseline for {} / {} was timed on {} kernel threads, this run on {} (the suite's perf.threads): "
+                           "timings not compared; re-record it (attngate baseline update --checks perf)",
+                           case_id, kernel, b->threads.value_or(untold_threads_), timing_threads_);
     if (file_) return fmt::format("no perf baseline for {} / {} on machine class \"{}\"", case_id, kernel, machine_class_);
     if (other_machine_)
         return fmt::format("perf baseline was recorded on machine class \"{}\", this is \"{}\": timings not compared", *other_machine_,

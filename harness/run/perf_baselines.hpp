@@ -38,6 +38,10 @@ private:
     std::string machine_class_;
     /// A machine class that has a perf baseline of this suite when this one has none.
     std::optional<std::string> other_machine_;
+    /// The kernel threads a baseline without "threads" was timed on (the suite's `threads`),
+    /// and those this run times on: a baseline of other threads is not compared.
+    int64_t untold_threads_ = 0, timing_threads_ = 0;
+    bool other_threads(const PerfBaseline &b) const { return b.threads.value_or(untold_threads_) != timing_threads_; }
 };
 
 }  // namespace attngate

@@ -189,7 +189,7 @@ private:
         for (const auto &row : rows_) {
             const auto &window = windows_.of(row.target.spec->id, row.target.label());
             if (row.windowed && window.size() >= static_cast<size_t>(kMinWindowRuns))
-                deviations.push_back(calibrated_log_time(row.first.samples_s, row.first.calibration_s) - mean(window));
+                deviations.push_back(fastest_reading(row.first.samples_s, row.first.calibration_s).fastest - mean(window));
         }
         return removable_shift(run_shift(std::move(deviations)), suite_.perf.threshold_pct / 100.0, windows_.run_shifts(),
                                suite_.perf.alpha);
@@ -199,11 +199,10 @@ private:
     /// a machine of another speed class is not judged.
     PerfDecision judge_window(const PerfRow &row, const TimingOutcome &timed) const {
         const auto &window = windows_.of(row.target.spec->id, row.target.label());
-        const std::vector<double> rel = relative_to_calibration(timed.samples_s, timed.calibration_s);
-        const ConfidenceInterval ci = median_ci(rel);
-        const WindowReading today{std::log(median(rel)) - shift_, std::log(ci.low) - shift_, std::log(ci.high) - shift_};
+        const FastestReading r = fastest_reading(timed.samples_s, timed.calibration_s);
+        const WindowReading today{r.fastest - shift_, r.fastest - shift_, r.second - shift_};
         PerfDecision d = decide_window(today, window, policy_of(row));
-        const double speed = median(timed.calibration_s) / windows_.calibration_s();
+        const double speed = fastest(timed.calibration_s) / windows_.calibration_s();
         if (d.status != PerfStatus::Insufficient && std::isfinite(speed) && std::max(speed, 1.0 / speed) > kSpeedClassFactor) {
             d.status = PerfStatus::TooNoisy;
             d.machine_moved = true;
@@ -237,7 +236,8 @@ private:
                                         .flops = case_flops(*t.spec, in.segment_ids_q, in.segment_ids_kv),
                                         .threshold_pct = threshold_pct(row),
                                         .machine_class = o_.machine_class,
-                                        .strict = o_.choices.strict});
+                                        .strict = o_.choices.strict,
+                                        .threads = suite_.timing_threads()});
         if (const auto &cpu = row.first.cpu_samples_s; !cpu.empty() && cpu.size() == row.first.samples_s.size())
             check.as<PerfMetrics>().cpu_samples_s = cpu;  // for the gbench export
         add_calibration(check, row.calibration);
@@ -312,7 +312,7 @@ Result<void> run_perf_phase(const Suite &suite, const Plan &plan, Backends &back
     if (options.choices.metric == PerfMetric::Instructions) return instruction_phase(suite, targets, backends, results, options);
     auto baselines = PerfBaselines::load(*options.store, suite, options.machine_class);
     if (!baselines) return std::unexpected(baselines.error());
-    auto windows = PerfWindows::load(*options.store, suite.name, options.machine_class, kCalibrationWorkload);
+    auto windows = PerfWindows::load(*options.store, suite.name, options.machine_class, kCalibrationWorkload, suite.timing_threads());
     if (!windows) return std::unexpected(windows.error());
     PerfPhase phase(suite, backends, options, *baselines, *windows);
     phase.time(std::move(targets));

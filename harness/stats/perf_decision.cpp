@@ -197,20 +197,26 @@ void guard_machine_speed(PerfDecision &d, const MachineMove &move, bool calibrat
         d.ci_high);
 }
 
+namespace {
+/// A timing's reading against its baseline or window, for a reproduction's reason.
+std::string reading_said(const PerfDecision &d) {
+    if (d.window_runs > 0)
+        return fmt::format("fastest repetition x{:.3f} of its window's mean, the second fastest x{:.3f}", d.ratio, d.ci_high);
+    return fmt::format("median time x{:.3f} of baseline, {:.3g}% CI {:.3f} to {:.3f}", d.ratio, 100 * d.ci_level, d.ci_low, d.ci_high);
+}
+}  // namespace
+
 void require_reproduction(PerfDecision &first, const PerfDecision &second) {
     if (first.status != PerfStatus::Regression) return;
     if (second.status == PerfStatus::Regression) {
-        first.reason += fmt::format("; reproduced in a second timing: median time x{:.3f} of baseline ({:.3g}% CI {:.3f} to {:.3f})",
-                                    second.ratio, 100 * second.ci_level, second.ci_low, second.ci_high);
+        first.reason += fmt::format("; reproduced in a second timing: {}", reading_said(second));
         return;
     }
     first.status = PerfStatus::TooNoisy;
     first.machine_moved = second.status != PerfStatus::Insufficient;  // timed again and not slower: the machine moved
-    first.reason = fmt::format("not gated: a regression in the first timing (median time x{:.3f} of baseline, {:.3g}% CI {:.3f} "
-                               "to {:.3f}) did not reproduce in a second timing ({}: {}); the machine's speed moved during the "
-                               "run, so re-run on a steady machine or use paired A/B",
-                               first.ratio, 100 * first.ci_level, first.ci_low, first.ci_high, perf_status_name(second.status),
-                               second.reason);
+    first.reason = fmt::format("not gated: a regression in the first timing ({}) did not reproduce in a second timing ({}: {}); "
+                               "the machine's speed moved during the run, so re-run on a steady machine or use paired A/B",
+                               reading_said(first), perf_status_name(second.status), second.reason);
 }
 
 void apply_benjamini_hochberg(std::vector<PerfDecision> &decisions, double alpha) {

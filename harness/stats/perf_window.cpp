@@ -1,4 +1,4 @@
-// The window rule: Student t prediction interval of a row's past runs, plus today's in-run CI.
+// The window rule: Student t prediction interval of a row's past runs, plus today's fastest repetitions.
 #include "stats/perf_window.hpp"
 
 #include <algorithm>
@@ -20,9 +20,9 @@ double half_width(double alpha, double spread, int runs) {
 }
 
 std::string figures(const PerfDecision &d) {
-    return fmt::format("median time x{:.3f} of its {}-run window's mean (in-run {:.3g}% CI {:.3f} to {:.3f}; between-run spread "
+    return fmt::format("fastest repetition x{:.3f} of its {}-run window's mean (the second fastest x{:.3f}; between-run spread "
                        "{:.1f}%)",
-                       d.ratio, d.window_runs, 100 * d.ci_level, d.ci_low, d.ci_high, 100 * d.relative_noise);
+                       d.ratio, d.window_runs, d.ci_high, 100 * d.relative_noise);
 }
 
 void classify_window(PerfDecision &d, const DecisionPolicy &policy) {
@@ -58,8 +58,9 @@ std::string window_too_noisy_reason(const PerfDecision &d) {
         return fmt::format("not gated: too noisy between runs: a spread of {:.1f}% over {} runs needs {} runs in the window to "
                            "resolve the {:g}% threshold ({})",
                            100 * d.relative_noise, d.window_runs, d.required_repetitions, 100 * d.threshold, figures(d));
-    return fmt::format("not gated: too noisy in this run: its in-run CI ({:.3f} to {:.3f}) is wider than the {:g}% threshold ({})",
-                       d.ci_low, d.ci_high, 100 * d.threshold, figures(d));
+    return fmt::format("not gated: too noisy in this run: its two fastest repetitions are x{:.3f} apart, beyond the {:g}% "
+                       "threshold: too few of them ran at the row's speed ({})",
+                       d.ci_high / d.ci_low, 100 * d.threshold, figures(d));
 }
 
 PerfDecision decide_window(const WindowReading &today, const std::vector<double> &window, const DecisionPolicy &policy,
@@ -68,7 +69,6 @@ PerfDecision decide_window(const WindowReading &today, const std::vector<double>
     d.threshold = policy.threshold;
     d.window_runs = static_cast<int>(window.size());
     d.repetitions = d.window_runs;
-    d.ci_level = 0.95;
     const int n = d.window_runs;
     if (n < std::max(min_runs, 2)) {
         d.status = PerfStatus::Insufficient;

@@ -21,9 +21,10 @@ inline constexpr int kMinShiftRows = 4;
 /// window's runs is another speed class: its rows are not judged against that window.
 inline constexpr double kSpeedClassFactor = 1.5;
 
-/// Today's reading of one row, in the window's units: the log of its median time relative to
-/// the calibration workload, minus the run's shift; low and high: the in-run 95% CI of that
-/// median, likewise.
+/// Today's reading of one row, in the window's units: the log of its fastest repetition
+/// relative to the calibration workload's fastest, minus the run's shift; low and high: the
+/// interval today's repetitions give it (perf_windows.hpp: the fastest and the second
+/// fastest, likewise).
 struct WindowReading {
     double value = 0.0, low = 0.0, high = 0.0;
 };
@@ -39,11 +40,11 @@ int required_runs(double alpha, double spread, double threshold, int min_runs);
 /// 2. m, s: the window's mean and standard deviation; the prediction interval's scale is
 ///    s * sqrt(1 + 1/n) and p (H1 slower) the Student t tail of (value - m) over it, n - 1
 ///    degrees of freedom (Bencher's t-test threshold);
-/// 3. Regression when p <= alpha and the in-run CI's low end is beyond exp(m) * (1 +
-///    threshold); Improvement mirrored; else Ok;
+/// 3. Regression when p <= alpha and the reading's low end is beyond exp(m) * (1 +
+///    threshold); Improvement mirrored, by its high end; else Ok;
 /// 4. TooNoisy, whatever 3 found, when the window needs more runs than it has at its
 ///    spread (required_runs): such a window gates nothing; and an Ok is TooNoisy when
-///    today's in-run CI is wider than the threshold either side.
+///    today's interval is wider than the threshold either side.
 /// repetitions and required_repetitions count runs; apply_benjamini_hochberg then corrects
 /// the run's p-values as it does for the in-run rule.
 PerfDecision decide_window(const WindowReading &today, const std::vector<double> &window, const DecisionPolicy &policy,

@@ -74,6 +74,8 @@ double median(const std::vector<double> &v) {
     return median_in_place(copy);
 }
 
+double fastest(const std::vector<double> &v) { return v.empty() ? kNaN : *std::min_element(v.begin(), v.end()); }
+
 double quantile(const std::vector<double> &v, double q) {
     std::vector<double> sorted = v;
     std::sort(sorted.begin(), sorted.end());

@@ -22,6 +22,9 @@ double stddev(const std::vector<double> &v);
 /// Median (mean of the two middle values for an even count); NaN when empty.
 double median(const std::vector<double> &v);
 
+/// The smallest value (a timing's fastest repetition); NaN when empty.
+double fastest(const std::vector<double> &v);
+
 /// Quantile q in [0, 1] with linear interpolation between order statistics (Hyndman and
 /// Fan's type 7, numpy's and R's default): position q * (n - 1). NaN when empty.
 double quantile(const std::vector<double> &v, double q);

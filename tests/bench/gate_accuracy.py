@@ -226,6 +226,8 @@ def main():
     parser.add_argument("--max-rounds", type=int, default=0, help="ab --max-rounds (0 or at most --rounds: fixed rounds)")
     parser.add_argument("--threads", type=int, default=None,
                         help="the suite's kernel threads (default: the suites' default, 2)")
+    parser.add_argument("--perf-threads", type=int, default=None,
+                        help="the suite's perf.threads: the kernel threads the perf phase times on (default: --threads; smoke: 1)")
     parser.add_argument("--one-case", action="store_true",
                         help="window mode: slow one case per slowdown run (in turn), not every case")
     parser.add_argument("--interleave", action="store_true",
@@ -243,11 +245,15 @@ def main():
     effects = [int(x) for x in args.effects.split(",") if x]
     rows = []
     suite = dict(SUITE, **({"threads": args.threads} if args.threads else {}))
+    if args.perf_threads is not None:
+        suite["perf"] = dict(suite["perf"], threads=args.perf_threads)
     with tempfile.TemporaryDirectory(prefix="attngate-accuracy-") as d:
         work = {"dir": d, "suite": os.path.join(d, "suite.json"), "baselines": os.path.join(d, "baselines"),
                 "windows": os.path.join(d, "windows")}
         with open(work["suite"], "w") as f:
             json.dump(suite, f)
+        for store in (work["baselines"], work["windows"]):  # a store must exist before a run reads it
+            os.makedirs(store)
         record_baselines(args, work)  # quiet machine, before any load
         for load in loads:
             with Load(load):

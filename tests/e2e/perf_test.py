@@ -225,6 +225,34 @@ class PerfGateTest(unittest.TestCase):
             self.assertIn("big-box", check["reason"])
             self.assertIn("not compared", check["reason"])
 
+    def test_a_baseline_timed_on_other_threads_is_not_compared(self):
+        """perf.threads changes what a time means: a baseline of the suite's threads (from before
+        perf.threads was set) is not compared with a run on other threads, even 10x slower; the
+        check says why and how to re-record it. Set back, the same baseline gates again."""
+        r, first = self.run_perf("first")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual({c["metrics"]["threads"] for c in self.perf_checks(first).values()}, {1})
+        self.accept(first)
+        # Make the stored baseline look like one recorded before "threads" was kept: the suite's threads.
+        machine_dir = os.path.join(self.baselines, "perf", os.listdir(os.path.join(self.baselines, "perf"))[0])
+        path = os.path.join(machine_dir, os.listdir(machine_dir)[0])
+        doc = read_json(path)
+        self.assertEqual([e["values"].pop("threads") for e in doc["entries"]], [1, 1])
+        write_json(path, doc)
+        write_json(self.suite, dict(SUITE, perf=dict(SUITE["perf"], threads=2)))
+        r, other = self.run_perf("two-threads", SLOW)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for case, check in self.perf_checks(other).items():
+            self.assertEqual(check["metrics"]["threads"], 2)
+            self.assertEqual((check["verdict"], check["metrics"]["status"]), ("skip", "no_baseline"), (case, check["reason"]))
+            self.assertIn("was timed on 1 kernel threads, this run on 2", check["reason"])
+            self.assertIn("attngate baseline update --checks perf", check["reason"])
+        write_json(self.suite, SUITE)
+        r, slow = self.run_perf("one-thread-again", SLOW)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        for case, check in self.perf_checks(slow).items():
+            self.assertEqual(check["metrics"]["status"], "regression", (case, check["reason"]))
+
     def test_too_few_repetitions_are_too_noisy_to_gate_never_a_pass(self):
         write_json(self.suite, dict(SUITE, perf=dict(SUITE["perf"], repetitions=4)))
         r, first = self.run_perf("first")

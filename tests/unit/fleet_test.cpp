@@ -212,6 +212,28 @@ TEST_CASE("history records are compact and read back", "[history]") {
     CHECK(*back->rows[0].peak_bytes == 4096);
     CHECK(back->rows[0].verdicts.at("perf") == "p");
     CHECK(back->machine_class == "box (cpu x2)");
+    // A perf window's figures: the fastest repetition, no calibration or threads where the run had none.
+    CHECK(*back->rows[0].fastest_s == Approx(0.0123456789 * 0.99).epsilon(1e-4));
+    CHECK_FALSE(back->rows[0].calibration_fastest_s);
+    CHECK_FALSE(back->timing_threads);
+}
+
+TEST_CASE("a history record keeps what a perf window reads: fastest times and the threads", "[history]") {
+    RunResults r = run_at("2026-03-01T02:00:00Z", 0.002, "1.0");
+    PerfMetrics &perf = r.results[0].checks[0].as<PerfMetrics>();
+    perf.calibration_s = {2.4e-4, 1.1e-4, 2.2e-4};
+    perf.calibration_workload = "sgemm";
+    perf.threads = 1;
+    auto back = parse_history_record(serialize_history_record(history_record(r, "id1")), "h.json");
+    REQUIRE(back);
+    CHECK(*back->rows[0].fastest_s == Approx(0.002 * 0.99).epsilon(1e-4));
+    CHECK(*back->rows[0].calibration_fastest_s == Approx(1.1e-4).epsilon(1e-4));
+    CHECK(*back->rows[0].calibration_s == Approx(2.2e-4).epsilon(1e-4));
+    CHECK(back->timing_threads == 1);
+    CHECK(back->calibration_workload == "sgemm");
+    const auto bad = parse_history_record(R"({"schema":1,"run":"r","at":"t","suite":"s","th":-1,"rows":[]})", "h.json");
+    REQUIRE_FALSE(bad);
+    CHECK_THAT(bad.error().message, Catch::Contains("h.json") && Catch::Contains("th"));
 }
 
 TEST_CASE("run ids of runs started in the same second sort in the order they were appended", "[history]") {

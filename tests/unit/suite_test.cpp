@@ -107,6 +107,24 @@ TEST_CASE("bad suites name the file, the JSON path and what was expected", "[sui
                Catch::Contains("$.cases[1].id: duplicate case id \"a\""));
 }
 
+TEST_CASE("perf.threads sets the threads the kernels are timed on; unset, the suite's threads", "[suite]") {
+    const auto suite_with = [](const std::string &top) {
+        return R"({"name": "t", "kernels": ["reference"], )" + top + R"(, "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}]})";
+    };
+    test::TempDir dir;
+    test::write_text(dir / "a.json", suite_with(R"("threads": 3, "perf": {"repetitions": 9})"));
+    auto a = load_suite(dir / "a.json");
+    REQUIRE(a);
+    CHECK(a->timing_threads() == 3);
+    test::write_text(dir / "b.json", suite_with(R"("threads": 3, "perf": {"threads": 1})"));
+    auto b = load_suite(dir / "b.json");
+    REQUIRE(b);
+    CHECK(b->threads == 3);  // peaks and outputs still at the suite's threads
+    CHECK(b->timing_threads() == 1);
+    CHECK_THAT(error_of(suite_with(R"("perf": {"threads": -1})")), Catch::Contains("$.perf.threads: expected an integer in [0, 1024], got -1"));
+    CHECK_THAT(error_of(suite_with(R"("perf": {"threads": "one"})")), Catch::Contains("$.perf.threads: expected an integer"));
+}
+
 namespace {
 std::string with_known_races(const std::string &races) {
     return R"({"name": "t", "kernels": ["reference", "flash"], "known_races": )" + races +
