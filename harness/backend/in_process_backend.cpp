@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <random>
 
 #include "attngate/kernel_tools.hpp"
 #include "backend/calibration.hpp"
@@ -222,9 +223,12 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
             TimingRequest in_child = req;
             in_child.on_progress = step;  // the child's steps come back to req.on_progress over a pipe
             // Each timing child calls the kernels on its own copy of the inputs, on pages of its
-            // own: where a case's tensors landed slowed both its kernels by 13-23% for a whole
-            // process, the inherited copy too (docs/perf-gate-log.md, 2026-12-07), so a
-            // regression's second timing must not share the first one's placement.
+            // own and from a random offset of the heap: where a row's buffers landed slowed it
+            // by 12-20% for a whole process, in a second child with the same layout too
+            // (docs/perf-gate-log.md, 2026-12-07), so a regression's second timing draws its
+            // placement again instead of sharing the first one's.
+            static std::vector<char> heap_offset;  // static: an allocation the compiler keeps
+            heap_offset.resize(64 * (1 + std::random_device{}() % 256));
             std::map<const CaseInputs *, CaseInputs> copies;
             for (const auto &inv : invs) copies.try_emplace(inv.inputs, *inv.inputs);
             std::vector<Target> own = targets_of(&copies);
