@@ -25,6 +25,14 @@ std::optional<double> figure(const std::optional<T> &x) {
 
 const char *verdict_letter(Verdict v) { return v == Verdict::Pass ? "p" : v == Verdict::Fail ? "f" : "s"; }
 
+/// Whether the window rule judged the row's first timing beyond its window: a regression (a
+/// second timing was taken, whether it reproduced or not), an improvement or a stale baseline.
+bool outside_its_window(const PerfMetrics &p) {
+    using enum PerfCheckStatus;
+    if (p.mode != PerfMode::Window || !p.status) return false;
+    return *p.status == Regression || *p.status == Improvement || *p.status == StaleBaseline || p.reproduction_status.has_value();
+}
+
 }  // namespace
 
 std::optional<double> HistoryRow::figure(HistoryFigure f) const {
@@ -85,6 +93,7 @@ HistoryRecord history_record(const RunResults &results, std::string run_id) {
                     rec.calibration_workload = p->calibration_workload.value_or("");
                 }
                 if (p->threads) rec.timing_threads = p->threads;
+                row.outside_window = outside_its_window(*p);
                 const ConfidenceInterval ci = median_ci(*p->samples_s);
                 if (std::isfinite(ci.low)) row.median_low_s = ci.low, row.median_high_s = ci.high;
             } else if (const auto *cost = k.get<CostMetrics>()) {
@@ -115,6 +124,7 @@ std::string serialize_history_record(const HistoryRecord &r) {
         for (const auto &[check, letter] : row.verdicts) v[check] = letter;
         o["v"] = std::move(v);
         if (row.window_start) o["b"] = 1;
+        if (row.outside_window) o["x"] = 1;
         rows.push_back(std::move(o));
     }
     json::object doc{{"schema", kHistorySchemaVersion}, {"run", r.run_id},        {"at", r.at},
@@ -164,6 +174,7 @@ Result<HistoryRecord> parse_history_record(std::string_view text, const std::str
         row.calibration_s = num("cal");
         row.fastest_s = num("f"), row.calibration_fastest_s = num("calf");
         row.window_start = rr.raw("b") != nullptr;
+        row.outside_window = rr.raw("x") != nullptr;
         if (const auto *vv = rr.raw("v"); vv && vv->is_object())
             for (const auto &[check, letter] : vv->get_object())
                 if (letter.is_string()) row.verdicts[std::string(check)] = std::string(letter.get_string());

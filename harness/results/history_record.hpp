@@ -44,6 +44,11 @@ struct HistoryRow {
     /// "b": this run starts the row's perf window (its times were accepted as a new level by
     /// `baseline update --checks perf`); earlier runs are not in the window.
     bool window_start = false;
+    /// "x": the window rule found this row's time beyond its window in this run (a
+    /// regression, reproduced or not, an improvement or a stale baseline): the value stays
+    /// out of the window, so one outlier does not widen it for the next 20 runs and a real
+    /// regression stays red until `baseline update --checks perf` accepts it ("b").
+    bool outside_window = false;
     std::map<std::string, std::string> verdicts;                  ///< "v": check -> "p"/"f"/"s"
 
     std::optional<double> figure(HistoryFigure f) const;

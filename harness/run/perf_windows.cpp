@@ -48,7 +48,7 @@ Result<PerfWindows> PerfWindows::load(Store &store, const std::string &suite, co
         std::vector<double> run_cal;
         for (const auto &row : runs[j]->rows) {
             const double v = log_ratio(row.fastest_s, row.calibration_fastest_s);
-            if (!std::isfinite(v)) continue;
+            if (!std::isfinite(v) || row.outside_window) continue;
             auto &series = by_key[{row.case_id, row.kernel}];
             series.resize(runs.size(), kNaN);
             if (row.window_start) std::fill(series.begin(), series.begin() + static_cast<std::ptrdiff_t>(j), kNaN);

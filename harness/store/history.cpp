@@ -114,6 +114,7 @@ Result<std::string> append_perf_window(Store &store, const RunResults &results, 
         const std::string label = row.case_id + "/" + row.kernel;
         if (!row.median_s || !accepted.contains(label)) return true;
         row.window_start = moved.contains(label);
+        row.outside_window = false;  // accepted: the row's window starts again here
         // A window's record holds the perf figures alone.
         const std::string perf_letter = row.verdicts.contains("perf") ? row.verdicts.at("perf") : "";
         row.max_abs_error = row.nmse = row.tolerance = row.peak_bytes = row.leak_bytes_per_call = row.usd_per_mtok = std::nullopt;

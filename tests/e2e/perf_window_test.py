@@ -11,8 +11,9 @@ is known and small whatever load the test runs under. Against them:
 - every row slower while the machine is not (the test plugin adds 900% to every call, the
   calibration workload is untouched): a regression of every kernel, flagged on every row,
   not hidden as a run-wide shift;
-- the same slowdown of one row: that row alone is a regression, and `baseline update
-  --checks perf` on that run starts its window again.
+- the same slowdown of one row: that row alone is a regression; appended to the history, its
+  time stays out of its window ("x") while the other rows' go in; `baseline update --checks
+  perf` on that run starts its window again.
 
 Under load (stress-ng on every core) each test asserts its verdicts or is skipped saying why:
 a 50% threshold against 10x slowdowns, and today's calibration divides out what the load does
@@ -198,13 +199,13 @@ class PerfWindowTest(unittest.TestCase):
                 return f"the calibration workload moved beyond x{SAME_MACHINE} of the reference run's: {', '.join(cals)}"
         return f"rows beyond x{within} of the reference run's (10x rows: x{SAME_MACHINE_10X}), calibrated: {', '.join(far)}" if far else ""
 
-    def judge(self, store, name, pct=0, seq_q=None):
+    def judge(self, store, name, pct=0, seq_q=None, extra=()):
         out = os.path.join(self.dir, name + ".json")
         env = dict(os.environ, ATTNGATE_TEST_SLOWDOWN_PCT=str(pct))
         if seq_q is not None:
             env["ATTNGATE_TEST_SLOWDOWN_SEQ_Q"] = str(seq_q)
         r = attngate("run", "--suite", self.suite, "--baselines", store, "--checks", "perf", "--plugin", ARGS.faulty_plugin,
-                     "--out", out, env=env)
+                     "--out", out, *extra, env=env)
         return r, out
 
     def test_b_a_slower_machine_is_not_flagged(self):
@@ -240,12 +241,31 @@ class PerfWindowTest(unittest.TestCase):
                 self.assertNotIn(m["status"], ("regression", "improvement"), (case, m["reason"]))
         self.assertIn(slow, r.stdout)
 
-        before = set(glob.glob(os.path.join(store, "history", "window", "*", "*", "*.json")))
+        # The same slowed run appended to the history, as a main-branch run is: a time the
+        # window rule found beyond its window ("x") stays out of it, every other row's goes in.
+        history = os.path.join(store, "history", "window", "*", "*", "*.json")
+        before = set(glob.glob(history))
+        r, out_appended = self.judge(store, "one-row-appended", pct=SLOW, seq_q=SEQS[2], extra=("--append-history",))
+        self.assertIn(r.returncode, (0, 1), r.stdout + r.stderr)
+        appended = self.perf(out_appended)
+        added = set(glob.glob(history)) - before
+        self.assertEqual(len(added), 1, added)
+        outside = {row["c"]: row.get("x") == 1 for row in read_json(added.pop())["rows"]}
+        for case, m in appended.items():
+            beyond = m["status"] in ("regression", "improvement", "stale_baseline") or "reproduction_status" in m
+            self.assertEqual(outside[case], beyond, (case, m["status"], m["reason"]))
+        self.assertTrue(outside[slow] or appended[slow]["status"] != "regression", appended[slow]["reason"])
+        r, out_next = self.judge(store, "after-appended")
+        for case, m in self.perf(out_next).items():
+            if m.get("mode") == "window":
+                self.assertEqual(m["window_runs"], MIN_RUNS + (not outside[case]), (case, m["reason"]))
+
+        before = set(glob.glob(history))
         u = attngate("baseline", "update", "--results", out, "--baselines", store, "--checks", "perf",
                      "--yes", "--allow-in-ci", "--reason", "slower on purpose")
         self.assertEqual(u.returncode, 0, u.stdout + u.stderr)
         self.assertIn("perf windows: recorded", u.stdout)
-        added = set(glob.glob(os.path.join(store, "history", "window", "*", "*", "*.json"))) - before
+        added = set(glob.glob(history)) - before
         self.assertEqual(len(added), 1)
         with open(added.pop()) as f:
             record = json.load(f)

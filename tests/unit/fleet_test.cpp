@@ -11,6 +11,7 @@
 #include "results/history_record.hpp"
 #include "results/trends.hpp"
 #include "run/merge.hpp"
+#include "run/perf_windows.hpp"
 #include "store/directory_store.hpp"
 #include "store/history.hpp"
 #include "test_support.hpp"
@@ -234,6 +235,61 @@ TEST_CASE("a history record keeps what a perf window reads: fastest times and th
     const auto bad = parse_history_record(R"({"schema":1,"run":"r","at":"t","suite":"s","th":-1,"rows":[]})", "h.json");
     REQUIRE_FALSE(bad);
     CHECK_THAT(bad.error().message, Catch::Contains("h.json") && Catch::Contains("th"));
+}
+
+namespace {
+/// A run of two rows, "a" and "b", judged by the window rule on one thread; row b's status is
+/// `b_status`, judged in `b_mode`, with a second timing when `second_timing`.
+RunResults windowed_run(int i, PerfCheckStatus b_status, PerfMode b_mode = PerfMode::Window, bool second_timing = false) {
+    RunResults r = run_at(fmt::format("2026-03-01T02:00:{:02d}Z", i), 0.002 * (1 + 0.001 * i), "1.0");
+    r.results.push_back(r.results[0]);
+    r.results[1].case_id = "b";
+    for (auto &c : r.results) {
+        PerfMetrics &p = c.checks[0].as<PerfMetrics>();
+        p.calibration_s = {1.1e-4, 1.2e-4};
+        p.calibration_workload = "sgemm";
+        p.threads = 1;
+        p.mode = PerfMode::Window;
+        p.status = PerfCheckStatus::Ok;
+    }
+    PerfMetrics &b = r.results[1].checks[0].as<PerfMetrics>();
+    b.mode = b_mode, b.status = b_status;
+    if (second_timing) b.reproduction_status = PerfStatus::Ok;
+    return r;
+}
+}  // namespace
+
+TEST_CASE("a row the window rule found beyond its window stays out of it until accepted", "[history][window]") {
+    using enum PerfCheckStatus;
+    const auto marked = [](const RunResults &r) {
+        auto back = parse_history_record(serialize_history_record(history_record(r, "id")), "h.json");
+        REQUIRE(back);
+        return back->rows[1].outside_window;
+    };
+    CHECK_FALSE(marked(windowed_run(0, Ok)));
+    CHECK_FALSE(marked(windowed_run(0, TooNoisy)));
+    CHECK(marked(windowed_run(0, Regression)));
+    CHECK(marked(windowed_run(0, TooNoisy, PerfMode::Window, true)));  // a first-timing regression that did not reproduce
+    CHECK(marked(windowed_run(0, StaleBaseline)));
+    CHECK(marked(windowed_run(0, Improvement)));
+    CHECK_FALSE(marked(windowed_run(0, Regression, PerfMode::Calibrated)));  // judged by a single-run baseline
+    CHECK(serialize_history_record(history_record(windowed_run(0, Regression), "id")).find(R"("x":1)") != std::string::npos);
+
+    test::TempDir dir;
+    DirectoryStore store(dir.path());
+    for (int i = 0; i < 6; ++i) REQUIRE(append_history(store, windowed_run(i, Ok)));
+    const RunResults slow = windowed_run(6, Regression);
+    REQUIRE(append_history(store, slow));
+    auto w = PerfWindows::load(store, "s", "box (cpu x2)", "sgemm", 1);
+    REQUIRE(w);
+    CHECK(w->of("a", "flash").size() == 7);
+    CHECK(w->of("b", "flash").size() == 6);  // the regression's time is not in b's window
+    // Accepting it starts b's window at that run.
+    REQUIRE(append_perf_window(store, slow, {"a/flash", "b/flash"}));
+    w = PerfWindows::load(store, "s", "box (cpu x2)", "sgemm", 1);
+    REQUIRE(w);
+    CHECK(w->of("a", "flash").size() == 7);
+    CHECK(w->of("b", "flash").size() == 1);
 }
 
 TEST_CASE("run ids of runs started in the same second sort in the order they were appended", "[history]") {
