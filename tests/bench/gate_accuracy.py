@@ -56,14 +56,15 @@ GATED = ("ok", "regression", "improvement")
 
 
 def verdicts(results_path):
-    """(case, status, ratio) of every perf or instructions check."""
+    """(case, status, ratio, reason) of every perf or instructions check."""
     with open(results_path) as f:
         results = json.load(f)
     out = []
     for entry in results["results"]:
         for check in entry["checks"]:
             if check["check"] in ("perf", "instructions"):
-                out.append((entry["case"], check["metrics"].get("status", "?"), check["metrics"].get("ratio")))
+                out.append((entry["case"], check["metrics"].get("status", "?"), check["metrics"].get("ratio"),
+                            check.get("reason", "")))
     return out
 
 
@@ -143,21 +144,27 @@ def measure(mode, args, work, load, schedule):
     tallies = {}
     for i, pct in enumerate(schedule):
         t = tallies.setdefault(pct, {"runs": 0, "cases": 0, "flagged": 0, "regressions": 0, "too_noisy": 0, "gated": 0,
-                                     "seconds": 0.0, "ratios": [], "per_case": {}, "per_run": [],
-                                     "one": {"slowed_case_gated": 0, "slowed_case_caught": 0, "other_cases_flagged": 0}})
+                                     "seconds": 0.0, "ratios": [], "per_case": {}, "per_run": [], "false_alarms": [], "noisy_in_run": 0,
+                                     "one": {"slowed_case_gated": 0, "slowed_case_caught": 0, "other_cases_flagged": 0,
+                                             "slowed_case_missed": []}})
         only = list(ONE_CASE)[t["runs"] % len(ONE_CASE)] if args.one_case and pct else None
         start = time.monotonic()
         v = RUNNERS[mode](args, work, pct, os.path.join(work["dir"], f"{mode}-{load}-{pct}-{i}.json"), only)
         t["seconds"] += time.monotonic() - start
-        for case, s, _ in v if only is not None else []:
+        for case, s, _, reason in v if only is not None else []:
             if case == ONE_CASE[only]:
                 t["one"]["slowed_case_gated"] += s in GATED
                 t["one"]["slowed_case_caught"] += s == "regression"
-            else:
-                t["one"]["other_cases_flagged"] += s == "regression"
-        statuses = [s for _, s, _ in v]
+                if s in GATED and s != "regression":  # a slowed row judged and passed: say what the rule saw
+                    t["one"]["slowed_case_missed"].append(f"{case}: {reason}")
+            elif s == "regression":  # a case not slowed, flagged: a false alarm
+                t["one"]["other_cases_flagged"] += 1
+                t["false_alarms"].append(f"run {t['runs']}, {case} (not slowed): {reason}")
+        statuses = [s for _, s, _, _ in v]
+        if pct == 0:  # every regression of an A/A run is a false alarm: keep what the rule saw
+            t["false_alarms"] += [f"run {t['runs']}, {case}: {reason}" for case, s, _, reason in v if s == "regression"]
         t["per_run"].append(statuses)
-        for case, _, r in v:
+        for case, _, r, _ in v:
             if isinstance(r, (int, float)):
                 t["ratios"].append(r)
                 t["per_case"].setdefault(case, []).append(r)
@@ -165,6 +172,7 @@ def measure(mode, args, work, load, schedule):
         t["cases"] += len(statuses)
         t["regressions"] += statuses.count("regression")
         t["too_noisy"] += statuses.count("too_noisy")
+        t["noisy_in_run"] += sum(s == "too_noisy" and "in this run" in reason for _, s, _, reason in v)
         t["gated"] += sum(statuses.count(g) for g in GATED)
         t["flagged"] += "regression" in statuses
     rows = []
@@ -173,10 +181,12 @@ def measure(mode, args, work, load, schedule):
         rows.append({"mode": mode, "load_cpus": load, "slowdown_pct": pct, "suite_runs": runs, "case_verdicts": cases,
                      "suite_runs_flagged": t["flagged"], "suite_flag_rate": t["flagged"] / runs,
                      "case_detection_rate": t["regressions"] / cases if cases else 0.0,
-                     "too_noisy_rate": t["too_noisy"] / cases if cases else 0.0, "gated_rate": t["gated"] / cases if cases else 0.0,
+                     "too_noisy_rate": t["too_noisy"] / cases if cases else 0.0,
+                     "too_noisy_in_run_rate": t["noisy_in_run"] / cases if cases else 0.0, "gated_rate": t["gated"] / cases if cases else 0.0,
                      "median_ratio": statistics.median(t["ratios"]) if t["ratios"] else None,
                      "median_ratio_per_case": {c: statistics.median(r) for c, r in t["per_case"].items()},
                      "seconds_per_suite_run": t["seconds"] / runs, "statuses_per_run": t["per_run"],
+                     "false_alarms": t["false_alarms"],
                      "interleaved": len(tallies) > 1, **(t["one"] if args.one_case and pct else {})})
     return rows
 
