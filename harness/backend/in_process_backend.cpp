@@ -207,18 +207,21 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
         }
         return targets;
     };
-    std::vector<Target> targets = targets_of(nullptr);
-    if (req.count_instructions) return count_targets(targets);
+    if (req.count_instructions) {
+        std::vector<Target> targets = targets_of(nullptr);
+        return count_targets(targets);
+    }
     const TimingOptions timing{req.repetitions, req.min_time_s, true};
-    std::vector<TimingOutcome> out(targets.size());
-    if (targets.empty()) return out;
+    std::vector<TimingOutcome> out(invs.size());
+    if (invs.empty()) return out;
     const int threads = invs.front().suite->timing_threads();  // one suite per timing set
     std::vector<std::vector<double>> samples;
     if (!req.isolation) {
         note_activity(fmt::format("the timing of {} on case {}{}", invs.front().kernel->label(), invs.front().spec->id,
                                   invs.size() > 1 ? fmt::format(" and {} more", invs.size() - 1) : ""));
+        std::vector<Target> targets = targets_of(nullptr);
         samples = time_targets(targets, threads, timing, req);
-    } else {
+    } else {  // the parent builds no targets: each child makes its own
         auto bytes = run_isolated([&](const StepFn &step) {
             TimingRequest in_child = req;
             in_child.on_progress = step;  // the child's steps come back to req.on_progress over a pipe
@@ -240,7 +243,7 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
             for (auto &o : out) o.error = "timing child " + bytes.error().describe();
             return out;
         }
-        samples = parse_samples(*bytes, 2 * (targets.size() + (req.calibrate ? kCalibrationEntries : 0)));
+        samples = parse_samples(*bytes, 2 * (invs.size() + (req.calibrate ? kCalibrationEntries : 0)));
         if (samples.empty()) {
             for (auto &o : out) o.error = "timing child " + incomplete_result(0).describe();
             return out;
@@ -251,8 +254,8 @@ std::vector<TimingOutcome> InProcessBackend::time(const std::vector<Invocation> 
         out[i].samples_s = std::move(samples[i]);
         out[i].cpu_samples_s = std::move(samples[entries + i]);
         if (!req.calibrate) continue;
-        out[i].calibration_s = samples[targets.size()];
-        out[i].parallel_calibration_s = samples[targets.size() + 1];
+        out[i].calibration_s = samples[invs.size()];
+        out[i].parallel_calibration_s = samples[invs.size() + 1];
     }
     return out;
 }
