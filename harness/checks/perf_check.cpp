@@ -107,6 +107,9 @@ void add_window(CheckResult &r, const std::vector<double> &window, double shift)
     // The window's mean in this run's seconds: its calibrated time at today's calibration, shifted.
     if (!window.empty() && m.calibration_s && !m.calibration_s->empty())
         m.window_fastest_s = std::exp(mean(window) + shift) * fastest(*m.calibration_s);
+    if (m.status == PerfCheckStatus::Regression)  // history_record.hpp, "x"
+        r.reason += "; this time stays out of the row's window, so the row stays red until `attngate baseline update "
+                    "--checks perf` accepts it as the new level";
 }
 
 MachineMove PerfCalibration::machine_move() const {

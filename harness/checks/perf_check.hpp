@@ -72,7 +72,8 @@ void add_calibration(CheckResult &check, const PerfCalibration &calibration);
 /// Records a window decision's inputs on a perf check (after add_calibration): mode
 /// "window", the runs in the row's window, their spread, the run-wide shift taken out
 /// (log, recorded as a ratio), and the window's mean time in this run's seconds as
-/// baseline_median_s.
+/// baseline_median_s. A regression's reason says that its time stays out of the window
+/// until accepted.
 void add_window(CheckResult &check, const std::vector<double> &window, double shift);
 
 /// Which timing of a case x kernel: the first, or a regression's second (require_reproduction).
