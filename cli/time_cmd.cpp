@@ -21,7 +21,7 @@ struct TimeArgs {
     PlanFilter filter;
     int repetitions = 1;
     double min_time_s = 0.02;
-    bool no_isolation = false, serve = false;
+    bool no_isolation = false, serve = false, memory = false;
     PerfMetric metric = PerfMetric::Time;
 };
 
@@ -43,6 +43,7 @@ int serve(const Suite &suite, const Plan &plan, Backends &backends, const TimeAr
 int time_rows(TimeArgs a) {
     for (std::string *p : {&a.out, &a.outputs}) *p = absolute_path(*p);  // before a kernel in this process could chdir()
     // Usage first, before any adapter starts.
+    if (a.memory && a.outputs.empty()) return report_error(Error{ErrorKind::Usage, "time --memory: only with --outputs (it observes the outputs' calls)"});
     if (a.serve && (!a.out.empty() || !a.outputs.empty() || a.metric != PerfMetric::Time))
         return report_error(Error{ErrorKind::Usage, "time --serve: answers timing requests only (no --out, --outputs or --metric)"});
     if (!a.serve && a.out.empty()) return report_error(Error{ErrorKind::Usage, "time: --out is required (unless --serve)"});
@@ -59,7 +60,7 @@ int time_rows(TimeArgs a) {
     if (!plan) return report_error(plan.error());
     if (a.serve) return serve(*suite, *plan, *backends, a);
     if (!a.outputs.empty())
-        if (auto w = write_plan_outputs(*suite, *plan, *backends, a.outputs, !a.no_isolation); !w) return report_error(w.error());
+        if (auto w = write_plan_outputs(*suite, *plan, *backends, a.outputs, !a.no_isolation, a.memory); !w) return report_error(w.error());
     TimingRequest request{a.repetitions, a.min_time_s, !a.no_isolation, 3600};
     request.count_instructions = a.metric == PerfMetric::Instructions;
     auto samples = time_plan(*suite, *plan, *backends, request);
@@ -91,6 +92,9 @@ Command add_time_command(CLI::App &app, Console &) {
                            "time, or instructions: one call's instructions per case x kernel, on one thread, with this process run "
                            "under valgrind --tool=callgrind (what run --perf-metric instructions spawns)");
     cmd->add_option("--outputs", a->outputs, "also write each case x kernel's output as .npy here, with index.json (what ab diffs)");
+    cmd->add_flag("--memory", a->memory,
+                  "with --outputs: also observe each case x kernel's memory over the suite's memory_calls and write it to "
+                  "index.json (what ab's memory check compares)");
     cmd->add_flag("--serve", a->serve,
                   "answer timing requests on stdin until it ends, one JSON line each (what ab keeps running per side; "
                   "see harness/run/time_server.hpp)");

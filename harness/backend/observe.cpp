@@ -233,40 +233,43 @@ constexpr char kEndMarker[8] = {'A', 'G', 'O', 'B', 'S', 'E', 'N', 'D'};
 
 json::array to_array(const std::vector<int64_t> &v) { return json::array(v.begin(), v.end()); }
 
-std::vector<int64_t> from_array(const json::value &v) {
-    std::vector<int64_t> out;
-    for (const auto &e : v.as_array()) out.push_back(e.as_int64());
-    return out;
-}
+}  // namespace
 
 json::object memory_to_json(const MemoryObservation &m) {
     return json::object{{"calls", m.calls}, {"abi_measured", m.abi_measured}, {"abi_peak_bytes", m.abi_peak_bytes},
                         {"abi_leaked_bytes", m.abi_leaked_bytes}, {"abi_unfreed_allocations", m.abi_unfreed_allocations},
                         {"abi_retained_bytes", m.abi_retained_bytes},
                         {"heap_live_bytes", to_array(m.heap_live_bytes)}, {"rss_bytes", to_array(m.rss_bytes)},
+                        {"live_arrays", to_array(m.live_arrays)}, {"live_array_bytes", to_array(m.live_array_bytes)},
+                        {"device_bytes_in_use", to_array(m.device_bytes_in_use)}, {"device_peak_bytes", m.device_peak_bytes},
                         {"rss_peak_delta_bytes", m.rss_peak_delta_bytes}, {"probe_seq_q", m.probe_seq_q},
                         {"probe_seq_k", m.probe_seq_k}, {"probe_abi_peak_bytes", m.probe_abi_peak_bytes},
                         {"probe_rss_peak_delta_bytes", m.probe_rss_peak_delta_bytes}};
 }
 
-MemoryObservation memory_from_json(const json::object &mo) {
+Result<MemoryObservation> memory_from_json(const json::value &v, const std::string &file, const std::string &path) {
+    ObjectReader r(v, file, path);
     MemoryObservation x;
-    x.calls = mo.at("calls").as_int64();
-    x.abi_measured = mo.at("abi_measured").as_bool();
-    x.abi_peak_bytes = mo.at("abi_peak_bytes").as_int64();
-    x.abi_leaked_bytes = mo.at("abi_leaked_bytes").as_int64();
-    x.abi_unfreed_allocations = mo.at("abi_unfreed_allocations").as_int64();
-    x.abi_retained_bytes = mo.at("abi_retained_bytes").as_int64();
-    x.heap_live_bytes = from_array(mo.at("heap_live_bytes"));
-    x.rss_bytes = from_array(mo.at("rss_bytes"));
-    x.rss_peak_delta_bytes = mo.at("rss_peak_delta_bytes").as_int64();
-    x.probe_seq_q = mo.at("probe_seq_q").as_int64();
-    x.probe_seq_k = mo.at("probe_seq_k").as_int64();
-    x.probe_abi_peak_bytes = mo.at("probe_abi_peak_bytes").as_int64();
-    x.probe_rss_peak_delta_bytes = mo.at("probe_rss_peak_delta_bytes").as_int64();
+    x.calls = r.required_integer("calls", 0);
+    x.abi_measured = r.boolean("abi_measured", false);
+    x.abi_peak_bytes = r.required_integer("abi_peak_bytes", 0);
+    x.abi_leaked_bytes = r.required_integer("abi_leaked_bytes", 0);
+    x.abi_unfreed_allocations = r.required_integer("abi_unfreed_allocations", 0);
+    x.abi_retained_bytes = r.required_integer("abi_retained_bytes", 0);
+    x.heap_live_bytes = r.integer_array("heap_live_bytes", {});
+    x.rss_bytes = r.integer_array("rss_bytes", {});
+    x.live_arrays = r.integer_array("live_arrays", {});
+    x.live_array_bytes = r.integer_array("live_array_bytes", {});
+    x.device_bytes_in_use = r.integer_array("device_bytes_in_use", {});
+    x.device_peak_bytes = r.integer("device_peak_bytes", -1, -1);
+    x.rss_peak_delta_bytes = r.integer("rss_peak_delta_bytes", -1, -1);
+    x.probe_seq_q = r.integer("probe_seq_q", 0, 0);
+    x.probe_seq_k = r.integer("probe_seq_k", 0, 0);
+    x.probe_abi_peak_bytes = r.integer("probe_abi_peak_bytes", -1, -1);
+    x.probe_rss_peak_delta_bytes = r.integer("probe_rss_peak_delta_bytes", -1, -1);
+    if (auto e = r.finish()) return std::unexpected(*e);
     return x;
 }
-}  // namespace
 
 std::string serialize_observation(const Observation &o) {
     json::object meta{{"kernel_rc", o.kernel_rc}, {"kernel_error", o.kernel_error}, {"host_error", o.host_error}, {"seconds", o.seconds}};
@@ -323,7 +326,11 @@ std::optional<Observation> parse_observation(std::string_view bytes) {
                                            uo.at("first_past_kv_len").as_int64(), uo.at("first_outside_table").as_int64()};
         }
         o.seconds = m.at("seconds").to_number<double>();
-        if (const auto *mem = m.if_contains("memory")) o.memory = memory_from_json(mem->as_object());
+        if (const auto *mem = m.if_contains("memory")) {
+            auto memory = memory_from_json(*mem, "an isolated child's observation", "$.memory");
+            if (!memory) return std::nullopt;
+            o.memory = std::move(*memory);
+        }
         o.output.resize(n);
         std::memcpy(o.output.data(), bytes.data() + floats_at, n * sizeof(float));
         return o;

@@ -10,6 +10,8 @@
 #include "attngate/kernel_abi.h"
 #include "backend/backend.hpp"
 #include "backend/observation.hpp"
+#include "io/error.hpp"
+#include "io/json_io.hpp"
 
 namespace attngate {
 
@@ -42,6 +44,12 @@ CaseSpec doubled_sequences(const CaseSpec &c);
 /// A kernel-supplied C string of at most `capacity` bytes, cut at the first NUL, without
 /// trusting that there is one, and made valid UTF-8 (it ends up in JSON).
 std::string bounded_string(const char *buffer, size_t capacity);
+
+/// A memory observation as JSON (every eye; the series empty and -1 where not measured),
+/// for the trip from an isolated child and for `time --outputs --memory`'s index.
+json::object memory_to_json(const MemoryObservation &m);
+/// Reads what memory_to_json wrote; an error naming `file` and the field under `path`.
+Result<MemoryObservation> memory_from_json(const json::value &v, const std::string &file, const std::string &path);
 
 /// Serialisation for the trip from an isolated child back to the parent.
 std::string serialize_observation(const Observation &o);

@@ -108,7 +108,7 @@ CheckResult remote_memory_check(const MemoryObservation &m, const MemoryPolicy &
 }  // namespace
 
 CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryBaseline> &baseline,
-                         const MemoryPolicy &policy, uint32_t workspace_growth) {
+                         const MemoryPolicy &policy, uint32_t workspace_growth, const std::string &against) {
     if (!m.abi_measured) return remote_memory_check(m, policy);
     // A leak grows all along the series; a one-time step (a worker thread touching its
     // scratch for the first time, a cache filling) is not one: the heap must grow in both
@@ -168,10 +168,10 @@ CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryB
     metrics.peak_growth_pct = growth;
     if (growth > policy.peak_growth_pct + 1e-9) {  // 1100 vs 1000 is 10%, not 10.000000000000009%
         r.verdict = Verdict::Fail;
-        r.reason = fmt::format("peak memory grew {:.1f}% over its baseline ({} B -> {} B; limit {:.0f}%)", growth,
-                               base_peak, m.abi_peak_bytes, policy.peak_growth_pct);
+        r.reason = fmt::format("peak memory grew {:.1f}% over {} ({} B -> {} B; limit {:.0f}%)", growth, against, base_peak,
+                               m.abi_peak_bytes, policy.peak_growth_pct);
     } else {
-        r.reason = fmt::format("no leak; peak {} B ({:+.1f}% against baseline)", m.abi_peak_bytes, growth);
+        r.reason = fmt::format("no leak; peak {} B ({:+.1f}% against {})", m.abi_peak_bytes, growth, against);
     }
     return r;
 }

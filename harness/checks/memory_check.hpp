@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "attngate/kernel_abi.h"
@@ -45,8 +46,9 @@ double sustained_slope(const std::vector<int64_t> &y);
 /// more than half of the calls.
 double median_increment(const std::vector<int64_t> &y);
 
+/// `against` names the baseline in the reasons ("its baseline"; in an A/B run, "side A").
 CheckResult memory_check(const MemoryObservation &m, const std::optional<MemoryBaseline> &baseline,
-                         const MemoryPolicy &policy, uint32_t workspace_growth);
+                         const MemoryPolicy &policy, uint32_t workspace_growth, const std::string &against = "its baseline");
 
 /// "constant", "linear", "quadratic" or "unspecified".
 const char *workspace_growth_name(uint32_t growth);

@@ -142,7 +142,7 @@ std::string unchecked_said(const RunResults &r) {
         if (std::find(r.checks.begin(), r.checks.end(), c) == r.checks.end()) missing.push_back(enum_name(c));
     if (missing.empty()) return "";
     return fmt::format("not checked: {}{}", fmt::join(missing, ", "),
-                       r.ab.empty() ? " (--checks)" : " (`attngate ab` compares golden, numerics and perf; `attngate run` gates the others)");
+                       r.ab.empty() ? " (--checks)" : " (`attngate ab` compares golden, numerics, memory and perf; `attngate run` gates the others)");
 }
 
 std::string shard_said(const RunResults &r) {

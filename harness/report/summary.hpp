@@ -59,7 +59,7 @@ std::string coverage_said(const CheckCoverage &c);
 std::string numerics_changed_said(const RunResults &r);
 
 /// The gate's checks (golden, memory, perf, cost) this run did not apply, said so that a PASS is
-/// not read as theirs: "not checked: memory, cost (`attngate ab` compares golden, numerics and
+/// not read as theirs: "not checked: cost (`attngate ab` compares golden, numerics, memory and
 /// perf; `attngate run` gates the others)"; empty when all ran.
 std::string unchecked_said(const RunResults &r);
 

@@ -1,4 +1,4 @@
-// A/B orchestration: outputs first (numerics, goldens, compile), then ABBA rounds of
+// A/B orchestration: outputs first (numerics, goldens, compile, memory), then ABBA rounds of
 // timings, then the paired decision rule over every case x kernel at once.
 #include "run/ab.hpp"
 
@@ -11,6 +11,7 @@
 
 #include "checks/compile_check.hpp"
 #include "checks/golden_check.hpp"
+#include "checks/memory_check.hpp"
 #include "checks/numerics_check.hpp"
 #include "checks/program_check.hpp"
 #include "io/files.hpp"
@@ -228,6 +229,32 @@ public:
         if (oa->compile_s && ob.compile_s) r.checks.push_back(compile_check(*ob.compile_s, oa->compile_s, o_.compile_threshold_pct));
     }
 
+    /// B's memory: its leaks and its workspace promise, as `run` judges them, and its peak
+    /// against A's in place of a baseline; A's own failure is a note.
+    std::optional<CheckResult> memory_check_of(const AbOutput *oa, const AbOutput &ob) const {
+        if (!ob.memory) {
+            if (ob.memory_unavailable.empty()) return std::nullopt;
+            return CheckResult(CheckName::Memory, Verdict::Skip, "side B: " + ob.memory_unavailable);
+        }
+        const MemoryPolicy policy = memory_policy(suite_);
+        const MemoryObservation *ma = oa && oa->memory ? &*oa->memory : nullptr;
+        std::optional<MemoryBaseline> a_peak;
+        if (ma && ma->abi_measured) a_peak = MemoryBaseline{ma->abi_peak_bytes, ma->rss_peak_delta_bytes, std::nullopt};
+        CheckResult m = memory_check(*ob.memory, a_peak, policy, ob.workspace_growth, "side A");
+        if (!a_peak && m.verdict == Verdict::Pass && ob.memory->abi_measured) {
+            const std::string why = !oa ? "side A did not run this case"
+                                    : !oa->error.empty() ? "side A has no output: " + oa->error
+                                    : !oa->memory_unavailable.empty() ? "side A: " + oa->memory_unavailable
+                                                                      : "side A's host observed no ABI memory";
+            m.reason = fmt::format("no leak; peak {} B (no peak to compare with: {})", ob.memory->abi_peak_bytes, why);
+        }
+        if (ma)
+            if (CheckResult own = memory_check(*ma, std::nullopt, policy, oa->workspace_growth); own.verdict == Verdict::Fail)
+                m.notes.push_back("side A fails its memory check here (" + own.reason + "); side B " +
+                                  (m.verdict == Verdict::Pass ? "passes it" : "does too"));
+        return m;
+    }
+
     /// The paired perf check of a row both sides timed, with both sides' traces when slower.
     std::optional<CheckResult> perf_check_of(const AbLabel &label, const CaseSpec &c) {
         const auto it = decided_.find(label);
@@ -278,7 +305,7 @@ RunResults ab_header(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &
     results.tool_version = tool_version();
     results.suite = suite.name;
     results.suite_file = suite.file.string();
-    results.checks = {CheckName::Perf, CheckName::Numerics, CheckName::Golden, CheckName::Compile, CheckName::Program};
+    results.checks = {CheckName::Perf, CheckName::Numerics, CheckName::Golden, CheckName::Compile, CheckName::Program, CheckName::Memory};
     results.ab = json::object{{"a", a.describe()}, {"b", b.describe()}};
     results.host_name = host_name();
     for (auto [side, key, into] : {std::tuple{&a, "a", &results.baseline_fingerprint}, std::tuple{&b, "b", &results.fingerprint}}) {
@@ -316,9 +343,11 @@ std::string ab_verdict_line(const RunResults &results) {
 Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &o, const AbProgressFn &progress) {
     auto manifest = manifest_if_any(suite, *o.store);
     if (!manifest) return std::unexpected(manifest.error());
-    auto out_a = a.outputs(o.round);
+    AbRoundOptions with_memory = o.round;
+    with_memory.memory = true;
+    auto out_a = a.outputs(with_memory);
     if (!out_a) return std::unexpected(out_a.error());
-    auto out_b = b.outputs(o.round);
+    auto out_b = b.outputs(with_memory);
     if (!out_b) return std::unexpected(out_b.error());
     Samples samples;
     if (auto paired = pair_timings(a, b, o, progress, samples); !paired) return std::unexpected(paired.error());
@@ -343,6 +372,7 @@ Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOpti
         r.compile_s = ob.compile_s;
         const auto ia = out_a->find(label);
         judge.output_checks(r, *c, ia == out_a->end() ? nullptr : &ia->second, ob);
+        if (auto m = judge.memory_check_of(ia == out_a->end() ? nullptr : &ia->second, ob)) r.checks.push_back(std::move(*m));
         if (auto p = judge.perf_check_of(label, *c)) r.checks.push_back(std::move(*p));
     }
     results.complete = true;

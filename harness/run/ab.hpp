@@ -5,8 +5,8 @@
 // rounds, rounds are sequential: a row whose verdict more pairs could still change gets
 // more of them, up to max_rounds, each look judged at Bonferroni's share. Each case x kernel
 // is judged on its paired timings (perf), its outputs diffed bit for bit (numerics), B's
-// output against the golden (and A's, as information), and B's first-call time against
-// A's (compile).
+// output against the golden (and A's, as information), B's memory (leaks, workspace
+// promise, its peak against A's), and B's first-call time against A's (compile).
 #pragma once
 
 #include <filesystem>
@@ -46,8 +46,8 @@ struct AbProgress {
 /// Called at the start of each round and after each step.
 using AbProgressFn = std::function<void(const AbProgress &)>;
 
-/// Runs the rounds and returns results (B against A) with perf, numerics, golden and
-/// compile checks per case x kernel.
+/// Runs the rounds and returns results (B against A) with perf, numerics, golden, memory
+/// and compile checks per case x kernel.
 Result<RunResults> run_ab(const Suite &suite, AbSide &a, AbSide &b, const AbOptions &options, const AbProgressFn &progress);
 
 /// The verdict an A/B run's closing line says, decided as its exit code is (RunResults::

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 
+#include "backend/observe.hpp"
 #include "io/files.hpp"
 #include "io/process.hpp"
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
 #include "results/fingerprint.hpp"
+#include "run/run.hpp"
 #include "stats/stats.hpp"
 
 namespace attngate {
@@ -133,12 +135,20 @@ public:
 
     Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) override {
         const auto dir = dir_.path / "outputs";
-        if (auto r = run_time({"--repetitions", "1", "--min-time", "0.0001", "--outputs", dir.string(), "--out",
-                               (dir_.path / "once.json").string()},
-                              o.timeout_s);
-            !r)
-            return std::unexpected(r.error());
-        return read_outputs(dir, line_);
+        std::vector<std::string> args = {"--repetitions", "1", "--min-time", "0.0001", "--outputs", dir.string(), "--out",
+                                         (dir_.path / "once.json").string()};
+        if (o.memory) args.push_back("--memory");
+        auto ran = run_time(args, o.timeout_s);
+        const bool without_memory = !ran && o.memory && ran.error().message.find("--memory") != std::string::npos;
+        if (without_memory) {  // a build older than `time --memory` ("The following argument was not expected")
+            args.pop_back();
+            ran = run_time(args, o.timeout_s);
+        }
+        if (!ran) return std::unexpected(ran.error());
+        auto out = read_outputs(dir, line_);
+        if (out && without_memory)
+            for (auto &[label, got] : *out) got.memory_unavailable = "its build is older than `attngate time --memory`";
+        return out;
     }
 
     static Result<std::map<AbLabel, AbOutput>> read_outputs(const std::filesystem::path &dir, const std::string &who) {
@@ -155,6 +165,12 @@ public:
             if (const json::value *v = r.raw("compile_s"); v && v->is_number()) o.compile_s = v->to_number<double>();
             o.rounding.output = r.boolean("rounds_output", false);
             o.rounding.probabilities = r.boolean("rounds_probabilities", false);
+            if (const json::value *m = r.raw("memory")) {
+                auto memory = memory_from_json(*m, index_path.string(), r.path_of("memory"));
+                if (!memory) return std::unexpected(memory.error());
+                o.memory = std::move(*memory);
+            }
+            o.workspace_growth = static_cast<uint32_t>(r.integer("workspace_growth", 0, 0, ATTNGATE_WORKSPACE_QUADRATIC));
             if (auto e = r.finish()) return std::unexpected(*e);
             o.error = error;
             if (error.empty()) {
@@ -293,10 +309,11 @@ public:
 
     Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) override {
         std::map<AbLabel, AbOutput> out;
-        ObserveRequest req;
-        req.timeout_s = o.timeout_s;
-        req.program = true;
         for (const auto &[label, inv] : targets_) {
+            ObserveRequest req;
+            req.timeout_s = o.timeout_s;
+            req.program = true;
+            if (o.memory) ask_memory(req, suite_, *inv.spec);
             Backend *b = backends_->host_of(inv.kernel->kernel);
             AbOutput a;
             std::string why = missing_features(*backends_->find(inv.kernel->kernel), *inv.spec);
@@ -315,6 +332,8 @@ public:
             a.compile_s = obs.compile_s;
             a.program = std::move(obs.program);
             a.rounding = backends_->find(inv.kernel->kernel)->rounding;
+            if (a.error.empty()) a.memory = std::move(obs.memory);
+            a.workspace_growth = backends_->find(inv.kernel->kernel)->workspace_growth;
             out[label] = std::move(a);
         }
         return out;

@@ -30,12 +30,18 @@ struct AbOutput {
     DeclaredRounding rounding;  ///< what the kernel declares it rounds (the golden check allows for it)
     std::string error;  ///< non-empty: no output, and why
     std::optional<ProgramObservation> program;  ///< the TPU program, where the side's host lowers it
+    /// Its memory over the suite's memory calls, when asked (AbRoundOptions::memory) and the
+    /// side observed it; else memory_unavailable may say why not.
+    std::optional<MemoryObservation> memory;
+    uint32_t workspace_growth = 0;  ///< the kernel's workspace promise on this side (attngate_workspace_growth)
+    std::string memory_unavailable;
 };
 
 struct AbRoundOptions {
     int samples = 3;  ///< a side's time in a round is the median of this many
     double min_time_s = 0.02;
     double timeout_s = 600.0;
+    bool memory = false;  ///< outputs() also observes each row's memory over the suite's memory calls
 };
 
 class AbSide {
@@ -51,7 +57,7 @@ public:
     virtual Result<double> time_row(const AbLabel &label, const AbRoundOptions & /*o*/) {
         return fail(ErrorKind::Usage, "{}: cannot time {} / {} alone", describe(), label.first, label.second);
     }
-    /// Every case x kernel's output, computed once.
+    /// Every case x kernel's output, computed once (with its memory, when o.memory).
     virtual Result<std::map<AbLabel, AbOutput>> outputs(const AbRoundOptions &o) = 0;
     /// This side's fingerprint, for the results' "What changed": a build's own (its `env
     /// --json`: compiler, flags, the libraries it loads), an adapter's versions; an error

@@ -7,11 +7,13 @@
 #include "io/json_io.hpp"
 #include "io/npy.hpp"
 #include "run/perf_targets.hpp"
+#include "run/run.hpp"
+#include "backend/observe.hpp"
 
 namespace attngate {
 
 Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &backends, const std::filesystem::path &dir,
-                                bool isolation) {
+                                bool isolation, bool memory) {
     json::array index;
     size_t n = 0;
     for (const auto &pc : plan.cases) {
@@ -27,6 +29,7 @@ Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &
                 ObserveRequest req;
                 req.isolation = isolation;
                 req.timeout_s = suite.timeout_s;
+                if (memory) ask_memory(req, suite, *pc.spec);
                 o = b->observe(inv, req);
             }
             if (!why.empty()) entry["error"] = "skipped: " + why;
@@ -41,6 +44,10 @@ Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &
                 entry["file"] = file;
             }
             if (o.compile_s) entry["compile_s"] = *o.compile_s;
+            if (o.memory && entry.contains("file")) {
+                entry["memory"] = memory_to_json(*o.memory);
+                entry["workspace_growth"] = k->info->workspace_growth;
+            }
             if (k->info->rounding.output) entry["rounds_output"] = true;
             if (k->info->rounding.probabilities) entry["rounds_probabilities"] = true;
             index.push_back(std::move(entry));

@@ -54,8 +54,11 @@ Result<std::vector<LabelledSamples>> time_plan(const Suite &suite, const Plan &p
 
 /// Runs every planned case x kernel once and writes its output to dir/<n>.npy, with
 /// dir/index.json listing case, kernel, file (or error) and compile_s: what `ab` diffs.
+/// With `memory`, each row that ran is also observed over the suite's memory calls, and
+/// its entry holds that observation (memory_to_json) and the kernel's workspace_growth
+/// promise: what `ab` judges side B's memory by.
 Result<void> write_plan_outputs(const Suite &suite, const Plan &plan, Backends &backends, const std::filesystem::path &dir,
-                                bool isolation);
+                                bool isolation, bool memory);
 
 /// What write_plan_outputs leaves: how a directory of earlier outputs is known (its index.json).
 inline constexpr OutputDir kPlanOutputsDir{"`attngate time --outputs`", "index.json", {"[\n  {\n    \"case\": ", "\"kernel\": ", "[]\n"}, ".npy"};

@@ -141,6 +141,24 @@ std::optional<MemoryBaseline> memory_baseline(const RunContext &ctx, const CaseS
     return kept ? std::optional(*kept) : std::nullopt;
 }
 
+}  // namespace
+
+void ask_memory(ObserveRequest &req, const Suite &suite, const CaseSpec &c) {
+    req.memory = true;
+    req.memory_calls = c.memory_calls.value_or(suite.memory_calls);
+    req.warmup_calls = suite.warmup_calls;
+    req.memory_budget_bytes = suite.memory_budget_mb << 20;
+}
+
+MemoryPolicy memory_policy(const Suite &suite) {
+    MemoryPolicy policy;
+    policy.peak_growth_pct = suite.peak_growth_pct;
+    policy.retention_limit_bytes = suite.retention_limit_kb << 10;
+    return policy;
+}
+
+namespace {
+
 CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKernel &k, const GoldenEntry *golden,
                    const std::vector<double> *want) {
     const CaseSpec &c = *inv.spec;
@@ -157,10 +175,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
         return r;
     }
     ObserveRequest req;
-    req.memory = wants(ctx.checks, CheckName::Memory);
-    req.memory_calls = c.memory_calls.value_or(ctx.suite.memory_calls);
-    req.warmup_calls = ctx.suite.warmup_calls;
-    req.memory_budget_bytes = ctx.suite.memory_budget_mb << 20;
+    if (wants(ctx.checks, CheckName::Memory)) ask_memory(req, ctx.suite, c);
     req.isolation = opt.isolation;
     req.timeout_s = opt.timeout_s.value_or(ctx.suite.timeout_s);
     req.program = wants(ctx.checks, CheckName::Golden);
@@ -198,12 +213,7 @@ CaseResult run_one(const RunContext &ctx, const Invocation &inv, const PlannedKe
     }
     add_adapter_rows(ctx, r, o, c, adapter);
     if (o.contract_watched && !adapter) r.checks.push_back(contract_check(o.contract_violations, o.nondeterminism));
-    if (o.memory) {
-        MemoryPolicy policy;
-        policy.peak_growth_pct = ctx.suite.peak_growth_pct;
-        policy.retention_limit_bytes = ctx.suite.retention_limit_kb << 10;
-        r.checks.push_back(memory_check(*o.memory, memory_baseline(ctx, c, r.kernel), policy, k.info->workspace_growth));
-    }
+    if (o.memory) r.checks.push_back(memory_check(*o.memory, memory_baseline(ctx, c, r.kernel), memory_policy(ctx.suite), k.info->workspace_growth));
     return r;
 }
 

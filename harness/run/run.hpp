@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "checks/memory_check.hpp"
 #include "plan/plan.hpp"
 #include "plan/shard.hpp"
 #include "plan/suite.hpp"
@@ -47,6 +48,13 @@ struct RunProgress {
 };
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const RunProgress &progress = {});
+
+/// Asks `req` for the memory series the suite wants of case `c`: its warm-up, its measured
+/// calls and the growth probe's budget (what `run` and both sides of `ab` observe).
+void ask_memory(ObserveRequest &req, const Suite &suite, const CaseSpec &c);
+
+/// The memory check's limits the suite sets (peak growth, retention).
+MemoryPolicy memory_policy(const Suite &suite);
 
 /// The class numerics baselines are kept per: the built-in kernels' path (with
 /// ATTNGATE_KERNEL_ISA applied) and the compiler, on which their output bits depend, e.g.

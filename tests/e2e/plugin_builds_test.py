@@ -36,11 +36,11 @@ class Extra:
     kernels_lib = None
 
 
-def build_plugin(cxx, source, out):
+def build_plugin(cxx, source, out, *defines):
     """The plugin as a team builds it: its source, attngate's ABI header, and (as tests/plugins
     do) the built-in kernels it delegates to."""
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    cmd = [cxx, "-std=c++20", "-O2", "-shared", "-fPIC", "-I", os.path.join(ARGS.source_dir, "kernels", "include"),
+    cmd = [cxx, "-std=c++20", "-O2", "-shared", "-fPIC", *defines, "-I", os.path.join(ARGS.source_dir, "kernels", "include"),
            "-I", os.path.join(ARGS.source_dir, "tests", "plugins"), os.path.join(ARGS.source_dir, "tests", "plugins", source),
            Extra.kernels_lib, "-lsleef", "-pthread", "-o", out]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -67,6 +67,8 @@ class AbPluginsTest(unittest.TestCase):
         cls.gcc = build_plugin(GXX, "user_kernels.cpp", os.path.join(cls.dir, "base", "libuser.so"))
         cls.wrong = build_plugin(GXX, "wrong_mine_kernels.cpp", os.path.join(cls.dir, "broken", "libuser.so"))
         cls.clang = CLANG and build_plugin(CLANG, "user_kernels.cpp", os.path.join(cls.dir, "head", "libuser.so"))
+        cls.leaky = build_plugin(GXX, "user_kernels.cpp", os.path.join(cls.dir, "leaky", "libuser.so"), "-DATTNGATE_TEST_LEAK_BYTES=64")
+        cls.bigger = build_plugin(GXX, "user_kernels.cpp", os.path.join(cls.dir, "bigger", "libuser.so"), "-DATTNGATE_TEST_EXTRA_SCRATCH")
 
     @classmethod
     def tearDownClass(cls):
@@ -120,6 +122,75 @@ class AbPluginsTest(unittest.TestCase):
         last = self.assert_last_line_agrees(p)
         self.assertTrue(last.startswith(f"FAILED: golden failed on {len(SUITE['cases'])} case x kernel(s)"), last)
         self.assertIn(f"B (attngate --plugin {self.wrong}) against A (attngate --plugin {self.gcc})", last)
+
+    def memory_checks(self, out):
+        """(case, verdict, reason, notes, metrics) of each memory check in an A/B's results."""
+        r = read_json(self.path(out))
+        self.assertIn("memory", r["checks"])
+        return [(row["case"], c["verdict"], c["reason"], c.get("notes", []), c.get("metrics", {}))
+                for row in r["results"] for c in row["checks"] if c["check"] == "memory"]
+
+    def test_ab_compares_memory_and_passes_the_same_build_against_itself(self):
+        md = self.path("same.md")
+        p = self.ab("--a-plugin", self.gcc, "--b-plugin", self.gcc, "--markdown", md, out="same.json")
+        got = self.memory_checks("same.json")
+        self.assertEqual(sorted(c for c, *_ in got), sorted(c["id"] for c in SUITE["cases"]), got)
+        for case, verdict, reason, notes, m in got:
+            self.assertEqual(verdict, "pass", (case, reason))
+            self.assertRegex(reason, r"^no leak; peak \d+ B \(\+0\.0% against side A\)$")
+            self.assertEqual(m["peak_baseline_bytes"], m["abi_peak_bytes"])
+            self.assertEqual(notes, [])
+        self.assertNotIn("memory failed", p.stdout)
+        with open(md) as f:  # what an A/B leaves unchecked is cost alone
+            self.assertIn("not checked: cost (`attngate ab` compares golden, numerics, memory and perf", f.read().replace("\\`", "`"))
+
+    def test_a_build_that_leaks_fails_abs_memory_check_on_every_case(self):
+        p = self.ab("--a-plugin", self.gcc, "--b-plugin", self.leaky, out="leaky.json")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        last = self.assert_last_line_agrees(p)
+        self.assertTrue(last.startswith(f"FAILED: memory failed on {len(SUITE['cases'])} case x kernel(s)"), last)
+        for case, verdict, reason, notes, m in self.memory_checks("leaky.json"):
+            self.assertEqual(verdict, "fail", (case, reason))
+            self.assertTrue(reason.startswith("heap leak: "), reason)
+            self.assertGreaterEqual(m["leak_bytes_per_call"], 64, reason)  # glibc hands back at least what was asked
+            self.assertEqual(notes, [])  # side A does not leak
+        # The same leak on both sides still fails B (a leak is a leak), and says A has it too.
+        p = self.ab("--a-plugin", self.leaky, "--b-plugin", self.leaky, out="both-leak.json")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        for case, verdict, reason, notes, m in self.memory_checks("both-leak.json"):
+            self.assertEqual(verdict, "fail", (case, reason))
+            self.assertEqual(len(notes), 1, notes)
+            self.assertRegex(notes[0], r"^side A fails its memory check here \(heap leak: .*\); side B does too$")
+
+    def test_a_build_that_holds_more_memory_fails_on_its_peak_against_side_a(self):
+        p = self.ab("--a-plugin", self.gcc, "--b-plugin", self.bigger, out="bigger.json")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assert_last_line_agrees(p)
+        shapes = {c["id"]: c for c in SUITE["cases"]}
+        for case, verdict, reason, notes, m in self.memory_checks("bigger.json"):
+            c = shapes[case]
+            extra = 4 * c["heads_q"] * c["seq_q"] * c.get("seq_k", c["seq_q"])  # the second scratch, held through the call
+            self.assertEqual(verdict, "fail", (case, reason))
+            self.assertEqual(m["abi_peak_bytes"] - m["peak_baseline_bytes"], extra, reason)
+            self.assertTrue(reason.startswith("peak memory grew ") and
+                            f"% over side A ({m['peak_baseline_bytes']} B -> {m['abi_peak_bytes']} B; limit 10%)" in reason, reason)
+
+    def test_a_build_older_than_time_memory_still_compares_and_says_memory_was_not_compared(self):
+        # An older attngate's `time` rejects --memory as CLI11 does; ab then runs it without.
+        old = self.path("old-attngate")
+        with open(old, "w") as f:
+            f.write("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --memory ] && { echo 'The following argument was not expected: --memory' >&2; "
+                    f"exit 109; }}; done\nexec {ARGS.attngate} \"$@\"\n")
+        os.chmod(old, 0o755)
+        p = self.ab("--a", old, "--a-plugin", self.gcc, "--b-plugin", self.gcc, out="old.json")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for case, verdict, reason, notes, m in self.memory_checks("old.json"):
+            self.assertEqual(verdict, "pass", (case, reason))
+            self.assertRegex(reason, r"^no leak; peak \d+ B \(no peak to compare with: side A: its build is older than `attngate time --memory`\)$")
+        p = self.ab("--b", old, "--a-plugin", self.gcc, "--b-plugin", self.gcc, out="old-b.json")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for case, verdict, reason, notes, m in self.memory_checks("old-b.json"):
+            self.assertEqual((verdict, reason), ("skip", "side B: its build is older than `attngate time --memory`"))
 
     def test_a_sides_own_build_replaces_a_plugin_both_sides_load(self):
         # A --plugin both sides load (as attngate.toml's `plugins` gives it) providing the same

@@ -199,7 +199,7 @@ class TeamRepoInstalled(unittest.TestCase):
         with open(os.path.join(self.repo, "reports", "results.json")) as f:
             memory = [c for row in json.load(f)["results"] if row["kernel"] == "team-causal"  # the plugin's peak is baselined
                       for c in row["checks"] if c["check"] == "memory"]
-        self.assertTrue(memory and all("against baseline" in c["reason"] for c in memory), memory)
+        self.assertTrue(memory and all("against its baseline" in c["reason"] for c in memory), memory)
         # A change that breaks the causal cases: ctest and run are red, naming the case and why.
         old = os.path.join(self.dir, "libteam_kernels-base.so")
         shutil.copy(os.path.join(self.repo, "build", "libteam_kernels.so"), old)

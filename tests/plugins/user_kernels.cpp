@@ -2,7 +2,10 @@
 // (init/free) that delegates the maths to the built-in native kernel. Built three times: as
 // "mine" (every dense feature), with ATTNGATE_TEST_PICKY as "picky" (bf16 only), which runs
 // nothing of an f32 suite, and with ATTNGATE_TEST_ABI_V2 as "old-abi", a table of ABI
-// version 2 (before paged KV) that still loads and is skipped on paged cases.
+// version 2 (before paged KV) that still loads and is skipped on paged cases. Two later
+// builds of "mine" for `ab`'s memory check (tests/e2e/plugin_builds_test.py): with
+// ATTNGATE_TEST_LEAK_BYTES=N it keeps N malloc'd bytes on every call, and with
+// ATTNGATE_TEST_EXTRA_SCRATCH it holds a second score-sized ABI scratch through each call.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -40,7 +43,24 @@ int mine_run(const attngate_kernel *, const attngate_problem *p, char *err, size
     attngate_problem q = *p;
     q.instance = nullptr;
     const attngate_kernel &native = builtin("native");
+#if defined(ATTNGATE_TEST_LEAK_BYTES)
+    static void *volatile last_kept;  // each call's block replaces the last: the earlier ones are lost
+    last_kept = std::malloc(ATTNGATE_TEST_LEAK_BYTES);
+#endif
+#if defined(ATTNGATE_TEST_EXTRA_SCRATCH)
+    const size_t bytes = sizeof(float) * static_cast<size_t>(p->heads_q * p->seq_q * p->seq_k);
+    void *scratch = p->allocator->alloc(p->allocator->ctx, bytes);
+    if (!scratch) {
+        std::snprintf(err, n, "scratch allocation failed");
+        return 1;
+    }
+    std::memset(scratch, 0, bytes);
+    const int rc = native.run(&native, &q, err, n);
+    p->allocator->free(p->allocator->ctx, scratch);
+    return rc;
+#else
     return native.run(&native, &q, err, n);
+#endif
 }
 
 #if defined(ATTNGATE_TEST_PICKY)
