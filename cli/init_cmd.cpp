@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "command.hpp"
+#include "config_file.hpp"
 #include "common.hpp"
 #include "io/files.hpp"
 #include "plan/starter_suite.hpp"
@@ -28,6 +29,7 @@ struct InitArgs {
     std::string ci = "github";
     std::string dir = ".";
     std::string name;
+    bool nested = false;  ///< set DIR up although an attngate.toml above it already governs it
 };
 
 /// One file (or directory) init makes, and what it says about it.
@@ -243,6 +245,14 @@ int init(InitArgs a, const Console &console) {
     fs::path root = absolute_path(a.dir).lexically_normal();
     if (!root.has_filename()) root = root.parent_path();  // "/repo/." -> "/repo/" -> "/repo"
     if (std::error_code ec; !fs::is_directory(root, ec)) return report_error({ErrorKind::Usage, fmt::format("--dir {}: not a directory", a.dir)});
+    // Under a set-up repository every command already reads its attngate.toml: a second set-up
+    // here would take over the commands run below it, with a CI file where no CI looks.
+    if (const auto above = find_config(root); above && above->parent_path() != root && !a.nested)
+        return report_error({ErrorKind::Usage,
+                             fmt::format("{} is inside the repository that {} sets up, and every command run here already reads that "
+                                         "file: nothing written. Run attngate init in {} (it keeps what exists and adds what is "
+                                         "missing), or give --nested to set {} up on its own",
+                                         root.string(), above->string(), above->parent_path().string(), root.string())});
     if (a.sources.plugins.empty() && a.sources.adapters.empty() && a.sources.remotes.empty())
         return report_error({ErrorKind::Usage, "attngate init asks your kernels what they support: give --plugin SO or --adapter CMD"});
     std::vector<std::string> plugins;
@@ -316,6 +326,9 @@ Command add_init_command(CLI::App &app, Console &console) {
         ->check(CLI::IsMember({"github", "gitlab", "none"}))
         ->capture_default_str();
     cmd->add_option("--dir", a->dir, "the repository to set up")->capture_default_str();
+    cmd->add_flag("--nested", a->nested,
+                  "set DIR up on its own although an attngate.toml above it already does (a monorepo's separate project): "
+                  "its own attngate.toml then governs the commands run below it");
     cmd->add_option("--name", a->name, "the suite's name (default: the directory's), written to suites/NAME.json")
         ->check(CLI::Validator(
             [](std::string &s) { return std::regex_match(s, std::regex("[A-Za-z0-9_.-]+")) ? std::string() : std::string("expected letters, digits, '_', '.' or '-'"); },

@@ -145,6 +145,22 @@ class InitTest(unittest.TestCase):
         self.assertNotIn("wrote ", r.stdout)
         self.assertEqual(snapshot(self.repo), before)
 
+        # From a subdirectory of the set-up repository: no second set-up that would take over
+        # the commands run there, with a CI file where no CI looks; --nested asks for one.
+        sub = os.path.join(self.repo, "src", "sub")
+        os.makedirs(sub)
+        before = snapshot(self.repo)
+        for args in (("init",), ("init", "--plugin", ARGS.user_plugin), ("init", "--plugin", ARGS.user_plugin, "--dir", sub)):
+            r = attngate(*args, cwd=sub, env=self.env)
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn(f"{sub} is inside the repository that {os.path.join(self.repo, 'attngate.toml')} sets up", r.stderr)
+            self.assertIn(f"Run attngate init in {self.repo}", r.stderr)
+            self.assertEqual(snapshot(self.repo), before)
+        r = attngate("init", "--plugin", ARGS.user_plugin, "--nested", "--ci", "none", cwd=sub, env=self.env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(sub, "attngate.toml")))
+        self.assertTrue(os.path.isfile(os.path.join(sub, "suites", "sub.json")))
+
     def test_a_kernel_that_masks_with_a_zero_weight_fails_only_the_nan_in_v_case(self):
         # zero_weight_mask keeps masked keys in P·V with weight 0: right on every case but where a
         # NaN in V sits at a key some rows mask, whose 0 * NaN reaches those rows. The starter
