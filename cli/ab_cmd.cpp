@@ -80,6 +80,8 @@ Result<ResolvedSide> resolve_side(const char *which, const SideArgs &side, const
     if (side.build.empty() && side.plugins.empty())
         return fail(ErrorKind::Usage, "ab: side {0} needs --{0} (an attngate build), --{0}-plugin (a build of your plugin) or --{0}-adapter "
                     "(an adapter command)", which);
+    if (!side.build.empty())
+        if (auto ok = check_build_command(side.build, fmt::format("--{}", which)); !ok) return std::unexpected(ok.error());
     std::vector<std::string> own;
     for (const auto &p : side.plugins) {
         auto names = kernels_of(p);

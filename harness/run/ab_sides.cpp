@@ -51,6 +51,26 @@ Result<std::vector<std::string>> split_command(const std::string &line) {
     return words;
 }
 
+Result<void> check_build_command(const std::string &side, const std::string &flag) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const std::string cmd = ab_command(side);
+    if (fs::is_directory(side, ec) && !fs::exists(cmd, ec))
+        return fail(ErrorKind::Usage, "{} {}: a directory without an attngate binary in it ({} does not exist)", flag, side, cmd);
+    std::string program = cmd;
+    if (!fs::exists(cmd, ec)) {
+        auto words = split_command(cmd);
+        if (!words) return fail(ErrorKind::Usage, "{} {}: {}", flag, side, words.error().message);
+        program = words->front();
+    }
+    const fs::path found = find_on_path(program);
+    if (!found.empty() && fs::is_regular_file(found, ec)) return {};
+    if (program.find('/') != std::string::npos)
+        return fail(ErrorKind::Usage, "{} {}: {} {}", flag, side, program, fs::exists(program, ec) ? "is not an executable file" : "does not exist");
+    return fail(ErrorKind::Usage, "{} {}: \"{}\" is neither a file nor a command on PATH (give an attngate binary, a build directory "
+                "holding one, or a command line)", flag, side, program);
+}
+
 namespace {
 
 /// Repetitions a server times for one sample of one row; only the last counts. A process

@@ -94,6 +94,11 @@ std::unique_ptr<AbSide> build_side(const AbSideSpec &side, const std::filesystem
 Result<std::unique_ptr<AbSide>> backend_side(std::string name, std::unique_ptr<Backends> backends, const Suite &suite,
                                              const PlanFilter &filter, std::vector<std::string> lockfiles);
 
+/// Bad input (ErrorKind::Usage) named with `flag` when a side's build cannot be run: a
+/// directory without DIR/attngate, a path that is not an executable file, or a command line
+/// whose program is neither a file nor on PATH.
+Result<void> check_build_command(const std::string &side, const std::string &flag);
+
 /// "DIR/attngate" for a build directory, else the argument.
 std::string ab_command(const std::string &side);
 

@@ -330,6 +330,21 @@ class HardeningTest(PluginTestCase):
         self.assertExit(p, 0)
         self.assertEqual(read_json(self.path("ab-spaces.json"))["complete"], True)
 
+    def test_an_ab_side_that_cannot_be_run_is_bad_input_naming_its_flag(self):
+        # A build directory without attngate in it, a path that is not there, a command not on
+        # PATH: exit 2 naming the flag, before anything runs, not exit 3 from the side's exec.
+        empty = self.path("empty-build")
+        os.makedirs(empty, exist_ok=True)
+        for flag, side, said in (("--b", empty, f"--b {empty}: a directory without an attngate binary in it"),
+                                 ("--a", self.path("no-such-dir/attngate"), f"--a {self.path('no-such-dir/attngate')}: {self.path('no-such-dir/attngate')} does not exist"),
+                                 ("--b", "attngate-nowhere --version", '--b attngate-nowhere --version: "attngate-nowhere" is neither a file nor a command on PATH')):
+            other = "--a" if flag == "--b" else "--b"
+            p = attngate("ab", "--suite", self.suite, "--baselines", self.bl, flag, side, other, ARGS.attngate, "--rounds", "2",
+                         "--out", self.path("ab-unrunnable.json"))
+            self.assertExit(p, 2)
+            self.assertIn(said, p.stderr)
+            self.assertFalse(os.path.exists(self.path("ab-unrunnable.json")))
+
     def test_an_ab_side_that_writes_unexpected_timing_json_is_infrastructure(self):
         # The side computes its outputs like attngate, then writes string samples: as a build
         # older than `time --serve` (refused the way CLI11 refuses it, then spawned per
