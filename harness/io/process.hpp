@@ -94,6 +94,11 @@ private:
 /// empty when there is none.
 std::filesystem::path find_on_path(const std::string &name);
 
+/// A command line split into words like a POSIX shell would (quotes and backslashes,
+/// no expansion), so a path with spaces survives when quoted; an error for an
+/// unterminated quote.
+Result<std::vector<std::string>> split_command(const std::string &line);
+
 /// The directory attngate started in, read on the first call (main makes it, before any
 /// kernel runs): children start there, whatever a kernel in this process (--no-isolation)
 /// did with chdir(), so that relative paths on their command lines mean what they meant.

@@ -20,37 +20,6 @@ std::string ab_command(const std::string &side) {
     return side;
 }
 
-Result<std::vector<std::string>> split_command(const std::string &line) {
-    std::vector<std::string> words;
-    std::string word;
-    bool in_word = false;
-    char quote = 0;
-    for (size_t i = 0; i < line.size(); ++i) {
-        const char c = line[i];
-        if (quote) {
-            if (c == quote) quote = 0;
-            else if (c == '\\' && quote == '"' && i + 1 < line.size()) word += line[++i];
-            else word += c;
-        } else if (c == '\'' || c == '"') {
-            quote = c;
-            in_word = true;
-        } else if (c == '\\' && i + 1 < line.size()) {
-            word += line[++i];
-            in_word = true;
-        } else if (c == ' ' || c == '\t' || c == '\n') {
-            if (in_word) words.push_back(std::move(word)), word.clear();
-            in_word = false;
-        } else {
-            word += c;
-            in_word = true;
-        }
-    }
-    if (quote) return fail(ErrorKind::Usage, "\"{}\": unterminated {} quote", line, quote);
-    if (in_word) words.push_back(std::move(word));
-    if (words.empty()) return fail(ErrorKind::Usage, "an empty command line");
-    return words;
-}
-
 Result<void> check_build_command(const std::string &side, const std::string &flag) {
     namespace fs = std::filesystem;
     std::error_code ec;

@@ -102,9 +102,5 @@ Result<void> check_build_command(const std::string &side, const std::string &fla
 /// "DIR/attngate" for a build directory, else the argument.
 std::string ab_command(const std::string &side);
 
-/// A command line split into words like a POSIX shell would (quotes and backslashes,
-/// no expansion), so a path with spaces survives when quoted; an error for an
-/// unterminated quote.
-Result<std::vector<std::string>> split_command(const std::string &line);
 
 }  // namespace attngate
