@@ -125,25 +125,40 @@ struct UniqueKeyHandler {
 };
 }  // namespace
 
+namespace {
+/// "line 2, column 14 (byte 27)": where an editor finds byte `at` of `text` (columns count
+/// characters, not UTF-8 bytes).
+std::string json_place(std::string_view text, size_t at) {
+    at = std::min(at, text.size());
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i < at; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c == '\n') ++line, column = 1;
+        else if ((c & 0xC0) != 0x80) ++column;
+    }
+    return fmt::format("line {}, column {} (byte {})", line, column, at);
+}
+}  // namespace
+
 Result<json::value> parse_json(std::string_view text, const std::string &file) {
     json::basic_parser<UniqueKeyHandler> parser{json::parse_options{}};
     boost::system::error_code ec;
     const size_t used = parser.write_some(false, text.data(), text.size(), ec);
     if (ec == json::error::extra_data) {
-        return fail(ErrorKind::BadInput, "{}: byte {}: expected end of JSON, found more text", file, used);
+        return fail(ErrorKind::BadInput, "{}: {}: expected end of JSON, found more text", file, json_place(text, used));
     }
     if (parser.handler().out_of_range)
-        return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: a number too large for a double", file, used);
+        return fail(ErrorKind::BadInput, "{}: {}: invalid JSON: a number too large for a double", file, json_place(text, used));
     if (parser.handler().duplicate)
-        return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: key \"{}\" appears twice in one object", file, used,
+        return fail(ErrorKind::BadInput, "{}: {}: invalid JSON: key \"{}\" appears twice in one object", file, json_place(text, used),
                     valid_utf8(*parser.handler().duplicate));
     if (ec) {
         // Boost.JSON says only "syntax error" for these two; say what it is.
         if (text.starts_with("\xEF\xBB\xBF"))
-            return fail(ErrorKind::BadInput, "{}: byte 0: invalid JSON: starts with a UTF-8 byte-order mark; save it without one", file);
+            return fail(ErrorKind::BadInput, "{}: line 1, column 1 (byte 0): invalid JSON: starts with a UTF-8 byte-order mark; save it without one", file);
         if (const size_t bad = first_invalid_utf8(text); bad <= used && bad < text.size())
-            return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: not valid UTF-8", file, bad);
-        return fail(ErrorKind::BadInput, "{}: byte {}: invalid JSON: {}", file, used, ec.message());
+            return fail(ErrorKind::BadInput, "{}: {}: invalid JSON: not valid UTF-8", file, json_place(text, bad));
+        return fail(ErrorKind::BadInput, "{}: {}: invalid JSON: {}", file, json_place(text, used), ec.message());
     }
     return parser.handler().st.release();
 }

@@ -180,8 +180,8 @@ TEST_CASE("sizes near 2^63 fail the memory budget instead of overflowing", "[sui
 }
 
 TEST_CASE("a byte-order mark or bytes that are not UTF-8 are named, not a bare syntax error", "[suite]") {
-    CHECK_THAT(error_of("\xEF\xBB\xBF{\"name\": \"t\"}"), Catch::Contains("byte 0: invalid JSON: starts with a UTF-8 byte-order mark"));
-    CHECK_THAT(error_of("{\"name\": \"t\xff\"}"), Catch::Contains("byte 11: invalid JSON: not valid UTF-8"));
+    CHECK_THAT(error_of("\xEF\xBB\xBF{\"name\": \"t\"}"), Catch::Contains("(byte 0): invalid JSON: starts with a UTF-8 byte-order mark"));
+    CHECK_THAT(error_of("{\"name\": \"t\xff\"}"), Catch::Contains("line 1, column 12 (byte 11): invalid JSON: not valid UTF-8"));
 }
 
 TEST_CASE("the unknown-field message names every optional case field", "[suite]") {
@@ -194,7 +194,7 @@ TEST_CASE("the unknown-field message names every optional case field", "[suite]"
 
 TEST_CASE("suite numbers must be finite", "[suite]") {
     CHECK_THAT(error_of(R"({"name": "t", "timeout_s": 1e999, "kernels": ["reference"], "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}]})"),
-               Catch::Contains("byte 32: invalid JSON: a number too large for a double"));  // at the reader, with its byte
+               Catch::Contains("(byte 32): invalid JSON: a number too large for a double"));  // at the reader, with its byte
     CHECK_THAT(error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "scale": 1e999)")),
                Catch::Contains("a number too large for a double"));
     CHECK_THAT(error_of(R"({"name": "t", "memory_budget_mb": 9007199254740992, "kernels": ["reference"], "cases": [{"id": "a", "seq_q": 8, "heads_q": 2, "head_dim": 4}]})"),
@@ -206,7 +206,7 @@ TEST_CASE("suite numbers must be finite", "[suite]") {
 
 TEST_CASE("invalid JSON names the byte offset", "[suite]") {
     // Byte 27 is the stray "}" where an array element was expected.
-    CHECK_THAT(error_of("{\"name\": \"t\",\n \"kernels\": [}"), Catch::Contains(": byte 27: invalid JSON"));
+    CHECK_THAT(error_of("{\"name\": \"t\",\n \"kernels\": [}"), Catch::Contains(": line 2, column 14 (byte 27): invalid JSON"));
 }
 
 TEST_CASE("missing top-level fields are named", "[suite]") {
