@@ -157,6 +157,9 @@ bool in_ci() {
 
 int update(const BaselineUpdateArgs &a, const Console &console) {
     auto results = load_results(a.results_path);
+    if (!results && !std::filesystem::exists(a.results_path))  // nothing to review yet
+        return report_error(Error{ErrorKind::Usage, fmt::format("{}: no results to review: run attngate run first (or give --results "
+                                                                "the results.json of a run)", a.results_path)});
     if (!results) return report_error(results.error());
     if (!results->complete)
         return report_error(Error{ErrorKind::BadInput, fmt::format("{}: $.complete: the run did not finish; rerun it first", a.results_path)});

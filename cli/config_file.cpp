@@ -255,11 +255,14 @@ Result<std::optional<ConfigFile>> config_for(const std::vector<std::string> &arg
             file = argv[i].substr(9);
         }
     }
+    const char *from = file ? "--config" : nullptr;  // what named the file, when it was named
     if (!file)
-        if (const char *env = std::getenv("ATTNGATE_CONFIG"); env && *env) file = env;
+        if (const char *env = std::getenv("ATTNGATE_CONFIG"); env && *env) file = env, from = "$ATTNGATE_CONFIG";
     if (!file) file = find_config(fs::current_path());
     if (!file) return std::optional<ConfigFile>{};
     auto cfg = load_config(*file);
+    if (!cfg && from && !fs::exists(*file))
+        return fail(cfg.error().kind, "{} names {}, which does not exist", from, file->string());
     if (!cfg) return std::unexpected(cfg.error());
     return std::optional<ConfigFile>{std::move(*cfg)};
 }

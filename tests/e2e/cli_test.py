@@ -202,6 +202,10 @@ class RunTest(TempWorkspace):
         r = attngate("baseline", "update", "--reslts=x")
         self.assertEqual(r.returncode, 2)
         self.assertIn('unknown option --reslts for "baseline update" (did you mean --results?)', r.stderr)
+        missing = os.path.join(tempfile.mkdtemp(prefix="attngate-nores-"), "results.json")  # before any run: say what comes first
+        r = attngate("baseline", "update", "--results", missing)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(f"{missing}: no results to review: run attngate run first", r.stderr)
         r = attngate("golden", "generate", "--sute", "x")  # also where --suite, which it lacks, is required
         self.assertEqual(r.returncode, 2)
         self.assertIn('unknown option --sute for "golden generate" (did you mean --suite?)', r.stderr)

@@ -166,9 +166,13 @@ class ConfigTest(unittest.TestCase):
         self.bad('suite = "mine"\nsuites = "suites"\nkernels = ["flash", "nope"]\n', "--kernel nope: ", f"(--kernel nope is set at {toml}:3 (kernels))")
         self.bad('suite = "mine"\nsuites = "suites"\ncases = ["nope*"]\n', "--case nope*: ", f"(--case nope* is set at {toml}:3 (cases))")
         self.bad('suite = "yours"\n', "--suite yours: no such suite file", f"(--suite yours is set at {toml}:1 (suite))")
-        r = attngate("--config", os.path.join(self.dir, "none.toml"), "run", cwd=self.sub)
+        none = os.path.join(self.dir, "none.toml")
+        r = attngate("--config", none, "run", cwd=self.sub)
         self.assertEqual(r.returncode, 2)
-        self.assertIn("none.toml: no such configuration file", r.stderr)
+        self.assertIn(f"--config names {none}, which does not exist", r.stderr)
+        r = attngate("run", cwd=self.sub, env=dict(os.environ, ATTNGATE_CONFIG=none))  # says which setting named it
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(f"$ATTNGATE_CONFIG names {none}, which does not exist", r.stderr)
 
     def test_a_suite_name_says_where_it_looked(self):
         r = attngate("run", "--suite", "nosuch", cwd=self.sub)
