@@ -34,9 +34,7 @@ size_t first_invalid_utf8(std::string_view text) {
     }
     return i;
 }
-}  // namespace
 
-namespace {
 /// Boost.JSON's own value-building handler, plus what it lacks: a key given twice in one
 /// object is an error (Boost.JSON keeps the last silently, so an edited suite could hide a
 /// setting). Keys are compared after unescaping.
@@ -123,15 +121,11 @@ struct UniqueKeyHandler {
     bool on_comment_part(json::string_view, boost::system::error_code &) { return true; }
     bool on_comment(json::string_view, boost::system::error_code &) { return true; }
 };
-}  // namespace
 
-namespace {
-/// "line 2, column 14 (byte 27)": where an editor finds byte `at` of `text` (columns count
-/// characters, not UTF-8 bytes).
+/// "line 2, column 14 (byte 27)": where an editor finds byte `at` (columns in characters).
 std::string json_place(std::string_view text, size_t at) {
-    at = std::min(at, text.size());
     size_t line = 1, column = 1;
-    for (size_t i = 0; i < at; ++i) {
+    for (size_t i = 0; i < at && i < text.size(); ++i) {
         const auto c = static_cast<unsigned char>(text[i]);
         if (c == '\n') ++line, column = 1;
         else if ((c & 0xC0) != 0x80) ++column;
