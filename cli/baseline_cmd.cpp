@@ -180,9 +180,9 @@ int update(const BaselineUpdateArgs &a, const Console &console) {
         if (stop) break;
     }
     if (refused == 0) return kExitPass;
-    // A refused row is a wrong output, not a baseline to accept: the update did not do what was asked.
-    print_stderr("error: {} row(s) refused (case × kernel × check): their golden check failed, so those baselines were not written; "
-                 "fix the kernel, or pass --force to accept them anyway\n", refused);
+    // A refused row is a wrong output or a leak, not a baseline to accept: the update did not do what was asked.
+    print_stderr("error: {} row(s) refused (case × kernel × check): a failed golden check or a leak is not a baseline to accept, so "
+                 "those baselines were not written; fix the kernel, or pass --force to accept them anyway\n", refused);
     return kExitDrift;
 }
 

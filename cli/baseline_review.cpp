@@ -85,7 +85,7 @@ void print_review_table(const std::string &check, const std::vector<UpdateRow> &
         if (all || row.changed) {
             const Shown s = shown(row);
             console.say("  {:<48} {:>14} {:>14} {:>{}}  {}{}{}\n", row.label(), s.old_text, s.new_text, s.change, width, verdict_name(row.verdict),
-                        row.changed ? "" : "  (unchanged)", row.golden_failed ? "  (golden check failed)" : "");
+                        row.changed ? "" : "  (unchanged)", row.refused.empty() ? "" : "  (refused)");
         }
 }
 
@@ -95,8 +95,8 @@ Review review(const std::vector<UpdateRow> &rows, bool all, bool yes, bool force
     for (size_t i = 0; i < rows.size(); ++i) {
         const UpdateRow &row = rows[i];
         if (!all && !row.changed) continue;
-        if (row.golden_failed && !force) {
-            console.say("  refused {}: its golden check failed (use --force to accept anyway)\n", row.label());
+        if (!row.refused.empty() && !force) {
+            console.say("  refused {}: {} (use --force to accept anyway)\n", row.label(), row.refused);
             ++out.refused;
             continue;
         }

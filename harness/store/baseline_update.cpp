@@ -91,7 +91,9 @@ std::vector<UpdateRow> plan_update(const RunResults &results, const BaselineKind
         if (!only.empty() && ::fnmatch(only.c_str(), row.label().c_str(), 0) != 0) continue;
         row.new_value = *now;
         row.verdict = check->verdict;
-        row.golden_failed = golden_failed;
+        if (golden_failed) row.refused = "its golden check failed";
+        else if (const MemoryMetrics *m = check->get<MemoryMetrics>(); m && check->verdict == Verdict::Fail && !m->peak_baseline_bytes)
+            row.refused = "a baseline does not change this memory failure: " + check->reason;  // a leak, a broken promise
         row.values = std::move(values);
         const BaselineEntry *entry = existing ? existing->find(r.case_id, r.kernel) : nullptr;
         if (entry) row.old_values = entry->values;

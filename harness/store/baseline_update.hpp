@@ -33,7 +33,9 @@ struct UpdateRow {
     std::optional<double> old_value;  ///< nullopt: no baseline yet
     double new_value = 0.0;
     Verdict verdict = Verdict::Pass;  ///< the check's verdict in the results
-    bool golden_failed = false;       ///< refused unless forced
+    /// Why accepting it would be wrong, refused unless forced: "its golden check failed", or a
+    /// memory failure no baseline changes ("it leaks: heap leak: ..."). Empty: acceptable.
+    std::string refused;
     /// What a review shows: no baseline yet, a check that did not pass, or an exact value that
     /// moved (BaselineValues' moved_from). An unchanged row is kept as it is stored.
     bool changed = true;

@@ -140,12 +140,34 @@ class MemoryGateTest(GoldenWorkspace):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("refused plain/causal_off_by_one", r.stdout)
         said = r.stdout.count("refused plain/causal_off_by_one")  # once per check reviewed
-        self.assertIn(f"error: {said} row(s) refused (case × kernel × check): their golden check failed", r.stderr)
+        self.assertIn(f"error: {said} row(s) refused (case × kernel × check): a failed golden check or a leak is not a baseline to accept", r.stderr)
         self.assertEqual({e["kernel"] for e in read_json(path)["entries"]}, {"flash"})
         r = self.accept("--yes", "--only", "plain/causal_off_by_one")  # nothing else to write
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertEqual(self.accept("--yes", "--force").returncode, 0)
         self.assertEqual({e["kernel"] for e in read_json(path)["entries"]}, {"flash", "causal_off_by_one"})
+
+    def test_baseline_update_refuses_a_leak_but_accepts_a_grown_peak(self):
+        # A leak fails every run whatever its baseline says: accepting one would only make the
+        # review read as if it had been dealt with. A grown peak is what a baseline is for.
+        write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "leaky"], cases=MEM_SUITE["cases"][:1]))
+        self.assertEqual(self.run_suite().returncode, 1)
+        path = os.path.join(self.baselines, "memory", "mem.json")
+        r = self.accept("--yes")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"refused plain/leaky: a baseline does not change this memory failure: heap leak: \d")
+        self.assertIn("a failed golden check or a leak is not a baseline to accept", r.stderr)
+        self.assertEqual({e["kernel"] for e in read_json(path)["entries"]}, {"flash"})
+        # flash's peak grows past its baseline: that is accepted.
+        baseline = read_json(path)
+        for e in baseline["entries"]:
+            e["values"]["abi_peak_bytes"] = e["values"]["abi_peak_bytes"] // 2
+        write_json(path, baseline)
+        write_json(self.suite, dict(MEM_SUITE, kernels=["flash"], cases=MEM_SUITE["cases"][:1]))
+        self.assertEqual(self.run_suite(plugin=False).returncode, 1)
+        r = self.accept("--yes")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("refused", r.stdout)
 
     def test_baseline_update_asks_per_case_on_a_terminal(self):
         write_json(self.suite, dict(MEM_SUITE, kernels=["flash", "native"]))

@@ -39,9 +39,9 @@ TEST_CASE("update rows show old and new with the change and mark failed goldens"
     CHECK(*rows[0].old_value == 1000);
     CHECK(rows[0].new_value == 1100);
     CHECK(*rows[0].change_pct() == Approx(10.0));
-    CHECK_FALSE(rows[0].golden_failed);
+    CHECK(rows[0].refused.empty());
     CHECK_FALSE(rows[1].old_value);
-    CHECK(rows[1].golden_failed);
+    CHECK(rows[1].refused == "its golden check failed");
     CHECK(plan_update(results_with_memory(), *find_baseline_kind("memory"), &existing, "*/nat*").size() == 1);
 }
 
