@@ -83,16 +83,24 @@ size_t edit_distance(const std::string &a, const std::string &b) {
     return row[b.size()];
 }
 
+/// The command chosen on the command line ("baseline update"), or nullptr when none was.
+const CLI::App *chosen(const CLI::App &app, std::string &name) {
+    const auto subs = app.get_subcommands();
+    if (subs.empty()) return nullptr;
+    const CLI::App *cmd = subs.front();
+    while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().front();  // baseline update, golden generate
+    name = cmd->get_name();
+    for (const CLI::App *a = cmd->get_parent(); a && a->get_parent(); a = a->get_parent()) name = a->get_name() + " " + name;
+    return cmd;
+}
+
 /// The first --flag of argv that the chosen command does not have, named with the nearest one
 /// it has: CLI11 would say only "The following arguments were not expected: 5 --thresold-pct",
 /// or of `--sute`, that --suite is required.
 std::optional<Error> unknown_option(const CLI::App &app, const std::vector<std::string> &argv) {
-    const auto chosen = app.get_subcommands();
-    if (chosen.empty()) return std::nullopt;
-    const CLI::App *cmd = chosen.front();
-    while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().front();  // baseline update, golden generate
-    std::string name = cmd->get_name();
-    for (const CLI::App *a = cmd->get_parent(); a && a->get_parent(); a = a->get_parent()) name = a->get_name() + " " + name;
+    std::string name;
+    const CLI::App *cmd = chosen(app, name);
+    if (!cmd) return std::nullopt;
     std::vector<std::string> flags;
     for (const CLI::App *a = cmd; a; a = a->get_parent())
         for (const CLI::Option *o : a->get_options())
@@ -146,8 +154,13 @@ int main(int argc, char **argv) {
         const std::vector<std::string> words(argv, argv + argc);
         if (auto unknown = unknown_command(app, words)) return cli::report_error(*unknown);
         if (auto unknown = unknown_option(app, words)) return cli::report_error(*unknown);  // before "--suite is required" of --sute
-        parse_exit(app, e);
-        return kExitBadInput;
+        std::string name;
+        if (!chosen(app, name)) {
+            parse_exit(app, e);
+            return kExitBadInput;
+        }
+        // As every other bad input: "error: --checks: unknown check ...", and where help is.
+        return cli::report_error({ErrorKind::Usage, fmt::format("{} (see attngate {} --help)", e.what(), name)});
     }
     if (!config) return cli::report_error(config.error());
     const cli::ConfigFile *file = *config ? &**config : nullptr;
