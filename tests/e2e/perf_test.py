@@ -283,11 +283,16 @@ class PerfGateTest(unittest.TestCase):
             self.assertGreater(check["metrics"]["ratio"], 1.2)
         self.assertIn("paired rounds", r.stdout)
         self.assertTrue(os.path.getsize(html) > 0)
-        # A build directory names its attngate; a side that cannot start is infrastructure (3).
+        # A build directory names its attngate; a side that is not there is bad input naming its
+        # flag (2), and one that is there but cannot start is infrastructure (3).
         r = attngate("ab", "--a", os.path.dirname(ARGS.attngate), "--b", "/nonexistent/attngate", "--suite", self.suite,
                      "--plugin", ARGS.faulty_plugin, "--rounds", "2", "--out", out)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--b /nonexistent/attngate: /nonexistent/attngate does not exist", r.stderr)
+        r = attngate("ab", "--a", os.path.dirname(ARGS.attngate), "--b", "/bin/false", "--suite", self.suite,
+                     "--plugin", ARGS.faulty_plugin, "--rounds", "2", "--out", out)
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
-        self.assertIn("/nonexistent/attngate", r.stderr)
+        self.assertIn("/bin/false", r.stderr)
 
     def test_google_benchmark_json_of_the_samples(self):
         gbench = os.path.join(self.dir, "gbench.json")
