@@ -253,8 +253,9 @@ Result<MemoryObservation> memory_from_json(const json::value &v, const std::stri
     x.calls = r.required_integer("calls", 0);
     x.abi_measured = r.boolean("abi_measured", false);
     x.abi_peak_bytes = r.required_integer("abi_peak_bytes", 0);
-    x.abi_leaked_bytes = r.required_integer("abi_leaked_bytes", 0);
-    x.abi_unfreed_allocations = r.required_integer("abi_unfreed_allocations", 0);
+    // Negative when the kernel gave back, during the measured calls, what it kept before them.
+    x.abi_leaked_bytes = r.required_integer("abi_leaked_bytes");
+    x.abi_unfreed_allocations = r.required_integer("abi_unfreed_allocations");
     x.abi_retained_bytes = r.required_integer("abi_retained_bytes", 0);
     x.heap_live_bytes = r.integer_array("heap_live_bytes", {});
     x.rss_bytes = r.integer_array("rss_bytes", {});

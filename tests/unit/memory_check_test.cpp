@@ -58,6 +58,21 @@ TEST_CASE("least squares slope of known series", "[memory]") {
     CHECK(least_squares_slope({0, 0, 0, 100, 100}) == Approx(30.0));
 }
 
+TEST_CASE("a kernel that gives back during the measured calls what it kept before them is no leak", "[memory][isolation]") {
+    // It keeps a 4 KiB block on its first call and frees it on its sixth: "leaked" is negative.
+    Observation o;
+    o.memory = clean();
+    o.memory->abi_leaked_bytes = -4096;
+    o.memory->abi_unfreed_allocations = -1;
+    auto back = parse_observation(serialize_observation(o));  // was rejected: read as a crash
+    REQUIRE(back);
+    REQUIRE(back->memory);
+    CHECK(back->memory->abi_leaked_bytes == -4096);
+    const CheckResult r = memory_check(*back->memory, std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_CONSTANT);
+    CHECK(r.verdict == Verdict::Pass);
+    CHECK_THAT(r.reason, !Catch::Contains("leak:"));
+}
+
 TEST_CASE("a clean observation passes and says there is no baseline yet", "[memory]") {
     const CheckResult r = memory_check(clean(), std::nullopt, MemoryPolicy{}, ATTNGATE_WORKSPACE_CONSTANT);
     CHECK(r.verdict == Verdict::Pass);
