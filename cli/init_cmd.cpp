@@ -242,7 +242,9 @@ std::vector<const KernelInfo *> team_kernels(const Backends &backends) {
 }
 
 int init(InitArgs a, const Console &console) {
-    fs::path root = absolute_path(a.dir).lexically_normal();
+    std::error_code canon;  // through symbolic links: the directory commands run there find their attngate.toml from
+    fs::path root = fs::weakly_canonical(absolute_path(a.dir), canon);
+    if (canon) root = absolute_path(a.dir).lexically_normal();
     if (!root.has_filename()) root = root.parent_path();  // "/repo/." -> "/repo/" -> "/repo"
     if (std::error_code ec; !fs::is_directory(root, ec)) return report_error({ErrorKind::Usage, fmt::format("--dir {}: not a directory", a.dir)});
     // Under a set-up repository every command already reads its attngate.toml: a second set-up

@@ -156,6 +156,13 @@ class InitTest(unittest.TestCase):
             self.assertIn(f"{sub} is inside the repository that {os.path.join(self.repo, 'attngate.toml')} sets up", r.stderr)
             self.assertIn(f"Run attngate init in {self.repo}", r.stderr)
             self.assertEqual(snapshot(self.repo), before)
+        # Through a symbolic link from outside, to the same directory: refused the same way.
+        link = os.path.join(self.top, "link-to-sub")
+        os.symlink(sub, link)
+        r = attngate("init", "--plugin", ARGS.user_plugin, "--dir", link, cwd=self.top, env=self.env)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(f"{sub} is inside the repository that", r.stderr)
+        self.assertEqual(snapshot(self.repo), before)
         r = attngate("init", "--plugin", ARGS.user_plugin, "--nested", "--ci", "none", cwd=sub, env=self.env)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertTrue(os.path.isfile(os.path.join(sub, "attngate.toml")))
