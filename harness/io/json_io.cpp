@@ -138,9 +138,9 @@ Result<json::value> parse_json(std::string_view text, const std::string &file) {
     json::basic_parser<UniqueKeyHandler> parser{json::parse_options{}};
     boost::system::error_code ec;
     const size_t used = parser.write_some(false, text.data(), text.size(), ec);
-    if (ec == json::error::extra_data) {
-        return fail(ErrorKind::BadInput, "{}: {}: expected end of JSON, found more text", file, json_place(text, used));
-    }
+    // The parser stops after one complete value: what follows must be whitespace.
+    if (const size_t more = text.find_first_not_of(" \t\r\n", used); !ec && more != std::string_view::npos)
+        return fail(ErrorKind::BadInput, "{}: {}: expected end of JSON, found more text", file, json_place(text, more));
     if (parser.handler().out_of_range)
         return fail(ErrorKind::BadInput, "{}: {}: invalid JSON: a number too large for a double", file, json_place(text, used));
     if (parser.handler().duplicate)

@@ -36,6 +36,8 @@ Result<void> check_build_command(const std::string &side, const std::string &fla
     if (!found.empty() && fs::is_regular_file(found, ec)) return {};
     if (program.find('/') != std::string::npos)
         return fail(ErrorKind::Usage, "{} {}: {} {}", flag, side, program, fs::exists(program, ec) ? "is not an executable file" : "does not exist");
+    if (fs::exists(program, ec))  // a command line's first word without a slash is looked up on PATH only
+        return fail(ErrorKind::Usage, "{} {}: \"{}\" is not a command on PATH; for the file here, give ./{}", flag, side, program, program);
     return fail(ErrorKind::Usage, "{} {}: \"{}\" is neither a file nor a command on PATH (give an attngate binary, a build directory "
                 "holding one, or a command line)", flag, side, program);
 }

@@ -344,6 +344,12 @@ class HardeningTest(PluginTestCase):
             self.assertExit(p, 2)
             self.assertIn(said, p.stderr)
             self.assertFalse(os.path.exists(self.path("ab-unrunnable.json")))
+        # A file here named without a slash would be looked up on PATH: say how to name it.
+        shutil.copy(ARGS.attngate, self.path("attngate-copy"))
+        p = attngate("ab", "--suite", self.suite, "--baselines", self.bl, "--a", "attngate-copy", "--b", ARGS.attngate,
+                     "--out", self.path("ab-unrunnable.json"), cwd=self.dir)
+        self.assertExit(p, 2)
+        self.assertIn('--a attngate-copy: "attngate-copy" is not a command on PATH; for the file here, give ./attngate-copy', p.stderr)
 
     def test_an_ab_side_that_writes_unexpected_timing_json_is_infrastructure(self):
         # The side computes its outputs like attngate, then writes string samples: as a build

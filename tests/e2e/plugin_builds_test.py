@@ -127,14 +127,15 @@ class AbPluginsTest(unittest.TestCase):
         """(case, verdict, reason, notes, metrics) of each memory check in an A/B's results."""
         r = read_json(self.path(out))
         self.assertIn("memory", r["checks"])
-        return [(row["case"], c["verdict"], c["reason"], c.get("notes", []), c.get("metrics", {}))
-                for row in r["results"] for c in row["checks"] if c["check"] == "memory"]
+        got = [(row["case"], c["verdict"], c["reason"], c.get("notes", []), c.get("metrics", {}))
+               for row in r["results"] for c in row["checks"] if c["check"] == "memory"]
+        self.assertEqual(sorted(case for case, *_ in got), sorted(c["id"] for c in SUITE["cases"]), got)  # one row per case
+        return got
 
     def test_ab_compares_memory_and_passes_the_same_build_against_itself(self):
         md = self.path("same.md")
         p = self.ab("--a-plugin", self.gcc, "--b-plugin", self.gcc, "--markdown", md, out="same.json")
         got = self.memory_checks("same.json")
-        self.assertEqual(sorted(c for c, *_ in got), sorted(c["id"] for c in SUITE["cases"]), got)
         for case, verdict, reason, notes, m in got:
             self.assertEqual(verdict, "pass", (case, reason))
             self.assertRegex(reason, r"^no leak; peak \d+ B \(\+0\.0% against side A\)$")

@@ -184,6 +184,13 @@ TEST_CASE("a byte-order mark or bytes that are not UTF-8 are named, not a bare s
     CHECK_THAT(error_of("{\"name\": \"t\xff\"}"), Catch::Contains("line 1, column 12 (byte 11): invalid JSON: not valid UTF-8"));
 }
 
+TEST_CASE("text after the JSON value is an error at its place, not ignored", "[suite]") {
+    // A stray brace after an edit: the parser stops after one complete value.
+    CHECK_THAT(error_of("{\"name\": \"t\"}\n\n}\n"), Catch::Contains("line 3, column 1 (byte 15): expected end of JSON, found more text"));
+    CHECK_THAT(error_of("{\"name\": \"t\"} x"), Catch::Contains("line 1, column 15 (byte 14): expected end of JSON"));
+    CHECK_THAT(error_of("{\"name\": \"t\"}\n \t\r\n"), !Catch::Contains("expected end of JSON"));  // whitespace is fine
+}
+
 TEST_CASE("the unknown-field message names every optional case field", "[suite]") {
     // scale, memory_calls and perf_threshold_pct were missing from the list when absent.
     const std::string message = error_of(one_case(R"("seq_q": 16, "heads_q": 4, "head_dim": 8, "sclae": 0.5)"));
