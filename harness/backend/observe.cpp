@@ -333,7 +333,7 @@ std::optional<Observation> parse_observation(std::string_view bytes) {
             o.memory = std::move(*memory);
         }
         o.output.resize(n);
-        std::memcpy(o.output.data(), bytes.data() + floats_at, n * sizeof(float));
+        if (n) std::memcpy(o.output.data(), bytes.data() + floats_at, n * sizeof(float));  // no output: data() may be null
         return o;
     } catch (const std::exception &) {  // Boost.JSON accessors throw on a wrong shape
         return std::nullopt;
