@@ -79,12 +79,21 @@ CheckResult calibrated_check(const std::vector<double> &now, const std::vector<d
 }
 }  // namespace
 
+#if defined(__has_feature)  // clang; GCC 12 has no __has_feature, so it may not appear in an #if beside defined()
+#if __has_feature(address_sanitizer)
+#define ATTNGATE_TEST_CLANG_ASAN 1
+#endif
+#endif
+#ifndef ATTNGATE_TEST_CLANG_ASAN
+#define ATTNGATE_TEST_CLANG_ASAN 0
+#endif
+
 TEST_CASE("the calibration workload and the built-in kernels start on a 64-byte boundary in every build", "[perf]") {
     // Where the linker puts a hot loop relative to a 64-byte boundary moves its speed (the
     // calibration workload: 109-111 us at 0, 32 or 48 bytes past one, 113-132 us at 16), and
     // a rebuild of anything else in the binary moves it: fixed alignment keeps a new build of
     // attngate from moving every row against windows an earlier build recorded.
-#if defined(__SANITIZE_ADDRESS__) || (defined(__has_feature) && __has_feature(address_sanitizer))
+#if defined(__SANITIZE_ADDRESS__) || ATTNGATE_TEST_CLANG_ASAN
     // The sanitizer build (clang's -fsanitize=function) puts an 8-byte type signature before
     // each function, so its entry points sit 8 bytes past the boundary; it is never timed.
     WARN("skipped: a sanitizer build's functions start after a type signature, and it is never timed");
