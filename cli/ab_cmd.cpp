@@ -216,6 +216,7 @@ int ab(AbArgs a, const Console &console) {
     o.profiles_dir = std::filesystem::absolute(a.out).parent_path() / "profiles";
     o.strict = o.strict || suite->perf.require_verdict;
     const TempDir config_dir("ab-config");
+    if (auto m = config_dir.made(); !m) return report_error(m.error());
     if (auto c = sides_without_config(config_dir); !c) return report_error(c.error());
     auto side_a = make_side(*resolved_a, *suite);
     if (!side_a) return report_error(side_a.error());

@@ -55,11 +55,12 @@ Result<std::unique_ptr<AdapterProcess>> AdapterProcess::start(const std::string 
                                                               const std::string &token, double ready_timeout_s) {
     std::unique_ptr<AdapterProcess> p(new AdapterProcess);
     p->command_ = command;
-    char log_name[] = "/tmp/attngate-adapter-XXXXXX";
-    const int log_fd = ::mkstemp(log_name);
-    if (log_fd < 0) return fail(ErrorKind::Infra, "--adapter: cannot create a log file in /tmp: {}", std::strerror(errno));
-    ::fchmod(log_fd, 0600);  // readable whatever umask a kernel in this process set
-    p->log_path_ = log_name;
+    // In a TempDir: in $TMPDIR, and removed even when the harness is interrupted.
+    p->log_dir_ = std::make_unique<TempDir>("adapter");
+    if (auto m = p->log_dir_->made(); !m) return fail(ErrorKind::Infra, "--adapter: {}", m.error().message);
+    p->log_path_ = (p->log_dir_->path / "adapter.log").string();
+    const int log_fd = ::open(p->log_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (log_fd < 0) return fail(ErrorKind::Infra, "--adapter: cannot create {}: {}", p->log_path_, std::strerror(errno));
     const std::string script = "exec " + command + " --http 127.0.0.1:0";
     // The readiness line comes on a pipe of its own, not on stdout, which the adapter's kernels share.
     int ready[2];
@@ -128,8 +129,7 @@ Result<std::unique_ptr<AdapterProcess>> AdapterProcess::start(const std::string 
 }
 
 AdapterProcess::~AdapterProcess() {
-    stop(0);
-    if (!log_path_.empty()) ::unlink(log_path_.c_str());
+    stop(0);  // before log_dir_ goes
 }
 
 bool AdapterProcess::alive() {

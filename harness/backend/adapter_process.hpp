@@ -9,6 +9,7 @@
 #include <string>
 
 #include "io/error.hpp"
+#include "io/process.hpp"
 
 namespace attngate {
 
@@ -46,6 +47,7 @@ public:
 private:
     AdapterProcess() = default;
 
+    std::unique_ptr<TempDir> log_dir_;
     std::string command_, url_, log_path_;
     int pid_ = -1;
     int status_ = 0;

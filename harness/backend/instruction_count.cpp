@@ -72,6 +72,7 @@ std::string instruction_counting_unavailable() {
 
 Result<std::map<std::pair<std::string, std::string>, double>> count_under_callgrind(const CountRequest &req) {
     TempDir dir("count");
+    if (auto m = dir.made(); !m) return std::unexpected(m.error());
     const auto dumps = dir.path / "callgrind.out", out = dir.path / "counts.json";
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -55,8 +55,10 @@ pid_t parent_of(const char *pid_digits) {
     return ppid;
 }
 
-/// SIGKILL to every process whose parent is `self`, found by reading /proc.
-void kill_children_of(pid_t self) {
+/// Calls f(name) for each entry of the open directory `dir` but "." and "..", by getdents64
+/// into a buffer on the stack: no allocation, so it may run in a signal handler.
+template <class F>
+void for_each_entry(int dir, F f) {
     struct Dirent64 {
         uint64_t ino;
         int64_t off;
@@ -64,22 +66,44 @@ void kill_children_of(pid_t self) {
         unsigned char type;
         char name[1];
     };
-    const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return;
-    alignas(8) char buf[16384];
+    alignas(8) char buf[4096];
     for (;;) {
         const long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
-        if (n <= 0) break;
+        if (n <= 0) return;
         for (long off = 0; off < n;) {
             const auto *d = reinterpret_cast<const Dirent64 *>(buf + off);
             off += d->reclen;
-            pid_t pid = 0;
-            const char *c = d->name;
-            for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
-            if (*c == 0 && pid > 0 && parent_of(d->name) == self) ::kill(pid, SIGKILL);
+            const char *name = d->name;
+            if (!(name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))) f(name);
         }
     }
+}
+
+/// SIGKILL to every process whose parent is `self`, found by reading /proc.
+void kill_children_of(pid_t self) {
+    const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return;
+    for_each_entry(dir, [self](const char *name) {
+        pid_t pid = 0;
+        const char *c = name;
+        for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+        if (*c == 0 && pid > 0 && parent_of(name) == self) ::kill(pid, SIGKILL);
+    });
     ::close(dir);
+}
+
+/// Removes `name` in directory `at`, and all below it; symbolic links are removed, not followed.
+void remove_at(int at, const char *name, int depth) {
+    if (::unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 64) return;
+    // A directory: empty it. Entries removed while it is read may shift the listing, so it
+    // is read again until it is gone (or nothing more can be removed).
+    for (int pass = 0; pass < 4; ++pass) {
+        const int dir = ::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir < 0) return;
+        for_each_entry(dir, [dir, depth](const char *entry) { remove_at(dir, entry, depth + 1); });
+        ::close(dir);
+        if (::unlinkat(at, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) return;
+    }
 }
 
 /// Reaps every child that has ended; `status` gets the real child's. False once there are no
@@ -169,6 +193,8 @@ void become_guard(pid_t harness) {
     ::syscall(SYS_close_range, 3u, ~0u, 0u);
     guard(child, harness, stops);
 }
+
+void remove_tree_in_handler(const char *path) { remove_at(AT_FDCWD, path, 0); }
 
 void end_guarded(pid_t guard) {
     ::kill(guard, SIGTERM);

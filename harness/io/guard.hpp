@@ -22,4 +22,8 @@ void become_guard(pid_t harness);
 /// group should the guard not end within a few seconds. Does not reap the guard.
 void end_guarded(pid_t guard);
 
+/// Removes directory `path` and everything in it (symbolic links are removed, not followed)
+/// with system calls only: safe in a signal handler, where std::filesystem is not.
+void remove_tree_in_handler(const char *path);
+
 }  // namespace attngate

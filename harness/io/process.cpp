@@ -2,10 +2,12 @@
 #include "io/process.hpp"
 
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include <fcntl.h>
@@ -28,31 +30,95 @@ std::string utc_timestamp(std::time_t t) {
     return buf;
 }
 
-TempDir::TempDir(const std::string &what) {
-    std::string name = "/tmp/attngate-" + what + "-XXXXXX";
-    ATTNGATE_CHECK(::mkdtemp(name.data()) != nullptr);
-    ::chmod(name.c_str(), 0700);  // whatever umask a kernel in this process set
-    path = name;
-}
-
-TempDir::~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-}
-
 namespace {
 /// The groups the handler below kills; 0: a free slot. A fixed array: the handler may only
 /// read what a signal cannot find half-written.
 volatile sig_atomic_t g_child_groups[8] = {};
 
-extern "C" void kill_child_group_then_die(int sig) {
+/// The temporary directories alive, for the handler to remove: a slot's path is read only
+/// while `ready`, which is set after the path is written and cleared before it is reused.
+struct TempSlot {
+    volatile sig_atomic_t ready = 0;
+    char path[PATH_MAX] = {};
+};
+TempSlot g_temp_dirs[8];
+std::mutex g_temp_slots;  ///< between threads making and removing them; never in the handler
+
+double monotonic_s() {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+/// SIGTERM, SIGINT or SIGHUP: end every child group, wait (a few seconds at most) until their
+/// guards have ended, so nothing writes into the temporary directories any more, remove
+/// those, then die of the same signal. System calls only.
+extern "C" void end_children_and_temp_dirs_then_die(int sig) {
     // SIGTERM, not SIGKILL: each group's guard kills everything below it, in any group.
     for (auto &g : g_child_groups)
         if (g > 0) ::kill(-g, SIGTERM);
+    const double give_up = monotonic_s() + 6.0;  // a guard's moment for its child, then its killing
+    for (auto &g : g_child_groups)
+        while (g > 0 && monotonic_s() < give_up) {
+            siginfo_t info{};
+            const int r = ::waitid(P_PID, static_cast<id_t>(g), &info, WEXITED | WNOHANG | WNOWAIT);
+            if ((r == 0 && info.si_pid == g) || (r < 0 && errno != EINTR)) break;  // ended, or already reaped
+            const timespec tick{0, 5'000'000};
+            ::nanosleep(&tick, nullptr);
+        }
+    for (auto &slot : g_temp_dirs)
+        if (slot.ready) remove_tree_in_handler(slot.path);
     std::signal(sig, SIG_DFL);
     ::raise(sig);
 }
+
+/// Installs the handler above once, for the first child group or temporary directory.
+void end_cleanly_on_termination() {
+    static const bool installed = [] {
+        struct sigaction sa {};
+        sa.sa_handler = end_children_and_temp_dirs_then_die;
+        ::sigemptyset(&sa.sa_mask);
+        for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaddset(&sa.sa_mask, sig);  // one at a time
+        for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+        return true;
+    }();
+    (void)installed;
+}
 }  // namespace
+
+TempDir::TempDir(const std::string &what) {
+    const char *tmp = std::getenv("TMPDIR");
+    const std::string in = tmp && *tmp ? tmp : "/tmp";
+    std::string name = in + "/attngate-" + what + "-XXXXXX";
+    if (::mkdtemp(name.data()) == nullptr) {
+        problem_ = fmt::format("cannot make a temporary directory in {}{}: {}", in, tmp && *tmp ? " ($TMPDIR)" : "", std::strerror(errno));
+        return;
+    }
+    ::chmod(name.c_str(), 0700);  // whatever umask a kernel in this process set
+    path = name;
+    end_cleanly_on_termination();
+    const std::lock_guard lock(g_temp_slots);
+    for (auto &slot : g_temp_dirs)
+        if (!slot.ready && name.size() < sizeof slot.path) {
+            std::memcpy(slot.path, name.c_str(), name.size() + 1);
+            slot.ready = 1;
+            return;
+        }
+}
+
+Result<void> TempDir::made() const {
+    if (path.empty()) return fail(ErrorKind::Infra, "{}", problem_);
+    return {};
+}
+
+TempDir::~TempDir() {
+    if (path.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    const std::lock_guard lock(g_temp_slots);
+    for (auto &slot : g_temp_dirs)
+        if (slot.ready && path == slot.path) slot.ready = 0;
+}
 
 namespace {
 volatile sig_atomic_t g_continued = 0;  ///< SIGCONTs received
@@ -83,16 +149,7 @@ double WatchedClock::seconds() {
 }
 
 void kill_group_on_termination(pid_t pgid) {
-    static const bool installed = [] {
-        for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-            struct sigaction sa {};
-            sa.sa_handler = kill_child_group_then_die;
-            ::sigemptyset(&sa.sa_mask);
-            ::sigaction(sig, &sa, nullptr);
-        }
-        return true;
-    }();
-    (void)installed;
+    end_cleanly_on_termination();
     for (auto &g : g_child_groups)
         if (g == 0) {
             g = pgid;

@@ -18,18 +18,24 @@ namespace attngate {
 /// t in UTC, ISO 8601 to the second (2026-12-05T14:01:08Z): the time every record of a run carries.
 std::string utc_timestamp(std::time_t t = std::time(nullptr));
 
-/// A temporary directory (/tmp/attngate-<what>-XXXXXX) removed with its contents on scope exit.
+/// A temporary directory ($TMPDIR, else /tmp: attngate-<what>-XXXXXX) removed with its
+/// contents on scope exit, and by SIGTERM, SIGINT or SIGHUP to the harness (see
+/// kill_group_on_termination). made() says why there is none (a $TMPDIR that is not there).
 struct TempDir {
-    std::filesystem::path path;
+    std::filesystem::path path;  ///< empty when it could not be made
     explicit TempDir(const std::string &what = "ab");
     ~TempDir();
+    Result<void> made() const;
     TempDir(const TempDir &) = delete;
     TempDir &operator=(const TempDir &) = delete;
+
+private:
+    std::string problem_;
 };
 
 /// Until forget_group_on_termination(pgid), SIGTERM, SIGINT or SIGHUP to the harness first
-/// kills process group `pgid` (a child and whatever it started), then ends the harness with
-/// that signal. Up to 8 groups at once (two resident A/B sides and a timed child).
+/// kills process group `pgid` (a child and whatever it started), waits a few seconds at most
+/// for it to end, removes the TempDirs alive, then ends the harness with that signal. Up to 8 groups at once (two resident A/B sides and a timed child).
 void kill_group_on_termination(pid_t pgid);
 void forget_group_on_termination(pid_t pgid);
 

@@ -295,28 +295,39 @@ class HardeningTest(PluginTestCase):
         with open(script, "w") as f:
             f.write(f'case " $* " in *" --outputs "*) exec {ARGS.attngate} "$@";; esac\n'
                     f"sleep 300 &\necho $$ $! >> {pids}\nexec sleep 300\n")
-        for sig in (signal.SIGTERM, signal.SIGKILL):
+        # Its temporary directories (the sides' outputs, the sides' empty attngate.toml) go
+        # into $TMPDIR, and a signal the harness can act on removes them: they used to pile up
+        # in /tmp after every interrupted `ab`.
+        tmp = self.path("ab-tmpdir")
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
             if os.path.exists(pids):
                 os.unlink(pids)
+            shutil.rmtree(tmp, ignore_errors=True)
+            os.makedirs(tmp)
             proc = subprocess.Popen([ARGS.attngate, "ab", "--suite", self.suite, "--baselines", self.bl, "--a", f"/bin/sh {script}",
                                      "--b", f"/bin/sh {script}", "--rounds", "2", "--out", self.path("ab.json")],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                    env=dict(os.environ, TMPDIR=tmp))
+            self.addCleanup(proc.kill)  # a test that fails early leaves nothing running
             written = pids_once_written(pids, 30)
             self.assertIsNotNone(written, "the side never started")
             side, background = written
             self.addCleanup(kill_all, [side, background])
+            self.assertEqual(len(os.listdir(tmp)), 3, "the config's and each side's temporary directory, in $TMPDIR")
             self.assertTrue(alive(side) and alive(background))
             proc.send_signal(sig)
             proc.wait(timeout=10)
             # Killed processes end when the scheduler next runs them: on a loaded machine the
             # side and its background job die some milliseconds apart, in either order.
-            started = [side, background] if sig == signal.SIGTERM else [side]
+            started = [side, background] if sig != signal.SIGKILL else [side]
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline and any(alive(p) for p in started):
                 time.sleep(0.1)
             self.assertFalse(alive(side), f"the side outlived the harness after {sig!r}")
-            if sig == signal.SIGTERM:  # the harness had a chance to act: the side's whole group is gone
-                self.assertFalse(alive(background), "what the side started outlived the harness after SIGTERM")
+            if sig != signal.SIGKILL:  # the harness had a chance to act: the side's whole group and its files are gone
+                self.assertFalse(alive(background), f"what the side started outlived the harness after {sig!r}")
+                self.assertEqual(os.listdir(tmp), [], f"temporary directories outlived the harness after {sig!r}")
+                self.assertEqual(proc.returncode, -sig, "the harness ends of the signal it was sent")
 
     def test_ab_sides_with_spaces_in_their_paths_run_without_a_shell(self):
         # A build directory, and a quoted command line, whose paths hold a space: used to be

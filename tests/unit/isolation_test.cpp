@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/isolation.hpp"
+#include "io/guard.hpp"
 #include "io/process.hpp"
 
 using namespace attngate;
@@ -165,4 +166,33 @@ TEST_CASE("what an isolated child starts in another session is killed when it en
             if (process_alive(pid)) ::kill(pid, SIGKILL);
         }
     }
+}
+
+TEST_CASE("the signal handler's remover empties a tree without following its links", "[isolation]") {
+    namespace fs = std::filesystem;
+    const TempDir outside("remove-keep"), doomed("remove");
+    REQUIRE(outside.made());
+    REQUIRE(doomed.made());
+    const fs::path kept = outside.path / "kept.txt";
+    std::FILE *k = std::fopen(kept.c_str(), "w");
+    REQUIRE(k);
+    std::fclose(k);
+    // More entries than one getdents64 buffer lists, nested directories, and links to a file
+    // and a directory outside: the links go, what they point at stays.
+    for (int d = 0; d < 3; ++d) {
+        fs::path dir = doomed.path;
+        for (int depth = 0; depth <= d; ++depth) dir /= "level" + std::to_string(depth);
+        fs::create_directories(dir);
+        for (int i = 0; i < 300; ++i) {
+            std::FILE *f = std::fopen((dir / ("file-with-a-longish-name-" + std::to_string(i))).c_str(), "w");
+            REQUIRE(f);
+            std::fclose(f);
+        }
+    }
+    fs::create_symlink(kept, doomed.path / "link-to-file");
+    fs::create_directory_symlink(outside.path, doomed.path / "level0" / "link-to-dir");
+    remove_tree_in_handler(doomed.path.c_str());
+    CHECK_FALSE(fs::exists(fs::symlink_status(doomed.path)));
+    CHECK(fs::exists(kept));
+    remove_tree_in_handler(doomed.path.c_str());  // gone already: nothing happens
 }
