@@ -300,12 +300,16 @@ bool store_flag_given(CLI::App *cmd, const char *flag) {
 }
 
 /// Why the file's store location is not used, or empty: `store` and `baselines` are one setting,
-/// which either flag on the command line, then $ATTNGATE_STORE, takes from the file.
-std::string store_taken(const Key &k, CLI::App *cmd) {
+/// which either flag on the command line, then $ATTNGATE_STORE, takes from the file; in the
+/// file, `store` wins over `baselines`, as --store does over --baselines.
+std::string store_taken(const Key &k, CLI::App *cmd, const ConfigFile *config) {
     if (k.key != "store" && k.key != "baselines") return {};
     for (const char *flag : {"--store", "--baselines"})
         if (store_flag_given(cmd, flag)) return fmt::format("not used: flag {} wins", flag);
     if (const char *env = std::getenv("ATTNGATE_STORE"); env && *env) return "not used: $ATTNGATE_STORE wins";
+    if (const ConfigValue *store = config ? config->find("store") : nullptr;
+        k.key == "baselines" && store && cmd->get_option_no_throw("--store"))
+        return fmt::format("not used: store ({}) wins", store->where);
     return {};
 }
 
@@ -316,7 +320,7 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
     std::vector<FileSetValue> from_file;
     std::map<std::string, std::string, std::less<>> taken;  // read before the file fills any flag
     for (const Key &k : keys())
-        if (std::string why = store_taken(k, cmd); !why.empty()) taken[k.key] = std::move(why);
+        if (std::string why = store_taken(k, cmd, config); !why.empty()) taken[k.key] = std::move(why);
     // [report] is for the commands that write the report table (run, report, merge, ab):
     // bisect's own --markdown and --html answer another question and would replace them.
     const bool report_table = std::all_of(report_formats().begin(), report_formats().end(), [&](const ReportFormat &f) {

@@ -89,6 +89,17 @@ class ConfigTest(unittest.TestCase):
         self.assertIn(f"error: --store {store}: no such directory (the store, where goldens and baselines live)", r.stderr)
         self.assertIn(f"(--store {store} is set at {os.path.join(self.dir, 'attngate.toml')}:3 (store))", r.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.sub, "typo.json")))
+        # Both keys in the file: `store` wins, as --store does over --baselines, and the
+        # `baselines` line says so rather than looking like the store in use.
+        self.write('suite = "mine"\nsuites = "suites"\nstore = "store"\nbaselines = "bl"\nchecks = ["golden"]\n')
+        r = attngate("golden", "generate", cwd=self.sub, env=env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "store", manifest)))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "bl")))
+        r = attngate("config", "run", cwd=self.sub, env=env)
+        lines = {line.split("=")[0].strip(): line for line in r.stdout.splitlines() if "=" in line}
+        self.assertIn(f"not used: store ({os.path.join(self.dir, 'attngate.toml')}:3) wins", lines["baselines"])
+        self.assertNotIn("not used", lines["store"])
 
     def test_results_by_default_go_beside_the_reports_whatever_the_directory(self):
         # reports/results.json, like [report]'s paths, is the repository's: a run from a
