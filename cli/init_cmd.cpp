@@ -246,7 +246,8 @@ int init(InitArgs a, const Console &console) {
     fs::path root = fs::weakly_canonical(absolute_path(a.dir), canon);
     if (canon) root = absolute_path(a.dir).lexically_normal();
     if (!root.has_filename()) root = root.parent_path();  // "/repo/." -> "/repo/" -> "/repo"
-    if (std::error_code ec; !fs::is_directory(root, ec)) return report_error({ErrorKind::Usage, fmt::format("--dir {}: not a directory", a.dir)});
+    if (std::error_code ec; !fs::is_directory(root, ec))
+        return report_error({ErrorKind::Usage, fmt::format("--dir {}: {}", a.dir, fs::exists(root, ec) ? "not a directory" : "no such directory (attngate init sets up a repository that is there: make it first)")});
     // Under a set-up repository every command already reads its attngate.toml: a second set-up
     // here would take over the commands run below it, with a CI file where no CI looks.
     if (const auto above = find_config(root); above && above->parent_path() != root && !a.nested)

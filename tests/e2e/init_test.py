@@ -214,7 +214,13 @@ class InitTest(unittest.TestCase):
         self.assertIn(r.returncode, (2, 3), r.stdout + r.stderr)
         r = self.run_here("init", "--plugin", ARGS.user_plugin, "--dir", os.path.join(self.repo, "nope"))
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("nope: no such directory", r.stderr)
         self.assertEqual(snapshot(self.repo), {})
+        with open(os.path.join(self.top, "a-file"), "w"):
+            pass
+        r = self.run_here("init", "--plugin", ARGS.user_plugin, "--dir", os.path.join(self.top, "a-file"))
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("a-file: not a directory", r.stderr)
 
     def test_gitlab_includes_the_component(self):
         r = self.run_here("init", "--plugin", ARGS.user_plugin, "--ci", "gitlab", "--dir", self.repo, "--name", "gl")
