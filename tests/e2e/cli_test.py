@@ -203,7 +203,9 @@ class RunTest(TempWorkspace):
         r = attngate("baseline", "update", "--reslts=x")
         self.assertEqual(r.returncode, 2)
         self.assertIn('unknown option --reslts for "baseline update" (did you mean --results?)', r.stderr)
-        missing = os.path.join(tempfile.mkdtemp(prefix="attngate-nores-"), "results.json")  # before any run: say what comes first
+        nores = tempfile.mkdtemp(prefix="attngate-nores-")
+        self.addCleanup(shutil.rmtree, nores, True)
+        missing = os.path.join(nores, "results.json")  # before any run: say what comes first
         r = attngate("baseline", "update", "--results", missing)
         self.assertEqual(r.returncode, 2)
         self.assertIn(f"{missing}: no results to review: run attngate run first", r.stderr)
