@@ -107,11 +107,15 @@ Result<ResolvedSide> resolve_side(const char *which, const SideArgs &side, const
     return r;
 }
 
-/// One side of `ab`: adapters kept up for the whole run, or an attngate build.
-Result<std::unique_ptr<AbSide>> make_side(const ResolvedSide &side, const Suite &suite) {
+/// One side of `ab`: adapters kept up for the whole run, or an attngate build. Null, with
+/// `unloaded` told why, when kernel sources of the side's adapters did not load (a module
+/// that no longer imports after a bump): what they serve would be missing from the comparison.
+Result<std::unique_ptr<AbSide>> make_side(const ResolvedSide &side, const Suite &suite, std::vector<std::string> &unloaded) {
     if (side.resident) {
         auto backends = open_backends(KernelSources{{}, side.spec.adapters, {}, false});
         if (!backends) return std::unexpected(backends.error());
+        for (const auto &e : backends->load_errors()) unloaded.push_back(fmt::format("side {}: {}", side.which, e));
+        if (!backends->load_errors().empty()) return nullptr;
         return backend_side(fmt::format("{}: {}", side.which, fmt::join(side.spec.adapters, " + ")),
                             std::make_unique<Backends>(std::move(*backends)), suite, side.filter, side.spec.lockfiles);
     }
@@ -218,10 +222,21 @@ int ab(AbArgs a, const Console &console) {
     const TempDir config_dir("ab-config");
     if (auto m = config_dir.made(); !m) return report_error(m.error());
     if (auto c = sides_without_config(config_dir); !c) return report_error(c.error());
-    auto side_a = make_side(*resolved_a, *suite);
+    std::vector<std::string> unloaded;
+    auto side_a = make_side(*resolved_a, *suite, unloaded);
     if (!side_a) return report_error(side_a.error());
-    auto side_b = make_side(*resolved_b, *suite);
+    auto side_b = make_side(*resolved_b, *suite, unloaded);
     if (!side_b) return report_error(side_b.error());
+    if (!unloaded.empty()) {  // the results and reports say so too: none of an earlier run's stays to be read as this one's
+        RunResults failed;
+        failed.tool_version = tool_version(), failed.suite = suite->name, failed.suite_file = suite->file.string();
+        failed.started_at = utc_timestamp(), failed.complete = true, failed.load_errors = unloaded;
+        if (auto w = save_results(failed, a.out); !w) return report_error(w.error());
+        if (auto w = write_reports(failed, ReportContext{}, a.reports); !w) return report_error(w.error());
+        for (const auto &e : unloaded) console.say("did not load: {}\n", terminal_text(e));  // an adapter's words
+        console.say("\nFAILED: {} kernel source(s) did not load, so nothing was compared; results in {}\n", unloaded.size(), a.out);
+        return kExitDrift;
+    }
     const std::time_t started = std::time(nullptr);
     auto results = timed_rounds(*suite, **side_a, **side_b, o, console);
     if (!results) return report_error(results.error());

@@ -61,6 +61,7 @@ std::string console_summary(const RunResults &r, const std::string &results_path
     const size_t pass = counts[0], fail = counts[1], skip = counts[2], error = counts[3];
     const bool failed = r.verdict() == Verdict::Fail;
     const std::string what = !failed ? "no drift"
+                             : !r.load_errors.empty() ? load_errors_said(r)
                              : error && fail ? "drift and kernel errors found"
                              : error         ? "kernel errors (crash, hang or error) found"
                                              : "drift found";
@@ -69,7 +70,9 @@ std::string console_summary(const RunResults &r, const std::string &results_path
     std::string moved = numerics_changed_said(r);
     if (const std::string programs = program_changed_said(r); !programs.empty()) moved += (moved.empty() ? "" : "\n") + programs;
     if (const std::string shard = shard_said(r); !shard.empty()) moved += (moved.empty() ? "" : "\n") + shard;
-    return fmt::format("\n{}{}{}: {} — {} passed, {} failed, {} errors, {} skipped{} (suite {}, results in {})\n", grouped_failures(r),
+    std::string unloaded;
+    for (const auto &e : r.load_errors) unloaded += fmt::format("did not load: {}\n", terminal_text(e));  // an adapter's words
+    return fmt::format("\n{}{}{}{}: {} — {} passed, {} failed, {} errors, {} skipped{} (suite {}, results in {})\n", unloaded, grouped_failures(r),
                        moved.empty() ? "" : terminal_text(moved) + "\n",
                        failed ? "GATE FAILED" : "GATE PASSED", what, pass, fail, error, skip, gated,
                        terminal_text(r.suite), terminal_text(results_path));

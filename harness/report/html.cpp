@@ -24,6 +24,11 @@ std::string verdict_header(const RunResults &r) {
                                 "{} did not run to an answer (crash, hang or kernel error){}",
                                 verdict_name(v), upper(verdict_name(v)), failed, r.results.size(), errors,
                                 r.complete ? "" : " — <b>the run did not complete; this report is partial</b>");
+    if (!r.load_errors.empty()) {
+        s += fmt::format("<div id=\"load-errors\"><p><b>{}:</b></p><ul>", markup_escape(load_errors_said(r)));
+        for (const auto &e : r.load_errors) s += fmt::format("<li><code>{}</code></li>", markup_escape(e));
+        s += "</ul></div>";
+    }
     if (const std::string shard = shard_said(r); !shard.empty()) s += fmt::format("<p class=\"coverage\" id=\"shard\"><b>{}</b></p>", markup_escape(shard));
     if (const std::string unchecked = unchecked_said(r); !unchecked.empty())
         s += fmt::format("<p class=\"coverage\" id=\"unchecked\">{}</p>", markup_escape(unchecked));

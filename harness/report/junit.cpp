@@ -44,7 +44,20 @@ std::string suite_element(const std::string &name, const CheckCounts &n, double 
                        timestamp.empty() ? "" : fmt::format(" timestamp=\"{}\"", markup_escape(timestamp)), properties, cases);
 }
 
-std::string workload_suite(const RunResults &r) {
+/// Each kernel source that did not load, an <error>: the run failed before any kernel ran.
+/// Numbered, not named by the error, whose adapter address changes from run to run.
+std::string load_suite(const RunResults &r, CheckCounts &all) {
+    const std::string classname = fmt::format("attngate.{}.load", r.suite);
+    std::string cases;
+    CheckCounts n;
+    for (const std::string &e : r.load_errors)
+        cases += testcase(fmt::format("kernel source {} of {}", ++n.error, r.load_errors.size()), classname, 0.0, Verdict::Error,
+                          "did not load: " + e, "");
+    all.error += n.error;
+    return n.total() ? suite_element(classname, n, 0.0, r.started_at, cases) : "";
+}
+
+std::string workload_suite(const RunResults &r, CheckCounts &all) {
     const std::string classname = fmt::format("attngate.{}.workload", r.suite);
     std::string cases;
     CheckCounts n;
@@ -56,6 +69,7 @@ std::string workload_suite(const RunResults &r) {
         cases += testcase(format_field(w.workload), classname, 0.0, v, w.reason.value_or(""), numbers);
         n.pass += v == Verdict::Pass, n.fail += v == Verdict::Fail, n.skip += v == Verdict::Skip, n.error += v == Verdict::Error;
     }
+    all.pass += n.pass, all.fail += n.fail, all.skip += n.skip, all.error += n.error;  // a failed workload fails the whole file too
     return n.total() ? suite_element(classname, n, 0.0, r.started_at, cases) : "";
 }
 
@@ -87,7 +101,8 @@ std::string junit_serialize(const RunResults &r) {
         total_s += suite_s;
         all.pass += counts.pass, all.fail += counts.fail, all.skip += counts.skip, all.error += counts.error;
     }
-    suites += workload_suite(r);
+    suites += workload_suite(r, all);
+    suites += load_suite(r, all);
     // No `skipped` here: the XSD has it on <testsuite> only.
     return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"attngate {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
                        "time=\"{:.6f}\">\n{}</testsuites>\n",

@@ -37,6 +37,11 @@ std::string header(const RunResults &r) {
     const bool failed = r.verdict() == Verdict::Fail;
     std::string s = fmt::format("## attngate: {} — suite `{}`\n\n", failed ? "❌ FAIL" : "✅ PASS", markdown_cell(r.suite));
     if (!r.complete) s += "> ⚠️ The run did not complete: this report is partial.\n\n";
+    if (!r.load_errors.empty()) {
+        s += fmt::format("**{}:**\n\n", load_errors_said(r));
+        for (const auto &e : r.load_errors) s += "- " + markdown_cell(e) + "\n";
+        s += "\n";
+    }
     if (const std::string shard = shard_said(r); !shard.empty()) s += "> " + markdown_cell(shard) + "\n\n";
     if (const std::string unchecked = unchecked_said(r); !unchecked.empty()) s += markdown_cell(unchecked) + "\n\n";
     size_t failed_rows = 0, errors = 0;

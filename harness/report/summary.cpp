@@ -145,6 +145,12 @@ std::string unchecked_said(const RunResults &r) {
                        r.ab.empty() ? " (--checks)" : " (`attngate ab` compares golden, numerics, memory and perf; `attngate run` gates the others)");
 }
 
+std::string load_errors_said(const RunResults &r) {
+    if (r.load_errors.empty()) return "";
+    return fmt::format("{} kernel source(s) did not load, {}", r.load_errors.size(),
+                       r.results.empty() ? "nothing ran" : "the other kernels ran");
+}
+
 std::string shard_said(const RunResults &r) {
     if (r.shard.empty()) return "";
     const auto size_of = [&](const char *key) {

@@ -63,6 +63,10 @@ std::string numerics_changed_said(const RunResults &r);
 /// perf; `attngate run` gates the others)"; empty when all ran.
 std::string unchecked_said(const RunResults &r);
 
+/// "1 kernel source(s) did not load, nothing ran" (no row ran) or "..., the other kernels
+/// ran" when results.load_errors is not empty (the run fails either way); "" when it is.
+std::string load_errors_said(const RunResults &r);
+
 /// For one shard's results: "shard 1 of 3: 3 of the plan's 10 case × kernel rows ran here; ...",
 /// so that its PASS is not read as the suite's; empty for a whole run or a merge.
 std::string shard_said(const RunResults &r);

@@ -59,6 +59,7 @@ std::string CaseResult::reason() const {
 }
 
 Verdict RunResults::verdict() const {
+    if (!load_errors.empty()) return Verdict::Fail;
     for (const auto &r : results)
         if (is_failing(r.verdict())) return Verdict::Fail;
     for (const auto &w : workloads)  // the cost gate fails per workload
@@ -113,6 +114,7 @@ json::value to_json(const RunResults &r) {
     if (!r.shard.empty()) out["shard"] = r.shard;
     if (!r.ab.empty()) out["ab"] = r.ab;
     if (!r.host_name.empty()) out["host_name"] = r.host_name;
+    if (!r.load_errors.empty()) out["load_errors"] = described::to_value(r.load_errors);
     return out;
 }
 
@@ -217,6 +219,7 @@ Result<RunResults> results_from_json(const json::value &v, const std::string &fi
     if (const auto *s = r.raw("shard"); s && s->is_object()) out.shard = s->get_object();
     if (const auto *s = r.raw("ab"); s && s->is_object()) out.ab = s->get_object();
     out.host_name = r.string("host_name", "");
+    if (const auto *l = r.raw("load_errors"); l && r.ok()) r.adopt(described::from_value(*l, out.load_errors, file, r.path_of("load_errors"), true));
     const json::value *results = r.raw("results");
     if (r.ok() && (!results || !results->is_array())) r.fail_at("results", "expected an array");
     if (auto e = r.finish()) return std::unexpected(*e);

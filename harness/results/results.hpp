@@ -134,8 +134,12 @@ struct RunResults {
     json::object shard;                 ///< for one shard of a sharded run: which, and the whole plan (see merge.hpp)
     json::object ab;                    ///< for an A/B run: the sides' command lines ("a", "b"), not part of any fingerprint
     std::string host_name;              ///< the machine that ran it; empty when unknown
+    /// Kernel sources that did not load ("<backend>: <source>: <why>"): the run fails, before
+    /// any kernel runs, since what they serve is missing and a run of the rest could pass.
+    std::vector<std::string> load_errors;
 
-    /// Fail when any case x kernel failed or errored, or a workload failed; else Pass.
+    /// Fail when a kernel source did not load, any case x kernel failed or errored, or a
+    /// workload failed; else Pass.
     Verdict verdict() const;
     const CaseResult *find(std::string_view case_id, std::string_view kernel) const;
 };

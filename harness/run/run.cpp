@@ -22,6 +22,8 @@
 #include "run/perf_phase.hpp"
 #include "run/run_programs.hpp"
 #include "run/sharding.hpp"
+#include "run/unloaded.hpp"
+#include "run/workloads.hpp"
 #include "store/baseline_store.hpp"
 #include "store/baseline_update.hpp"
 #include "store/golden.hpp"
@@ -339,15 +341,6 @@ PerfPhaseOptions perf_phase_options(const RunContext &ctx, const CostInputs *cos
     return po;
 }
 
-/// --workload-kernel must name a kernel of the plan.
-Result<void> check_workload_kernel(const RunOptions &options, const Plan &plan) {
-    const std::string &kernel = options.perf.workload_kernel;
-    if (kernel.empty() || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) { return k->spec.label() == kernel; }))
-        return {};
-    return fail(ErrorKind::Usage, "--workload-kernel {}: not a kernel of this run (a suite label such as flash[bq=64,bk=32], or a loaded plugin's kernel)",
-                kernel);
-}
-
 }  // namespace
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &requested, const RunProgress &progress) {
@@ -357,9 +350,12 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (!checks) return std::unexpected(checks.error());
     const auto previous = previous_results(options, suite);  // before anything runs: --out must be ours to replace
     if (!previous) return std::unexpected(previous.error());
+    // A kernel source that did not load fails the run; the others still run, unless what the
+    // suite names is missing (it may be what did not load): then nothing runs.
+    auto unloaded = backends.load_errors();
     auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
-    if (!plan) return std::unexpected(plan.error());
-    if (auto w = check_workload_kernel(options, *plan); !w) return std::unexpected(w.error());
+    if (!plan) return unloaded.empty() ? std::unexpected(plan.error()) : unloaded_results(suite, options, *checks, backends, std::move(unloaded));
+    if (auto w = check_workload_kernel(options.perf.workload_kernel, *plan); !w) return std::unexpected(w.error());
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());
     RunContext ctx{suite, options, *checks, machine_class(options.machine, builtin_numerics_path()), numerics_class(), backends, nullptr, {}, {}, {}, {}, {}};
@@ -381,6 +377,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     ResultsWriter writer(options.results_path);
     auto results = new_results(ctx, *plan, std::move(*fingerprint), std::move(shard));
     if (!results) return std::unexpected(results.error());
+    results->load_errors = std::move(unloaded);
     // A kernel in this process can end it: results.json then says so (complete: false).
     if (!options.isolation)
         if (auto w = writer.save(*results); !w) return std::unexpected(w.error());

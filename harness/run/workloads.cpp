@@ -85,4 +85,11 @@ Result<void> add_workloads(RunResults &results, const std::vector<Workload> &wor
     return {};
 }
 
+Result<void> check_workload_kernel(const std::string &kernel, const Plan &plan) {
+    if (kernel.empty() || std::any_of(plan.kernels.begin(), plan.kernels.end(), [&](const auto &k) { return k->spec.label() == kernel; }))
+        return {};
+    return fail(ErrorKind::Usage, "--workload-kernel {}: not a kernel of this run (a suite label such as flash[bq=64,bk=32], or a loaded plugin's kernel)",
+                kernel);
+}
+
 }  // namespace attngate

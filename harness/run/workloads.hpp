@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checks/cost.hpp"
+#include "plan/plan.hpp"
 #include "results/results.hpp"
 #include "store/store.hpp"
 
@@ -31,5 +32,8 @@ Result<CostInputs> load_cost_inputs(Store &store, const std::string &device_clas
 /// run has is left out.
 Result<void> add_workloads(RunResults &results, const std::vector<Workload> &workloads, const Pricing &pricing,
                            const std::string &workload_kernel = "", bool strict = false);
+
+/// --workload-kernel (`kernel`; empty: none) must name a kernel of the plan.
+Result<void> check_workload_kernel(const std::string &kernel, const Plan &plan);
 
 }  // namespace attngate

@@ -63,6 +63,49 @@ class AdapterHardeningTest(GoldenWorkspace):
         self.assertEqual(rc, 1, out)
         self.assertEqual({r["verdict"] for r in rows.values()}, {"error"})
 
+    def test_a_kernel_source_that_did_not_load_fails_the_run_and_every_report_says_why(self):
+        # From a new user's trial: a team module that no longer imports after a bump printed
+        # "GATE PASSED", wrote pass into results.json, summary.md and junit.xml, then exited 1;
+        # and where the suite named its kernel, exit 2 "unknown kernel" without the ImportError.
+        # The other kernels still run (their rows are kept) unless the suite names a missing one.
+        broken = f"{SUPPORTS_ADAPTER} --load-error '--kernels team.gate:make'"
+        md, junit, html = self.path("summary.md"), self.path("junit.xml"), self.path("report.html")
+        rc, out, _, _ = self.run_kernels("np-ok")
+        self.assertEqual(rc, 0, out)  # an earlier, passing run at the same --out
+        for kernels, ran in ((["--kernel", "np-ok"], "the other kernels ran"),
+                             (["--kernel", "np-ok", "--kernel", "team-flash"], "nothing ran")):  # the second names a missing one
+            r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results, "--checks", "golden",
+                         "--adapter", broken, *kernels, "--markdown", md, "--junit", junit, "--html", html, timeout=600)
+            out = r.stdout + r.stderr
+            self.assertEqual(r.returncode, 1, out)
+            self.assertNotIn("GATE PASSED", out)
+            self.assertIn(f"GATE FAILED: 1 kernel source(s) did not load, {ran}", r.stdout)
+            self.assertIn("did not load: adapter", r.stdout)
+            self.assertIn("--kernels team.gate:make: cannot import team.gate: ImportError", r.stdout)
+            res = read_json(self.results)
+            self.assertEqual((res["verdict"], res["complete"]), ("fail", True))
+            self.assertEqual([(e["kernel"], e["verdict"]) for e in res["results"]], [] if ran == "nothing ran" else [("np-ok", "pass")] * 2)
+            self.assertEqual(len(res["load_errors"]), 1)
+            self.assertIn("ImportError", res["load_errors"][0])
+            with open(md) as f:
+                summary = f.read()
+            self.assertTrue(summary.startswith("## attngate: ❌ FAIL"), summary[:200])
+            self.assertIn(f"**1 kernel source(s) did not load, {ran}:**", summary)
+            with open(junit) as f:
+                xml = f.read()
+            self.assertIn('errors="1"', xml.splitlines()[1])
+            self.assertIn('<testcase name="kernel source 1 of 1" classname="attngate.supports3.load"', xml)
+            with open(html) as f:
+                self.assertIn('id="load-errors"', f.read())
+        # In an A/B run: side B's source did not load; nothing compared, and said as a failure.
+        ab_out = self.path("ab.json")
+        r = attngate("ab", "--suite", self.suite, "--baselines", self.baselines, "--kernel", "np-ok", "--rounds", "2",
+                     "--a-adapter", SUPPORTS_ADAPTER, "--b-adapter", broken, "--out", ab_out, timeout=600)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("did not load: side b: adapter", r.stdout)
+        self.assertIn("FAILED: 1 kernel source(s) did not load, so nothing was compared", r.stdout)
+        self.assertEqual(read_json(ab_out)["verdict"], "fail")
+
     def test_a_listening_line_on_the_adapters_output_does_not_redirect_the_harness(self):
         # Defect 18: the first LISTENING line on stdout won, whoever printed it.
         decoy = f"http://127.0.0.1:{free_port()}"

@@ -71,9 +71,12 @@ class JaxKernelsTest(TempDirTest):
                      "--kernel", "jax-xla", "--case", "mha_s128_f32", "--out", self.path("broken.json"), cwd=ARGS.source_dir,
                      env=with_plugins_path(), timeout=600)
         self.assertEqual(r.returncode, 1, r.stdout[-2000:] + r.stderr)
-        self.assertIn("--kernels broken_import:make: cannot import broken_import", r.stderr)
-        rows = read_json(self.path("broken.json"))["results"]
-        self.assertEqual([(e["kernel"], e["verdict"]) for e in rows], [("jax-xla", "pass")])
+        self.assertIn("--kernels broken_import:make: cannot import broken_import", r.stdout)  # above the verdict
+        self.assertIn("GATE FAILED: 1 kernel source(s) did not load, the other kernels ran", r.stdout)
+        res = read_json(self.path("broken.json"))
+        self.assertEqual([(e["kernel"], e["verdict"]) for e in res["results"]], [("jax-xla", "pass")])
+        self.assertEqual(res["verdict"], "fail")  # the reports say what the exit code says
+        self.assertIn("--kernels broken_import:make: cannot import broken_import", res["load_errors"][0])
 
     def test_conform_names_the_convention_of_each_wrong_kernel(self):
         r, report = self.conform("--no-builtins", "--kernels", "wrong_conventions:make", out="wrong.json", env=with_plugins_path())
