@@ -14,7 +14,7 @@ import time
 from envs import EnvFailed, index_versions, pins_to_requirements
 from groups import Grouping, Version, probe
 from locks import BadInput, canonical, moved_packages, read_lock
-from oracle import changed_rows, describe_change, moves_like_new
+from oracle import OracleFailed, changed_rows, describe_change, moves_like_new
 from search import OutOfBudget, first_moving, minimal_set
 
 
@@ -54,13 +54,21 @@ class LockBisect:
         return ("adapter", f"{python} {self.args.adapter}")
 
     def judge(self, requirements, label):
-        """{row: signature} of the candidate; None when pip cannot make it."""
+        """{row: signature} of the candidate; None when pip cannot make it or attngate cannot run
+        in it (an adapter that does not start, a kernel module that does not import there):
+        skipped, as `git bisect skip` skips a commit that does not build."""
         try:
             python, installed = self.env(requirements + self.cache.extra, label)
         except EnvFailed as e:
             self.log(f"  cannot build {label}: {str(e).splitlines()[-1] if str(e) else 'pip failed'}")
             return None, None
-        return self.oracle.run(self.old_side, self.side(python), self.cache.key(requirements + self.cache.extra)), installed
+        try:
+            return self.oracle.run(self.old_side, self.side(python), self.cache.key(requirements + self.cache.extra)), installed
+        except OracleFailed as e:
+            if e.code == 2:  # bad input: the same for every candidate
+                raise
+            self.log(f"  cannot run {label}: {str(e).strip().splitlines()[-1].strip()}")
+            return None, None
 
     def run(self):
         a = self.args

@@ -85,7 +85,10 @@ class Oracle:
             raise OracleFailed("attngate ab failed (exit {}): {}".format(done.returncode, "\n  ".join(tail)),
                                2 if done.returncode == 2 else 3)
         with open(results) as f:
-            sigs = signatures(json.load(f), self.checks)
+            run = json.load(f)
+        if run.get("load_errors"):  # a side's kernel source did not load there: nothing was compared
+            raise OracleFailed("attngate ab: a kernel source did not load: " + "; ".join(run["load_errors"]), 3)
+        sigs = signatures(run, self.checks)
         if not fresh:
             tmp = cached + ".tmp"
             with open(tmp, "w") as f:

@@ -22,7 +22,7 @@ def release_said(r):
     if r.get("unmoved"):
         notes.append(f"{listed(r['unmoved'])} did not")
     if r.get("skipped"):
-        notes.append(f"{listed(r['skipped'])} could not be installed, skipped")
+        notes.append(f"{listed(r['skipped'])} could not be installed or run, skipped")
     return said + (f" ({'; '.join(notes)})" if notes else "")
 
 

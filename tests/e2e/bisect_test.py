@@ -24,9 +24,11 @@ RELEASES = {  # name: [(version, requires, body)]
     "corelib": [("1.0", (), ""), ("1.5", (), ""), ("2.0", (), "")],
     "omega": [("1.0", (), ""), ("2.0", ("alpha>=1.3",), "")],
     "newpkg": [("0.1", (), "")],
+    "zeta": [("1.0", (), ""), ("1.1", (), "raise RuntimeError('zeta 1.1 imports absl, which it does not declare')"),
+             ("1.2", (), "BROKEN = True"), ("1.3", (), "BROKEN = True")],
 }
 OLD = {"alpha": "1.0", "beta": "1.0", "gamma": "1.0", "delta": "1.0", "core": "1.0", "corelib": "1.0", "omega": "1.0"}
-SUITE = {"name": "bisect-test", "seed": 7, "kernels": ["pkg-attn", "pair-attn", "flaky-attn"],
+SUITE = {"name": "bisect-test", "seed": 7, "kernels": ["pkg-attn", "pair-attn", "flaky-attn", "zeta-attn"],
          "cases": [{"id": "c1", "seq_q": 16, "heads_q": 1, "head_dim": 8}]}
 
 
@@ -112,6 +114,18 @@ class BisectLocks(TempDirTest):
         self.assertNotIn("releases", row)
         self.assertIn("flaky", p.stdout)
         self.assertNotIn("between delta", p.stdout)
+
+    def test_a_release_in_which_the_adapter_cannot_start_is_skipped_and_named(self):
+        # From a new user's trial: jax 0.9.2 imports absl without declaring it, so the adapter
+        # did not start in its venv, and the whole bisect stopped (exit 3, no answer) on it.
+        old = self.lock("old5.lock", {**OLD, "zeta": "1.0"})
+        new = self.lock("new5.lock", {**OLD, "zeta": "1.3"})
+        p, report = self.bisect(old, new, "zeta-attn", self.path("cache-zeta"), "zeta")
+        rel = report["rows"][0]["releases"][0]
+        self.assertEqual((rel["package"], rel["before"], rel["after"], rel["skipped"]), ("zeta", "1.0", "1.2", ["1.1"]), rel)
+        self.assertIn("cannot run zeta==1.1: ", p.stdout + p.stderr)
+        self.assertIn("between zeta 1.0 and 1.2 (", p.stdout)
+        self.assertIn("1.1 could not be installed or run, skipped)", p.stdout)
 
     def test_an_interrupted_bisect_resumes_from_its_cache(self):
         old, new = self.bump_one()
