@@ -166,10 +166,13 @@ size_t section_rank(std::string_view key) {
     return static_cast<size_t>(it - kDependencySections.begin());  // other sections: after the named ones
 }
 
-/// A value as one line: a leaf's text; a library's package and version; else a count.
+/// A value as one line: a leaf's text; a library's package and version; a lock file's pins;
+/// else a count.
 std::string summary_text(const json::value &v) {
     if (!v.is_object()) return leaf_text(v);
     const json::object &o = v.get_object();
+    if (const auto *packages = o.if_contains("packages"); packages && packages->is_object())
+        return fmt::format("({} package{} pinned)", packages->get_object().size(), packages->get_object().size() == 1 ? "" : "s");
     if (const auto *version = o.if_contains("version"); version && version->is_string()) {
         const auto *package = o.if_contains("package");
         return package && package->is_string() ? fmt::format("{} {}", package->get_string(), version->get_string()) : std::string(version->get_string());
@@ -258,7 +261,17 @@ const char *change_kind_name(FingerprintChange::Kind k) {
 
 std::vector<FingerprintChange> diff_fingerprints(const json::object &before, const json::object &after) {
     std::vector<FingerprintChange> out;
-    diff_objects(before, after, "", out);
+    // One lock file on each side under two names (an A/B's sides' files, a renamed file): one
+    // lock, compared pin by pin under the later name, not one removed and another added.
+    const auto *was = before.if_contains("lockfiles"), *is = after.if_contains("lockfiles");
+    if (was && is && was->is_object() && is->is_object() && was->get_object().size() == 1 && is->get_object().size() == 1 &&
+        was->get_object().begin()->key() != is->get_object().begin()->key()) {
+        json::object renamed = before;
+        renamed["lockfiles"] = json::object{{is->get_object().begin()->key(), was->get_object().begin()->value()}};
+        diff_objects(renamed, after, "", out);
+    } else {
+        diff_objects(before, after, "", out);
+    }
     std::stable_sort(out.begin(), out.end(), [](const auto &x, const auto &y) {
         return std::pair(section_rank(x.key), x.key) < std::pair(section_rank(y.key), y.key);
     });

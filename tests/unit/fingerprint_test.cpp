@@ -124,6 +124,25 @@ TEST_CASE("the fingerprint diff lists added removed and changed leaves and flag 
     CHECK(diff_fingerprints(after, after).empty());
 }
 
+TEST_CASE("one lock file on each side under two names is compared pin by pin, and a lock file is counted by its pins", "[fingerprint]") {
+    // An A/B whose sides' lock files are requirements-old.lock and requirements.lock: it said
+    // one was removed and the other added, "(2 entries)" each, the JSON's keys, not the pins.
+    const json::object a = json::parse(R"({"lockfiles": {"requirements-old.lock": {"format": "pip",
+        "packages": {"jax": "0.7.2", "jaxlib": "0.7.2", "numpy": "2.2.0"}}}})").as_object();
+    const json::object b = json::parse(R"({"lockfiles": {"requirements.lock": {"format": "pip",
+        "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "numpy": "2.2.0"}}}})").as_object();
+    const auto changes = diff_fingerprints(a, b);
+    REQUIRE(changes.size() == 2);
+    CHECK(describe_change(changes[0]) == "lockfiles.requirements.lock.packages.jax: 0.7.2 → 0.10.2");
+    CHECK(describe_change(changes[1]) == "lockfiles.requirements.lock.packages.jaxlib: 0.7.2 → 0.10.2");
+    // Two lock files on one side: each name is its own lock; one new one is counted by its pins.
+    json::object two = b;
+    two["lockfiles"].as_object()["constraints.lock"] = json::object{{"format", "pip"}, {"packages", json::object{{"absl-py", "2.1.0"}}}};
+    const auto added = diff_fingerprints(b, two);
+    REQUIRE(added.size() == 1);
+    CHECK(describe_change(added[0]) == "lockfiles.constraints.lock: added (1 package pinned)");
+}
+
 TEST_CASE("the fingerprint diff puts the bump first and the machine after it, and lists nothing that did not move", "[fingerprint]") {
     // A baseline recorded on another machine by an older attngate: no "loaded" section, a
     // library this build does not link, flags in another order, an empty plugins object.
