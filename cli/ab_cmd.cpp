@@ -246,6 +246,8 @@ int ab(AbArgs a, const Console &console) {
     if (!rows.empty()) console.say("{}", perf_table(rows));
     console.say("{}", numerics_table(results->results));
     if (const std::string programs = program_changed_said(*results); !programs.empty()) console.say("{}\n", programs);
+    // Every failure by its group, the compile and memory rows the tables above do not show included.
+    if (const std::string failed = grouped_failures(*results); !failed.empty()) console.say("{}\n", failed);
     if (auto w = save_results(*results, a.out); !w) return report_error(w.error());
     if (auto w = write_reports(*results, ReportContext{}, a.reports); !w) return report_error(w.error());
     if (!results->baseline_fingerprint.empty() && !results->fingerprint.empty())

@@ -36,9 +36,6 @@ std::string console_line(const CaseResult &r, size_t done, size_t total) {
                        upper(verdict_name(v)), v == Verdict::Pass ? "" : terminal_text(r.reason()));
 }
 
-namespace {
-
-/// The closing lines: one per failure group, then its first rows (errors first).
 std::string grouped_failures(const RunResults &r) {
     constexpr size_t kRowsPerGroup = 5;
     std::string lines;
@@ -52,8 +49,6 @@ std::string grouped_failures(const RunResults &r) {
     for (const auto &advice : convention_advice(r)) lines += fmt::format("  → {}\n", terminal_text(advice));
     return lines;
 }
-
-}  // namespace
 
 std::string console_summary(const RunResults &r, const std::string &results_path) {
     size_t counts[4] = {0, 0, 0, 0};  // indexed by Verdict

@@ -22,5 +22,8 @@ std::string console_fingerprint(const json::object &fp);
 std::string console_fingerprint_diff(const std::vector<FingerprintChange> &changes);
 
 std::string console_summary(const RunResults &r, const std::string &results_path);
+/// The closing lines of a failed run: one per failure group, then its first rows (errors
+/// first); "" when nothing failed. Part of console_summary; `ab` prints them on their own.
+std::string grouped_failures(const RunResults &r);
 
 }  // namespace attngate

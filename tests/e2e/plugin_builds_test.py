@@ -155,6 +155,8 @@ class AbPluginsTest(unittest.TestCase):
             self.assertTrue(reason.startswith("heap leak: "), reason)
             self.assertGreaterEqual(m["leak_bytes_per_call"], 64, reason)  # glibc hands back at least what was asked
             self.assertEqual(notes, [])  # side A does not leak
+            # The console names each failing row, as `run` does (only the Markdown named them).
+            self.assertRegex(p.stdout, rf"FAIL {case} / \S+: memory: heap leak: ")
         # The same leak on both sides still fails B (a leak is a leak), and says A has it too.
         p = self.ab("--a-plugin", self.leaky, "--b-plugin", self.leaky, out="both-leak.json")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
