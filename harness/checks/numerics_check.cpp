@@ -138,7 +138,7 @@ CheckResult numerics_check(const NumericsDiff &d, const OutputSketch &now, const
                                       : fmt::format("{:.1f}% of {} sampled elements", 100.0 * static_cast<double>(d.changed) /
                                                                                          std::max<int64_t>(1, d.compared), d.compared);
     r.reason = fmt::format("bits changed against {}: {}, max |Δ| {:.3g}{}{}{}", against, share, d.max_abs,
-                           d.max_ulp == INT64_MAX ? "" : fmt::format(" ({} ulp)", d.max_ulp),
+                           d.max_ulp == INT64_MAX ? "" : fmt::format(" ({} ulp of float32, the output's type)", d.max_ulp),
                            tolerance > 0 ? fmt::format(", {:.2f} x the golden tolerance", d.max_abs / tolerance) : "",
                            d.nan_changed ? fmt::format(", {} NaN appeared or vanished", d.nan_changed) : "");
     if (!d.exact && d.changed == 0) r.reason += " (no sampled element moved)";

@@ -174,9 +174,11 @@ std::string numerics_changed_said(const RunResults &r) {
             const NumericsMetrics *m = k.get<NumericsMetrics>();
             // A row another check failed is not one whose bits moved "without failing": its failure says why.
             if (!m || k.verdict != Verdict::Pass || m->status != NumericsStatus::Changed || row.verdict() != Verdict::Pass) continue;
-            const std::string ulp = m->max_ulp && *m->max_ulp ? fmt::format(", max {} ulp", **m->max_ulp) : "";
-            moved.push_back(fmt::format("{} / {} ({} of {} elements compared{})", row.case_id, row.kernel, m->changed.value_or(0),
-                                        m->compared.value_or(0), ulp));
+            // A NaN that appeared or vanished has no distance in ulp: said as such, not as "max 0 ulp".
+            std::string how = m->max_ulp && *m->max_ulp && **m->max_ulp > 0 ? fmt::format(", max {} ulp of float32", **m->max_ulp) : "";
+            if (m->nan_changed.value_or(0) > 0) how += fmt::format(", {} became or stopped being NaN", *m->nan_changed);
+            moved.push_back(fmt::format("{} / {} ({} of {} elements changed{})", row.case_id, row.kernel, m->changed.value_or(0),
+                                        m->compared.value_or(0), how));
         }
     if (moved.empty()) return "";
     std::string named;

@@ -54,7 +54,7 @@ std::string coverage_said(const CheckCoverage &c);
 
 /// The rows whose output bits moved against their reference without failing (numerics is
 /// information unless a suite asks for bitwise stability), named: "numerics: bits changed on
-/// 1 row without failing: mha_f32 / flash (1 of 256 elements compared, max 1 ulp)"; the
+/// 1 row without failing: mha_f32 / flash (1 of 256 elements changed, max 1 ulp of float32)"; the
 /// first three, then a count. "" when none moved.
 std::string numerics_changed_said(const RunResults &r);
 

@@ -346,8 +346,15 @@ TEST_CASE("bits that moved are said 'without failing' only of rows that passed e
     changed.compared = 64;
     for (auto &row : r.results) row.checks.emplace_back(changed, Verdict::Pass, "bits changed");
     const std::string said = numerics_changed_said(r);
-    CHECK(said.starts_with("numerics: bits changed on 1 row(s) without failing: a / flash (4 of 64 elements compared)"));
+    CHECK(said.starts_with("numerics: bits changed on 1 row(s) without failing: a / flash (4 of 64 elements changed)"));
     CHECK(said.find("b / flash") == std::string::npos);  // its golden check failed
+    // A NaN that appeared has no distance in ulp: said, never "max 0 ulp".
+    for (auto &k : r.results[0].checks)
+        if (auto *m = k.get<NumericsMetrics>()) m->max_ulp = std::optional<int64_t>{}, m->nan_changed = 3;
+    CHECK(numerics_changed_said(r).starts_with("numerics: bits changed on 1 row(s) without failing: a / flash (4 of 64 elements changed, 3 became or stopped being NaN)"));
+    for (auto &k : r.results[0].checks)
+        if (auto *m = k.get<NumericsMetrics>()) m->max_ulp = std::optional<int64_t>{7}, m->nan_changed = 0;
+    CHECK(numerics_changed_said(r).starts_with("numerics: bits changed on 1 row(s) without failing: a / flash (4 of 64 elements changed, max 7 ulp of float32)"));
     r.results.pop_back();
     r.results[0].checks[0].verdict = Verdict::Fail;
     CHECK(numerics_changed_said(r).empty());
