@@ -214,8 +214,9 @@ void say_next_steps(const Console &console, const fs::path &root, const std::str
                     "  attngate golden generate   the goldens of {} (the fp64 reference), into baselines/\n"
                     "  attngate run               gate your kernels on it: goldens, memory, perf, cost\n"
                     "  attngate baseline update --yes --reason \"first baselines\"\n"
-                    "                             accept that run's output bits, memory and times: numerics, memory and perf\n"
-                    "                             are gated from the next run on (before, they say \"no baseline\")\n"
+                    "                             accept that run's output bits, times and memory peaks (a plugin's; an\n"
+                    "                             adapter's kernels are gated on leaks only): numerics, perf and peaks are\n"
+                    "                             gated from the next run on (before, they say \"no baseline\")\n"
                     "  then commit attngate.toml, suites/, baselines/ and the CI file (keep reports/ out of git);\n"
                     "  `attngate suite coverage` shows the pairs\n",
                     suite_file);
