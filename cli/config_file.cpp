@@ -321,6 +321,11 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
     std::map<std::string, std::string, std::less<>> taken;  // read before the file fills any flag
     for (const Key &k : keys())
         if (std::string why = store_taken(k, cmd, config); !why.empty()) taken[k.key] = std::move(why);
+    // [report]'s files are the reports of the results at the default --out: a run sent elsewhere
+    // (a scratch run, a shard) leaves them alone, not beside another run's results.json.
+    if (const CLI::Option *out = cmd->get_option_no_throw("--out"); out && out->count() > 0)
+        for (const Key &k : keys())
+            if (k.key.starts_with("report.")) taken[k.key] = "not used: --out on the command line sends this run's results elsewhere";
     // [report] is for the commands that write the report table (run, report, merge, ab):
     // bisect's own --markdown and --html answer another question and would replace them.
     const bool report_table = std::all_of(report_formats().begin(), report_formats().end(), [&](const ReportFormat &f) {

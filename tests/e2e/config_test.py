@@ -48,6 +48,14 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(res["suite"], "mine")
         self.assertEqual({row["kernel"].split("[")[0] for row in res["results"]}, {"flash"})
         self.assertEqual({c["check"] for row in res["results"] for c in row["checks"]} - {"numerics", "contract"}, {"golden"})
+        # [report]'s files are the repository's reports, of the results at the default --out: a
+        # run sent elsewhere leaves them alone (a new user's scratch run of a crashing kernel
+        # rewrote summary.md beside a results.json that still said pass).
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "out", "summary.md")), "-o r.json wrote the repository's report")
+        r = attngate("config", "run", "-o", "r.json", cwd=self.sub)
+        self.assertIn("not used: --out on the command line sends this run's results elsewhere", r.stdout)
+        r = attngate("run", cwd=self.sub)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "out", "summary.md")), "[report] paths are relative to the file")
         # A flag replaces the file's value.
         r = attngate("run", "-o", "r2.json", "--kernel", "native", "--checks", "golden,memory", cwd=self.sub)
