@@ -23,6 +23,8 @@ struct RangeMetric {
     const char *unit;
 };
 constexpr std::array kRangeMetrics = {
+    // A NaN where the golden is finite is the failure: the finite elements' margin is no measure of it.
+    RangeMetric{CheckName::Golden, "NaN", nullptr, ""},
     RangeMetric{CheckName::Golden, "", figure_of<&GoldenMetrics::margin>, "× tolerance"},
     RangeMetric{CheckName::Memory, "ABI allocator", figure_of<&MemoryMetrics::abi_leaked_bytes>, "B"},
     RangeMetric{CheckName::Memory, "heap leak", figure_of<&MemoryMetrics::leak_bytes_per_call>, "B/call"},
@@ -168,7 +170,7 @@ std::string conform_command(const std::string &kernel, const std::string &origin
 std::vector<std::string> convention_advice(const RunResults &r) {
     struct Tally {
         std::string origin;
-        size_t failed = 0, passed = 0;
+        size_t failed = 0, passed = 0, nonfinite = 0;  ///< a NaN or inf where the golden is finite: no convention makes one
     };
     std::vector<std::string> kernels;  // by name (a block configuration's label is its kernel's), in results order
     std::unordered_map<std::string, Tally> golden;
@@ -178,11 +180,13 @@ std::vector<std::string> convention_advice(const RunResults &r) {
                 const std::string name = c.kernel.substr(0, c.kernel.find('['));
                 auto [it, fresh] = golden.try_emplace(name, Tally{c.kernel_origin});
                 if (fresh) kernels.push_back(name);
-                ++(k.verdict == Verdict::Fail ? it->second.failed : it->second.passed);
+                const auto *g = k.get<GoldenMetrics>();
+                if (k.verdict == Verdict::Fail && g && g->new_nonfinite.value_or(0) > 0) ++it->second.nonfinite;
+                else ++(k.verdict == Verdict::Fail ? it->second.failed : it->second.passed);
             }
     std::vector<std::string> all;
     for (const auto &kernel : kernels)
-        if (const Tally &t = golden.at(kernel); t.failed >= 2 && t.passed == 0)
+        if (const Tally &t = golden.at(kernel); t.failed >= 2 && t.passed == 0 && t.nonfinite == 0)
             all.push_back(fmt::format("{} failed its golden on every case it computed ({}): a kernel that follows another convention (scale, "
                                       "causal alignment, GQA mapping, soft-cap order) fails them all; {} names the one it follows",
                                       kernel, t.failed, conform_command(kernel, t.origin)));

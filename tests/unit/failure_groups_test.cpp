@@ -126,3 +126,23 @@ TEST_CASE("a kernel that fails its golden on every case it ran is pointed at con
     CHECK(five[2].find("; attngate conform --adapter 'python3 adapter.py --interpret auto' --kernel jaxed names") != std::string::npos);
     CHECK(five[3] == "… and 2 more kernel(s) that failed their golden on every case they computed");
 }
+
+TEST_CASE("a kernel whose outputs hold NaN is neither given a tolerance range nor pointed at conform", "[report]") {
+    // From a new user's trial: "NaN/inf output(s) where the golden is finite on 9/10 cases,
+    // 0.118-0.273 x tolerance" (the finite elements' margin), then the advice to find the
+    // convention the kernel follows: no convention makes a NaN.
+    std::vector<CaseResult> cases;
+    for (const char *id : {"c0", "c1", "c2"}) {
+        GoldenMetrics m;
+        m.margin = 0.2;
+        m.new_nonfinite = 1;
+        cases.push_back(with_check(id, "nanny", CheckResult(m, Verdict::Fail, "1 NaN/inf output(s) where the golden is finite, first at [0, 0]")));
+    }
+    const RunResults r = results_with(std::move(cases));
+    CHECK(convention_advice(r).empty());
+    const std::vector<FailureGroup> groups = failure_groups(r);
+    REQUIRE(groups.size() == 1);
+    const std::string said = describe_group(groups[0]);
+    CHECK(said.find("NaN/inf output(s) where the golden is finite on 3/3 cases") != std::string::npos);
+    CHECK(said.find("tolerance") == std::string::npos);
+}
