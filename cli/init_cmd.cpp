@@ -121,7 +121,7 @@ std::vector<CiSource> ci_sources(const std::vector<std::string> &plugins, const 
     }
     for (const auto &a : adapters)
         out.push_back({a.substr(0, a.find(' ')),
-                       {{"lock", yaml("requirements.lock") + "  # edit: the hashed lock file each side's venv is made from"},
+                       {{"lock", yaml("requirements.lock") + "  # edit: the hashed lock file each side's venv is made from; pin attngate-jax in it as kernels/jax/README.md#installing-it says"},
                         {"adapter", yaml(a)}}});
     return out;
 }

@@ -2,6 +2,7 @@
 protocol over HTTP, make a case's tensors with numpy, and judge outputs against the fp64
 oracle with a tolerance of the harness's form. Used by jax_adapter_test.py and by
 tests/bench/jax_suite_pass.py."""
+import hashlib
 import http.client
 import io
 import json
@@ -43,7 +44,14 @@ def make_team_venv(venv, wheel, *packages):
     with open(os.path.join(where[0], "pinned-jax.pth"), "w") as f:
         f.write(where[1] + "\n")
     pip = [os.path.join(venv, "bin", "pip"), "install", "-q", "--no-index", "--disable-pip-version-check"]
-    subprocess.run(pip + [wheel], check=True, timeout=300, cwd=venv)
+    # As kernels/jax/README.md tells a team to pin it in a hashed lock (attngate-jax is not on
+    # PyPI): the wheel's file by its hash, installed with --require-hashes.
+    with open(wheel, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    lock = os.path.join(venv, "attngate-jax.lock")
+    with open(lock, "w") as f:
+        f.write(f"attngate-jax @ file://{os.path.abspath(wheel)} \\\n    --hash=sha256:{digest}\n")
+    subprocess.run(pip + ["--require-hashes", "--no-deps", "-r", lock], check=True, timeout=300, cwd=venv)
     for package in packages:
         subprocess.run(pip + ["--no-build-isolation", package], check=True, timeout=300, cwd=venv)
     return python
