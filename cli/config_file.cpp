@@ -299,10 +299,15 @@ bool store_flag_given(CLI::App *cmd, const char *flag) {
     return o && o->count() > 0 && !o->as<std::string>().empty();
 }
 
-/// Why the file's store location is not used, or empty: `store` and `baselines` are one setting,
-/// which either flag on the command line, then $ATTNGATE_STORE, takes from the file; in the
-/// file, `store` wins over `baselines`, as --store does over --baselines.
-std::string store_taken(const Key &k, CLI::App *cmd, const ConfigFile *config) {
+/// Why the file's key is not used, or empty. `store` and `baselines` are one setting, which
+/// either flag on the command line, then $ATTNGATE_STORE, takes from the file; in the file,
+/// `store` wins over `baselines`, as --store does over --baselines. [report]'s files are those
+/// of reports/results.json: a run sent elsewhere or an `ab` (reports/ab.json) leaves them alone.
+std::string why_not_used(const Key &k, CLI::App *cmd, const ConfigFile *config) {
+    const CLI::Option *out = cmd->get_option_no_throw("--out");
+    if (k.key.starts_with("report.") && out && (out->count() > 0 || out->get_default_str() != "reports/results.json"))
+        return out->count() > 0 ? "not used: --out on the command line sends this run's results elsewhere"
+                                : fmt::format("not used: {}'s results go to {}", cmd->get_name(), out->get_default_str());
     if (k.key != "store" && k.key != "baselines") return {};
     for (const char *flag : {"--store", "--baselines"})
         if (store_flag_given(cmd, flag)) return fmt::format("not used: flag {} wins", flag);
@@ -320,13 +325,8 @@ Result<std::vector<Setting>> apply_config(CLI::App *cmd, const ConfigFile *confi
     std::vector<FileSetValue> from_file;
     std::map<std::string, std::string, std::less<>> taken;  // read before the file fills any flag
     for (const Key &k : keys())
-        if (std::string why = store_taken(k, cmd, config); !why.empty()) taken[k.key] = std::move(why);
-    // [report]'s files are the reports of the results at the default --out: a run sent elsewhere
-    // (a scratch run, a shard) leaves them alone, not beside another run's results.json.
-    if (const CLI::Option *out = cmd->get_option_no_throw("--out"); out && out->count() > 0)
-        for (const Key &k : keys())
-            if (k.key.starts_with("report.")) taken[k.key] = "not used: --out on the command line sends this run's results elsewhere";
-    // [report] is for the commands that write the report table (run, report, merge, ab):
+        if (std::string why = why_not_used(k, cmd, config); !why.empty()) taken[k.key] = std::move(why);
+    // [report] is for the commands that write the report table (run, report, merge; see above):
     // bisect's own --markdown and --html answer another question and would replace them.
     const bool report_table = std::all_of(report_formats().begin(), report_formats().end(), [&](const ReportFormat &f) {
         return cmd->get_option_no_throw("--" + std::string(f.name)) != nullptr;

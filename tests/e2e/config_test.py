@@ -54,6 +54,8 @@ class ConfigTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.dir, "out", "summary.md")), "-o r.json wrote the repository's report")
         r = attngate("config", "run", "-o", "r.json", cwd=self.sub)
         self.assertIn("not used: --out on the command line sends this run's results elsewhere", r.stdout)
+        r = attngate("config", "ab", cwd=self.sub)  # ab's own results file: a run's reports are not its to replace
+        self.assertIn("not used: ab's results go to reports/ab.json", r.stdout)
         r = attngate("run", cwd=self.sub)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "out", "summary.md")), "[report] paths are relative to the file")
