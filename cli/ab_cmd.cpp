@@ -107,6 +107,19 @@ Result<ResolvedSide> resolve_side(const char *which, const SideArgs &side, const
     return r;
 }
 
+/// A side's kernel sources did not load (`unloaded`): nothing compared, a failure; the results
+/// and reports say so too, so that none of an earlier run's stays to be read as this one's.
+int compared_nothing(const Suite &suite, const AbArgs &a, const std::vector<std::string> &unloaded, const Console &console) {
+    RunResults failed;
+    failed.tool_version = tool_version(), failed.suite = suite.name, failed.suite_file = suite.file.string();
+    failed.started_at = utc_timestamp(), failed.complete = true, failed.load_errors = unloaded;
+    if (auto w = save_results(failed, a.out); !w) return report_error(w.error());
+    if (auto w = write_reports(failed, ReportContext{}, a.reports); !w) return report_error(w.error());
+    for (const auto &e : unloaded) console.say("{}{}\n", kDidNotLoad, terminal_text(e));  // an adapter's words
+    console.say("\nFAILED: {} kernel source(s) did not load, so nothing was compared; results in {}\n", unloaded.size(), a.out);
+    return kExitDrift;
+}
+
 /// One side of `ab`: adapters kept up for the whole run, or an attngate build. Null, with
 /// `unloaded` told why, when kernel sources of the side's adapters did not load (a module
 /// that no longer imports after a bump): what they serve would be missing from the comparison.
@@ -227,18 +240,11 @@ int ab(AbArgs a, const Console &console) {
     if (!side_a) return report_error(side_a.error());
     auto side_b = make_side(*resolved_b, *suite, unloaded);
     if (!side_b) return report_error(side_b.error());
-    if (!unloaded.empty()) {  // the results and reports say so too: none of an earlier run's stays to be read as this one's
-        RunResults failed;
-        failed.tool_version = tool_version(), failed.suite = suite->name, failed.suite_file = suite->file.string();
-        failed.started_at = utc_timestamp(), failed.complete = true, failed.load_errors = unloaded;
-        if (auto w = save_results(failed, a.out); !w) return report_error(w.error());
-        if (auto w = write_reports(failed, ReportContext{}, a.reports); !w) return report_error(w.error());
-        for (const auto &e : unloaded) console.say("did not load: {}\n", terminal_text(e));  // an adapter's words
-        console.say("\nFAILED: {} kernel source(s) did not load, so nothing was compared; results in {}\n", unloaded.size(), a.out);
-        return kExitDrift;
-    }
+    if (!unloaded.empty()) return compared_nothing(*suite, a, unloaded, console);
     const std::time_t started = std::time(nullptr);
     auto results = timed_rounds(*suite, **side_a, **side_b, o, console);
+    if (const size_t at = results ? std::string::npos : results.error().message.find(kDidNotLoad); at != std::string::npos)
+        return compared_nothing(*suite, a, {results.error().message.substr(at + kDidNotLoad.size())}, console);  // a build side's `time` said so
     if (!results) return report_error(results.error());
     results->shard = std::move(shard);
     if (results->started_at.empty()) results->started_at = utc_timestamp(started);  // merge and the history order runs by it

@@ -36,6 +36,11 @@ Result<Backends> open_backends(const KernelSources &sources, std::vector<std::st
 /// while the adapter's other kernels still ran.
 int with_load_errors(const Backends &backends, int rc);
 
+/// How `time` names a kernel source that did not load ("error: did not load: ..."), before it
+/// times anything: `ab` finds it in a build side's error and compares nothing, as it does
+/// for an adapter side whose source did not load.
+inline constexpr std::string_view kDidNotLoad = "did not load: ";
+
 /// Prints "error: ..." to stderr and returns the exit code for the error's kind. An error about
 /// a flag's value that attngate.toml set ("--kernel nope: ...") says where it was set.
 int report_error(const Error &e);

@@ -299,15 +299,15 @@ bool store_flag_given(CLI::App *cmd, const char *flag) {
     return o && o->count() > 0 && !o->as<std::string>().empty();
 }
 
-/// Why the file's key is not used, or empty. `store` and `baselines` are one setting, which
-/// either flag on the command line, then $ATTNGATE_STORE, takes from the file; in the file,
-/// `store` wins over `baselines`, as --store does over --baselines. [report]'s files are those
-/// of reports/results.json: a run sent elsewhere or an `ab` (reports/ab.json) leaves them alone.
+/// Why the file's key is not used, or empty. [report]'s files are reports/results.json's: a run
+/// sent elsewhere, or `ab`, leaves them. `store` = `baselines`: a flag, $ATTNGATE_STORE, then `store` win.
 std::string why_not_used(const Key &k, CLI::App *cmd, const ConfigFile *config) {
     const CLI::Option *out = cmd->get_option_no_throw("--out");
-    if (k.key.starts_with("report.") && out && (out->count() > 0 || out->get_default_str() != "reports/results.json"))
-        return out->count() > 0 ? "not used: --out on the command line sends this run's results elsewhere"
-                                : fmt::format("not used: {}'s results go to {}", cmd->get_name(), out->get_default_str());
+    const fs::path repo_results = config ? (config->path.parent_path() / "reports/results.json").lexically_normal() : "";
+    if (k.key.starts_with("report.") && out && out->count() > 0 && fs::absolute(out->as<std::string>()).lexically_normal() != repo_results)
+        return "not used: --out on the command line sends this run's results elsewhere";
+    if (k.key.starts_with("report.") && out && out->get_default_str() != "reports/results.json")
+        return fmt::format("not used: {}'s results go to {}", cmd->get_name(), out->get_default_str());
     if (k.key != "store" && k.key != "baselines") return {};
     for (const char *flag : {"--store", "--baselines"})
         if (store_flag_given(cmd, flag)) return fmt::format("not used: flag {} wins", flag);

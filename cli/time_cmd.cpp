@@ -56,6 +56,10 @@ int time_rows(TimeArgs a) {
     std::vector<std::string> origins;
     auto backends = open_backends(a.sources, &origins);
     if (!backends) return report_error(backends.error());
+    if (const auto errors = backends->load_errors(); !errors.empty()) {  // what they serve would be missing from the times
+        for (const auto &e : errors) print_stderr("error: {}{}\n", kDidNotLoad, terminal_text(e));  // an adapter's words
+        return kExitDrift;
+    }
     auto plan = make_plan(*suite, backends->kernels(), origins, a.filter);
     if (!plan) return report_error(plan.error());
     if (a.serve) return serve(*suite, *plan, *backends, a);

@@ -93,17 +93,22 @@ void kill_children_of(pid_t self) {
 }
 
 /// Removes `name` in directory `at`, and all below it; symbolic links are removed, not followed.
-void remove_at(int at, const char *name, int depth) {
-    if (::unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 64) return;
-    // A directory: empty it. Entries removed while it is read may shift the listing, so it
-    // is read again until it is gone (or nothing more can be removed).
-    for (int pass = 0; pass < 4; ++pass) {
+/// False when something under it stays. Each directory is visited once per pass of its parent,
+/// and a parent makes another pass only when every entry went (the listing shifted while
+/// read), so a subtree that cannot go costs one visit, not one per pass at every level.
+bool remove_at(int at, const char *name, int depth) {
+    if (::unlinkat(at, name, 0) == 0 || errno == ENOENT) return true;
+    if (depth > 64) return false;
+    for (int pass = 0; pass < 4; ++pass) {  // a directory: empty it, then remove it
         const int dir = ::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dir < 0) return;
-        for_each_entry(dir, [dir, depth](const char *entry) { remove_at(dir, entry, depth + 1); });
+        if (dir < 0) return errno == ENOENT;
+        bool all = true;
+        for_each_entry(dir, [dir, depth, &all](const char *entry) { all = remove_at(dir, entry, depth + 1) && all; });
         ::close(dir);
-        if (::unlinkat(at, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) return;
+        if (::unlinkat(at, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return true;
+        if (!all || errno != ENOTEMPTY) return false;
     }
+    return false;
 }
 
 /// Reaps every child that has ended; `status` gets the real child's. False once there are no

@@ -1,6 +1,7 @@
 // Child processes: spawn with a time limit, PATH lookup, temporary directories.
 #include "io/process.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <csignal>
@@ -101,6 +102,7 @@ TempDir::TempDir(const std::string &what) {
     for (auto &slot : g_temp_dirs)
         if (!slot.ready && name.size() < sizeof slot.path) {
             std::memcpy(slot.path, name.c_str(), name.size() + 1);
+            std::atomic_signal_fence(std::memory_order_seq_cst);  // the path is whole before a handler may read it
             slot.ready = 1;
             return;
         }

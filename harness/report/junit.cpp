@@ -44,7 +44,7 @@ std::string suite_element(const std::string &name, const CheckCounts &n, double 
                        timestamp.empty() ? "" : fmt::format(" timestamp=\"{}\"", markup_escape(timestamp)), properties, cases);
 }
 
-/// Each kernel source that did not load, an <error>: the run failed before any kernel ran.
+/// Each kernel source that did not load, an <error>: the run fails whatever its rows say.
 /// Numbered, not named by the error, whose adapter address changes from run to run.
 std::string load_suite(const RunResults &r, CheckCounts &all) {
     const std::string classname = fmt::format("attngate.{}.load", r.suite);

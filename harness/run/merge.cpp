@@ -117,12 +117,15 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
     merged.results.clear();
     merged.workloads.clear();
     merged.shard = {};
+    merged.load_errors.clear();  // every shard's: one that did not load fails the merge, whatever the order
     std::map<std::string, size_t> order;
     for (size_t i = 0; i < plan.size(); ++i) order[plan[i]] = i;
     for (auto &[file, r] : shards) {
         merged.started_at = std::min(merged.started_at, r.started_at);
         if (r.host_name != merged.host_name) merged.host_name.clear();  // shards of several machines: no one host
         for (auto &c : r.results) merged.results.push_back(std::move(c));
+        for (auto &e : r.load_errors)
+            if (std::find(merged.load_errors.begin(), merged.load_errors.end(), e) == merged.load_errors.end()) merged.load_errors.push_back(e);
     }
     const auto rank = [&](const CaseResult &c) {
         const auto it = order.find(unit_of(c, unit));

@@ -350,11 +350,13 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     if (!checks) return std::unexpected(checks.error());
     const auto previous = previous_results(options, suite);  // before anything runs: --out must be ours to replace
     if (!previous) return std::unexpected(previous.error());
-    // A kernel source that did not load fails the run; the others still run, unless what the
-    // suite names is missing (it may be what did not load): then nothing runs.
+    // A kernel source that did not load fails the run; the others still run, unless a kernel the
+    // suite or --kernel names is missing (it may be what did not load): then nothing runs.
     auto unloaded = backends.load_errors();
     auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
-    if (!plan) return unloaded.empty() ? std::unexpected(plan.error()) : unloaded_results(suite, options, *checks, backends, std::move(unloaded));
+    const auto missing = [&] { return plan.error().message.find("unknown kernel") != std::string::npos || plan.error().message.find("no such kernel") != std::string::npos; };
+    if (!plan && !unloaded.empty() && missing()) return unloaded_results(suite, options, *checks, backends, std::move(unloaded));
+    if (!plan) return std::unexpected(plan.error());
     if (auto w = check_workload_kernel(options.perf.workload_kernel, *plan); !w) return std::unexpected(w.error());
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
     if (!fingerprint) return std::unexpected(fingerprint.error());

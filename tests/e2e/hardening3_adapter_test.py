@@ -97,6 +97,11 @@ class AdapterHardeningTest(GoldenWorkspace):
             self.assertIn('<testcase name="kernel source 1 of 1" classname="attngate.supports3.load"', xml)
             with open(html) as f:
                 self.assertIn('id="load-errors"', f.read())
+        # A mistyped --case stays a usage error (exit 2) beside a load error, not "nothing ran".
+        r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results, "--checks", "golden",
+                     "--adapter", broken, "--kernel", "np-ok", "--case", "c9", timeout=600)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--case c9: not a case of suite supports3", r.stderr)
         # In an A/B run: side B's source did not load; nothing compared, and said as a failure.
         ab_out = self.path("ab.json")
         r = attngate("ab", "--suite", self.suite, "--baselines", self.baselines, "--kernel", "np-ok", "--rounds", "2",
@@ -105,6 +110,39 @@ class AdapterHardeningTest(GoldenWorkspace):
         self.assertIn("did not load: side b: adapter", r.stdout)
         self.assertIn("FAILED: 1 kernel source(s) did not load, so nothing was compared", r.stdout)
         self.assertEqual(read_json(ab_out)["verdict"], "fail")
+        # Found in review: a build side (attngate time --adapter) timed the rest and passed.
+        r = attngate("ab", "--suite", self.suite, "--baselines", self.baselines, "--kernel", "np-ok", "--rounds", "2",
+                     "--a", ARGS.attngate, "--a-adapter", SUPPORTS_ADAPTER, "--b", ARGS.attngate, "--b-adapter", broken,
+                     "--out", ab_out, timeout=600)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("did not load: adapter", r.stdout)
+        self.assertIn("FAILED: 1 kernel source(s) did not load, so nothing was compared", r.stdout)
+        self.assertEqual(read_json(ab_out)["verdict"], "fail")
+
+    def test_a_shard_whose_source_did_not_load_fails_the_merge_in_any_order(self):
+        # Found in review: merge kept the first file's load errors only, so listing the broken
+        # shard second merged to GATE PASSED, exit 0. One adapter command (equal fingerprints),
+        # broken while a marker file exists.
+        marker, script = self.path("BREAK"), self.path("adapter.sh")
+        with open(script, "w") as f:
+            f.write(f'if [ -e {marker} ]; then exec {SUPPORTS_ADAPTER} --load-error "--kernels team.gate:make" "$@"; fi\n'
+                    f'exec {SUPPORTS_ADAPTER} "$@"\n')
+        shards = []
+        for i, broken in ((1, True), (2, False)):
+            if broken:
+                open(marker, "w").close()
+            elif os.path.exists(marker):
+                os.remove(marker)
+            shards.append(self.path(f"shard{i}.json"))
+            r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--checks", "golden", "--adapter", f"sh {script}",
+                         "--kernel", "np-ok", "--shard", f"{i}/2", "--out", shards[-1], timeout=600)
+            self.assertEqual(r.returncode, 1 if broken else 0, r.stdout + r.stderr)
+        for order in (shards, shards[::-1]):
+            merged = self.path("merged.json")
+            r = attngate("merge", *order, "--out", merged, timeout=300)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("GATE FAILED: 1 kernel source(s) did not load, the other kernels ran", r.stdout)
+            self.assertEqual(len(read_json(merged)["load_errors"]), 1)
 
     def test_a_listening_line_on_the_adapters_output_does_not_redirect_the_harness(self):
         # Defect 18: the first LISTENING line on stdout won, whoever printed it.
