@@ -26,6 +26,7 @@
 #include "run/ab.hpp"
 #include "run/run.hpp"
 #include "run/sharding.hpp"
+#include "run/unloaded.hpp"
 #include "store/baseline_update.hpp"
 
 namespace attngate::cli {
@@ -110,9 +111,7 @@ Result<ResolvedSide> resolve_side(const char *which, const SideArgs &side, const
 /// A side's kernel sources did not load (`unloaded`): nothing compared, a failure; the results
 /// and reports say so too, so that none of an earlier run's stays to be read as this one's.
 int compared_nothing(const Suite &suite, const AbArgs &a, const std::vector<std::string> &unloaded, const Console &console) {
-    RunResults failed;
-    failed.tool_version = tool_version(), failed.suite = suite.name, failed.suite_file = suite.file.string();
-    failed.started_at = utc_timestamp(), failed.complete = true, failed.load_errors = unloaded;
+    const RunResults failed = unloaded_results(suite, unloaded);
     if (auto w = save_results(failed, a.out); !w) return report_error(w.error());
     if (auto w = write_reports(failed, ReportContext{}, a.reports); !w) return report_error(w.error());
     for (const auto &e : unloaded) console.say("{}{}\n", kDidNotLoad, terminal_text(e));  // an adapter's words

@@ -35,6 +35,14 @@ size_t Plan::runs() const {
     return n;
 }
 
+bool names_a_missing_kernel(const Suite &suite, const std::vector<const KernelInfo *> &available, const PlanFilter &filter) {
+    for (const auto &k : suite.kernels)
+        if (!find_kernel(available, k.kernel)) return true;
+    for (const auto &want : filter.kernels)
+        if (!find_kernel(available, std::string_view(want).substr(0, want.find('[')))) return true;
+    return false;
+}
+
 Result<Plan> make_plan(const Suite &suite, const std::vector<const KernelInfo *> &available,
                        const std::vector<std::string> &extra_origins, const PlanFilter &filter) {
     Plan plan;

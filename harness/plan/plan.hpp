@@ -36,6 +36,10 @@ struct Plan {
     size_t runs() const;
 };
 
+/// Whether a kernel the suite lists, or the filter names (a label by its kernel), is none of
+/// `available`: with a kernel source that did not load, it may be what that source serves.
+bool names_a_missing_kernel(const Suite &suite, const std::vector<const KernelInfo *> &available, const PlanFilter &filter);
+
 /// Resolves the suite's kernels against `available` (every backend's kernels, in order)
 /// and adds every kernel of each origin in `extra_origins` (plugins, adapters) that the
 /// suite does not mention at all. The filter may name any of them.

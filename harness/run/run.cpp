@@ -354,8 +354,8 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     // suite or --kernel names is missing (it may be what did not load): then nothing runs.
     auto unloaded = backends.load_errors();
     auto plan = make_plan(suite, backends.kernels(), options.extra_origins, options.filter);
-    const auto missing = [&] { return plan.error().message.find("unknown kernel") != std::string::npos || plan.error().message.find("no such kernel") != std::string::npos; };
-    if (!plan && !unloaded.empty() && missing()) return unloaded_results(suite, options, *checks, backends, std::move(unloaded));
+    if (!plan && !unloaded.empty() && names_a_missing_kernel(suite, backends.kernels(), options.filter))
+        return unloaded_results(suite, options, *checks, backends, std::move(unloaded));
     if (!plan) return std::unexpected(plan.error());
     if (auto w = check_workload_kernel(options.perf.workload_kernel, *plan); !w) return std::unexpected(w.error());
     auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);

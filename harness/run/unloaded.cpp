@@ -7,20 +7,25 @@
 
 namespace attngate {
 
-Result<RunResults> unloaded_results(const Suite &suite, const RunOptions &options, std::vector<CheckName> checks,
-                                    const Backends &backends, std::vector<std::string> errors) {
-    auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
-    if (!fingerprint) return std::unexpected(fingerprint.error());
+RunResults unloaded_results(const Suite &suite, std::vector<std::string> errors) {
     RunResults results;
     results.tool_version = tool_version();
     results.suite = suite.name;
     results.suite_file = suite.file.string();
     results.started_at = utc_timestamp();
     results.host_name = host_name();
-    results.checks = std::move(checks);
-    results.fingerprint = std::move(*fingerprint);
     results.load_errors = std::move(errors);
     results.complete = true;
+    return results;
+}
+
+Result<RunResults> unloaded_results(const Suite &suite, const RunOptions &options, std::vector<CheckName> checks,
+                                    const Backends &backends, std::vector<std::string> errors) {
+    auto fingerprint = collect_fingerprint(backends.kernels(), backends.fingerprint(), options.lockfiles);
+    if (!fingerprint) return std::unexpected(fingerprint.error());
+    RunResults results = unloaded_results(suite, std::move(errors));
+    results.checks = std::move(checks);
+    results.fingerprint = std::move(*fingerprint);
     ResultsWriter writer(options.results_path);
     if (auto w = writer.save(results); !w) return std::unexpected(w.error());
     return results;

@@ -13,6 +13,10 @@
 
 namespace attngate {
 
+/// Results with no rows that fail on `errors` (kernel sources that did not load): the suite,
+/// tool, start time and errors, complete. `ab` writes them when a side did not load.
+RunResults unloaded_results(const Suite &suite, std::vector<std::string> errors);
+
 /// The results of a run that did not start because kernel sources did not load (`errors`,
 /// Backends::load_errors()): no rows, the errors, the fingerprint of what did load (lock
 /// files included, so "what changed" can be read), complete; written to options.results_path.
