@@ -4,6 +4,7 @@
 namespace attngate {
 
 bool CompareReport::regression() const {
+    if (!did_not_load_b.empty()) return true;
     for (const auto &r : rows)
         if (r.decision.status == PerfStatus::Regression) return true;
     return false;
@@ -66,6 +67,9 @@ Result<CompareReport> compare_results(const RunResults &a, const RunResults &b, 
         report.rows.push_back({rb.case_id, rb.kernel, {}});
         decisions.push_back(decide(sb, sa, policy));
     }
+    for (const auto &ra : a.results)
+        if (!b.find(ra.case_id, ra.kernel)) report.only_in_a.push_back(fmt::format("{} / {}", ra.case_id, ra.kernel));
+    report.did_not_load_b = b.load_errors;
     apply_benjamini_hochberg(decisions, policy.alpha);
     for (size_t i = 0; i < decisions.size(); ++i) report.rows[i].decision = decisions[i];
     return report;

@@ -3,7 +3,9 @@ unsupported() blocks, raises or kills the adapter; a kernel module that prints t
 line; kernel names and API versions the harness and the kernel API must judge alike; a list
 of 200,000 kernels. Each test is one defect (or two) the issue found; each fails on the code
 before its fix."""
+import json
 import os
+import shutil
 import sys
 import time
 
@@ -72,6 +74,8 @@ class AdapterHardeningTest(GoldenWorkspace):
         md, junit, html = self.path("summary.md"), self.path("junit.xml"), self.path("report.html")
         rc, out, _, _ = self.run_kernels("np-ok")
         self.assertEqual(rc, 0, out)  # an earlier, passing run at the same --out
+        passed = self.path("passed.json")
+        shutil.copy(self.results, passed)
         for kernels, ran in ((["--kernel", "np-ok"], "the other kernels ran"),
                              (["--kernel", "np-ok", "--kernel", "team-flash"], "nothing ran")):  # the second names a missing one
             r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results, "--checks", "golden",
@@ -97,6 +101,19 @@ class AdapterHardeningTest(GoldenWorkspace):
             self.assertIn('<testcase name="kernel source 1 of 1" classname="attngate.supports3.load"', xml)
             with open(html) as f:
                 self.assertIn('id="load-errors"', f.read())
+            # compare said "no regression" of this run against the passing one: the rows it
+            # lacks were not compared, and it did not say why.
+            r = attngate("compare", passed, self.results)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("did not load: in B: adapter", r.stdout)
+            self.assertIn("REGRESSION: B (", r.stdout)
+            self.assertIn("(1 kernel source(s) of B did not load)", r.stdout)
+            if ran == "nothing ran":
+                self.assertIn("not compared: 2 case x kernel(s) of A are not in B", r.stdout)
+            report = json.loads(attngate("compare", passed, self.results, "--json").stdout)
+            self.assertTrue(report["regression"])
+            self.assertEqual(len(report["did_not_load_in_b"]), 1)
+            self.assertEqual(len(report["only_in_a"]), 2 if ran == "nothing ran" else 0)
         # A mistyped --case stays a usage error (exit 2) beside a load error, not "nothing ran".
         r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--out", self.results, "--checks", "golden",
                      "--adapter", broken, "--kernel", "np-ok", "--case", "c9", timeout=600)
