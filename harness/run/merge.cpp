@@ -60,13 +60,27 @@ Result<void> check_rows(const std::vector<std::pair<std::string, RunResults>> &s
     return {};
 }
 
+/// Whether a shard planned nothing: its kernel sources did not load, so its load errors fail
+/// the merge, and what it would have run is unknown (the others are not checked for covering
+/// it). Results that are not a shard's, or a shard without a plan or load errors, are bad input.
+Result<bool> any_planless(const std::vector<std::pair<std::string, RunResults>> &shards) {
+    bool planless = false;
+    for (const auto &[file, r] : shards) {
+        if (r.shard.empty()) return fail(ErrorKind::BadInput, "{}: $.shard: not the results of a shard (run with --shard I/N)", file);
+        if (!r.shard.contains("plan") && r.load_errors.empty()) return fail(ErrorKind::BadInput, "{}: $.shard.plan: missing", file);
+        planless = planless || !r.shard.contains("plan");
+    }
+    return planless;
+}
+
 }  // namespace
 
 Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> shards, const MergeOptions &o) {
     if (shards.empty()) return fail(ErrorKind::Usage, "merge: no shard results given");
-    for (const auto &[file, r] : shards)
-        if (r.shard.empty()) return fail(ErrorKind::BadInput, "{}: $.shard: not the results of a shard (run with --shard I/N)", file);
-    const auto &[first_file, first] = shards.front();
+    const auto planless = any_planless(shards);
+    if (!planless) return std::unexpected(planless.error());
+    const auto planned = std::find_if(shards.begin(), shards.end(), [](const auto &s) { return s.second.shard.contains("plan"); });
+    const auto &[first_file, first] = planned == shards.end() ? shards.front() : *planned;
     const std::string count = field(first.shard, "count"), unit = field(first.shard, "unit");
     const std::vector<std::string> plan = strings(first.shard, "plan");
     std::map<int, std::string> seen;  // shard index -> file
@@ -80,7 +94,7 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
         const int index = static_cast<int>(r.shard.at("index").to_number<int64_t>());
         if (auto [it, fresh] = seen.emplace(index, file); !fresh)
             return fail(ErrorKind::BadInput, "{} and {} are both shard {} of {}", it->second, file, index, count);
-        if (o.force) continue;
+        if (o.force || !r.shard.contains("plan")) continue;
         if (field(r.shard, "seed") != field(first.shard, "seed"))
             return fail(ErrorKind::BadInput, "{}: suite seed {}, but {} has seed {} (pass --force to merge anyway)", file, field(r.shard, "seed"),
                         first_file, field(first.shard, "seed"));
@@ -106,7 +120,7 @@ Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> 
             if (auto [it, fresh] = owner.emplace(u, file); !fresh)
                 return fail(ErrorKind::BadInput, "{} and {} both ran {}", it->second, file, u);
     if (auto rows = check_rows(shards, unit); !rows) return std::unexpected(rows.error());
-    if (!o.force) {
+    if (!o.force && !*planless) {
         std::string never;
         for (const auto &u : plan)
             if (!owner.contains(u)) never += (never.empty() ? "" : ", ") + u;

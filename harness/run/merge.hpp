@@ -21,7 +21,8 @@ struct MergeOptions {
 /// Shards with the file each came from (named in errors). A missing shard, a duplicate, a
 /// unit run twice or never, a shard that did not finish, a planned unit without a row or a
 /// row given twice is bad input naming it; a different suite is bad input; a
-/// different seed, plan or fingerprint is bad input unless options.force.
+/// different seed, plan or fingerprint is bad input unless options.force. A shard that planned
+/// nothing because its kernel sources did not load merges: its load errors fail the result.
 Result<RunResults> merge_shards(std::vector<std::pair<std::string, RunResults>> shards, const MergeOptions &options);
 
 /// Decides every perf check that compared against a baseline (or paired A/B samples)

@@ -89,16 +89,19 @@ Result<json::object> shard_plan(Plan &plan, const Suite &suite, const ShardSpec 
             return !has(kept, unit == ShardUnit::Case ? pc.spec->id : label_of(pc, k));
         });
     std::erase_if(plan.cases, [](const PlannedCase &pc) { return pc.kernels.empty(); });
-    return json::object{{"index", shard.index},
-                        {"count", shard.count},
-                        {"unit", unit == ShardUnit::Case ? "case" : "case/kernel"},
-                        {"plan", std::move(all)},
-                        {"mine", std::move(mine)},
-                        {"balanced_by", balanced_by},
-                        {"expected_s", my_cost},
-                        {"expected_total_s", total},
-                        {"seed", suite.seed},
-                        {"alpha", alpha}};
+    json::object out = unplanned_shard(shard, unit);
+    out["plan"] = std::move(all);
+    out["mine"] = std::move(mine);
+    out["balanced_by"] = balanced_by;
+    out["expected_s"] = my_cost;
+    out["expected_total_s"] = total;
+    out["seed"] = suite.seed;
+    out["alpha"] = alpha;
+    return out;
+}
+
+json::object unplanned_shard(const ShardSpec &shard, ShardUnit unit) {
+    return json::object{{"index", shard.index}, {"count", shard.count}, {"unit", unit == ShardUnit::Case ? "case" : "case/kernel"}};
 }
 
 }  // namespace attngate

@@ -25,6 +25,10 @@ enum class ShardUnit { Run, Case };  ///< "case/kernel" (run) or "case" (ab: bot
 std::vector<double> expected_run_seconds(const Suite &suite, const Plan &plan, const std::vector<CheckName> &checks,
                                          const std::map<std::string, double> &perf_median_s);
 
+/// results.shard of a shard that planned nothing (its kernel sources did not load): index,
+/// count and unit, without a plan; `merge` fails on its load errors.
+json::object unplanned_shard(const ShardSpec &shard, ShardUnit unit);
+
 /// Removes every run of `plan` that is not this shard's and returns the shard's
 /// description for results.shard: index, count, unit, the whole plan's labels, this
 /// shard's, what balanced it, the suite's seed and perf alpha.

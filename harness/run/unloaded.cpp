@@ -4,6 +4,7 @@
 #include "io/process.hpp"
 #include "results/fingerprint.hpp"
 #include "results/results_writer.hpp"
+#include "run/sharding.hpp"
 
 namespace attngate {
 
@@ -26,6 +27,7 @@ Result<RunResults> unloaded_results(const Suite &suite, const RunOptions &option
     RunResults results = unloaded_results(suite, std::move(errors));
     results.checks = std::move(checks);
     results.fingerprint = std::move(*fingerprint);
+    if (options.shard) results.shard = unplanned_shard(*options.shard, ShardUnit::Run);
     ResultsWriter writer(options.results_path);
     if (auto w = writer.save(results); !w) return std::unexpected(w.error());
     return results;

@@ -10,7 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ARGS, GoldenWorkspace, attngate, jax_venv_python, main, read_json  # noqa: E402
+from common import ARGS, GoldenWorkspace, attngate, jax_venv_python, main, read_json, write_json  # noqa: E402
 from remote_test import free_port  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -160,6 +160,33 @@ class AdapterHardeningTest(GoldenWorkspace):
             self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
             self.assertIn("GATE FAILED: 1 kernel source(s) did not load, the other kernels ran", r.stdout)
             self.assertEqual(len(read_json(merged)["load_errors"]), 1)
+        # A broken shard whose --kernel names a kernel that did not load runs nothing and plans
+        # nothing: merge said "$.shard: not the results of a shard" (exit 2); it fails (exit 1).
+        open(marker, "w").close()
+        r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--checks", "golden", "--adapter", f"sh {script}",
+                     "--kernel", "np-ok", "--kernel", "team-flash", "--shard", "1/2", "--out", shards[0], timeout=600)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("nothing ran", r.stdout)
+        self.assertEqual(read_json(shards[0])["shard"], {"index": 1, "count": 2, "unit": "case/kernel"})
+        for order in (shards, shards[::-1]):
+            r = attngate("merge", *order, "--out", merged, timeout=300)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("GATE FAILED: 1 kernel source(s) did not load, the other kernels ran", r.stdout)
+            self.assertEqual(read_json(merged)["verdict"], "fail")
+        # Both shards broken: nothing ran anywhere, still one failed merge.
+        r = attngate("run", "--suite", self.suite, "--baselines", self.baselines, "--checks", "golden", "--adapter", f"sh {script}",
+                     "--kernel", "np-ok", "--kernel", "team-flash", "--shard", "2/2", "--out", shards[1], timeout=600)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        r = attngate("merge", *shards, "--out", merged, timeout=300)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("kernel source(s) did not load, nothing ran", r.stdout)  # one per shard (each names its own port)
+        # A shard file without a plan and without load errors is still bad input.
+        doc = read_json(shards[1])
+        doc["load_errors"] = []
+        write_json(shards[1], doc)
+        r = attngate("merge", *shards, "--out", merged, timeout=300)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("$.shard.plan: missing", r.stderr)
 
     def test_a_listening_line_on_the_adapters_output_does_not_redirect_the_harness(self):
         # Defect 18: the first LISTENING line on stdout won, whoever printed it.
