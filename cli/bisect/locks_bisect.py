@@ -110,10 +110,14 @@ class LockBisect:
         return self.finish(report, started)
 
     def blame(self, entry, row, components, new_sig, grouping):
+        untested = []  # package sets that could not be installed or run: taken as not moving the row
+
         def moves(units):
             closed = grouping.unit_closure(units)
             names = {n for u in closed for n in u}
             sigs, _ = self.judge(pins_to_requirements(grouping.pins(names)), "moved: " + ", ".join(sorted(names)))
+            if sigs is None:
+                untested.append(sorted(names))
             return sigs is not None and moves_like_new(sigs.get(row, {}), new_sig, components)
         memo = {}
         def cached(units):
@@ -132,6 +136,8 @@ class LockBisect:
         closed = grouping.unit_closure(found)
         entry["units"] = [list(u) for u in found]
         entry["pulled_in"] = sorted(n for u in closed if u not in found for n in u)
+        if untested:  # the set found is the smallest that moves the row among the sets that could be tried
+            entry["untested"] = untested
         entry["releases"] = [self.releases(row, unit, found, closed, components, new_sig, grouping) for unit in found]
 
     def releases(self, row, unit, found, closed, components, new_sig, grouping):

@@ -42,6 +42,10 @@ def row_sentence(entry):
         said += " (neither moves it alone)"
     if entry.get("pulled_in"):
         said += f"; {listed(entry['pulled_in'])} had to move too"
+    if entry.get("untested"):
+        sets = ["+".join(names) for names in entry["untested"]]
+        said += (f"; {len(sets)} package set(s) could not be installed or run ({listed(sets, 3)}), so this is"
+                 " the smallest set among those tried, not surely the cause")
     if entry.get("unfinished"):
         said += f" [{entry['unfinished']}]"
     return said

@@ -4,7 +4,8 @@ for `attngate bisect`'s tests (bisect_test.py builds the packages and their rele
   pkg-attn    right unless the installed `alpha` says BROKEN (a release in alpha's history)
   pair-attn   right unless both `beta` and `gamma` say FLAG (neither moves it alone)
   zeta-attn   right unless the installed `zeta` says BROKEN; a `zeta` that raises on import
-              (a release that imports what it does not declare) keeps the adapter from starting
+              (a release that imports what it does not declare) keeps the adapter from starting;
+              so does an `eta` that needs a later `zeta` than the one installed
   flaky-attn  wrong for the life of the first process that sees `delta` FLAG while the file
               $BISECT_FLAKY_MARKER does not exist (which it then creates): a change that
               does not show again
@@ -38,7 +39,7 @@ def flaky_now():
 
 
 BROKEN = {"pkg-attn": flag("alpha", "BROKEN"), "pair-attn": flag("beta", "FLAG") and flag("gamma", "FLAG"),
-          "flaky-attn": flaky_now(), "zeta-attn": flag("zeta", "BROKEN")}
+          "flaky-attn": flaky_now(), "zeta-attn": flag("zeta", "BROKEN") or flag("eta", "NEVER")}
 KERNELS = list(BROKEN)
 
 

@@ -26,6 +26,8 @@ RELEASES = {  # name: [(version, requires, body)]
     "newpkg": [("0.1", (), "")],
     "zeta": [("1.0", (), ""), ("1.1", (), "raise RuntimeError('zeta 1.1 imports absl, which it does not declare')"),
              ("1.2", (), "BROKEN = True"), ("1.3", (), "BROKEN = True")],
+    # eta 2.0 needs a zeta of 1.2 or later and does not say so: moved alone, the adapter cannot start.
+    "eta": [("1.0", (), ""), ("2.0", (), "import zeta\nif not getattr(zeta, 'BROKEN', False):\n    raise RuntimeError('eta 2.0 needs zeta 1.2')")],
 }
 OLD = {"alpha": "1.0", "beta": "1.0", "gamma": "1.0", "delta": "1.0", "core": "1.0", "corelib": "1.0", "omega": "1.0"}
 SUITE = {"name": "bisect-test", "seed": 7, "kernels": ["pkg-attn", "pair-attn", "flaky-attn", "zeta-attn"],
@@ -126,6 +128,21 @@ class BisectLocks(TempDirTest):
         self.assertIn("cannot run zeta==1.1: ", p.stdout + p.stderr)
         self.assertIn("between zeta 1.0 and 1.2 (", p.stdout)
         self.assertIn("1.1 could not be installed or run, skipped)", p.stdout)
+        self.assertNotIn("untested", report["rows"][0])  # every package set could be tried
+        self.assertNotIn("package set(s) could not be installed", p.stdout)
+
+    def test_a_package_set_that_cannot_run_is_named_beside_the_answer(self):
+        # Review: the search for the packages that move a row took a set that could not be
+        # installed or run as "does not move it", and said nothing: eta alone was never tried.
+        old = self.lock("old6.lock", {**OLD, "zeta": "1.0", "eta": "1.0"})
+        new = self.lock("new6.lock", {**OLD, "zeta": "1.3", "eta": "2.0"})
+        p, report = self.bisect(old, new, "zeta-attn", self.path("cache-eta"), "eta")
+        row = report["rows"][0]
+        self.assertEqual(row["units"], [["zeta"]], row)
+        self.assertEqual(row["untested"], [["eta"]], row)
+        self.assertIn("cannot run moved: eta: ", p.stdout + p.stderr)
+        self.assertIn("1 package set(s) could not be installed or run (eta), so this is the smallest set among those tried,"
+                      " not surely the cause", p.stdout)
 
     def test_an_interrupted_bisect_resumes_from_its_cache(self):
         old, new = self.bump_one()
