@@ -112,6 +112,13 @@ std::string verdict_text(const ProbeCase &pc, const ProbeOutcome &r) {
                            describe(pc, r.follows), describe(pc, pc.attngate.front()));
     default: break;
     }
+    if (r.follows.empty() && std::find(pc.attngate.begin(), pc.attngate.end(), r.closest) != pc.attngate.end()) {
+        const auto d = std::find_if(r.distances.begin(), r.distances.end(), [&](const CandidateDistance &c) { return c.name == r.closest; });
+        if (d != r.distances.end() && d->nan_mismatch == 0)  // attngate's convention, off by more than the probe allows
+            return fmt::format("closest to attngate's own convention ({}), but {:.3g}x this probe's tolerance: a numeric error, not another "
+                               "convention (the golden check judges its size)",
+                               describe(pc, r.closest), d->max_error / pc.tolerance);
+    }
     if (r.follows.empty())
         return fmt::format("fits no known convention (closest: {}); attngate's is {}", describe(pc, r.closest), describe(pc, pc.attngate.front()));
     return fmt::format("follows {}: neither attngate's ({}) nor the declared ({})", describe(pc, r.follows),

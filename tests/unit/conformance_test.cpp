@@ -87,6 +87,27 @@ TEST_CASE("a wrong convention is named and fails; attngate's passes", "[conforma
     }
 }
 
+TEST_CASE("attngate's convention off by more than the tolerance is named a numeric error, not another convention", "[conformance]") {
+    // From review: a kernel off by 2^-12 everywhere read "fits no known convention (closest: X);
+    // attngate's is X", which named the same convention twice and did not say what was wrong.
+    const auto cases = probe_cases(kAll, adapter_kernel(), nullptr);
+    const ProbeCase &pc = find_case(cases, "scale_0.3_d64");
+    Observation shifted = output_of(pc, pc.attngate.front());
+    for (auto &x : shifted.output) x += static_cast<float>(3 * pc.tolerance);  // within the separation (10x), beyond the tolerance
+    const ProbeOutcome r = judge_probe(pc, shifted);
+    CHECK(r.label == ProbeOutcome::Label::Neither);
+    CHECK_FALSE(r.pass);
+    INFO(r.message);
+    CHECK(r.message.find("closest to attngate's own convention") != std::string::npos);
+    CHECK(r.message.find("this probe's tolerance: a numeric error, not another convention") != std::string::npos);
+    CHECK(r.message.find("fits no known convention") == std::string::npos);
+    // Closest to another convention, it still says none fits.
+    Observation off = output_of(pc, "scale_twice");
+    for (auto &x : off.output) x += static_cast<float>(3 * pc.tolerance);
+    const ProbeOutcome other = judge_probe(pc, off);
+    CHECK(other.message.find("fits no known convention (closest: ") != std::string::npos);
+}
+
 TEST_CASE("a declared convention passes as declared; a wrong declaration fails", "[conformance]") {
     DeclaredConventions d = adapter_kernel();
     d.causal_alignment = "top_left";
