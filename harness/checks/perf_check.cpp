@@ -112,6 +112,15 @@ void add_window(CheckResult &r, const std::vector<double> &window, double shift)
                     "--checks perf` accepts it as the new level";
 }
 
+std::optional<double> priced_baseline_s(const PerfMetrics &m) {
+    if (m.mode == PerfMode::Window) {
+        if (finite(m.median_s) && finite(m.window_fastest_s) && finite(m.fastest_s) && *m.fastest_s > 0)
+            return *m.median_s * *m.window_fastest_s / *m.fastest_s;
+        return std::nullopt;
+    }
+    return m.baseline_median_s;
+}
+
 MachineMove PerfCalibration::machine_move() const {
     return {ratio_of_medians(samples_s, baseline_samples_s), ratio_of_medians(parallel_samples_s, baseline_parallel_samples_s)};
 }

@@ -71,10 +71,15 @@ void add_calibration(CheckResult &check, const PerfCalibration &calibration);
 
 /// Records a window decision's inputs on a perf check (after add_calibration): mode
 /// "window", the runs in the row's window, their spread, the run-wide shift taken out
-/// (log, recorded as a ratio), and the window's mean time in this run's seconds as
-/// baseline_median_s. A regression's reason says that its time stays out of the window
-/// until accepted.
+/// (log, recorded as a ratio), this run's fastest repetition, and the window's mean time in
+/// this run's seconds (window_fastest_s). A regression's reason says that its time stays out
+/// of the window until accepted.
 void add_window(CheckResult &check, const std::vector<double> &window, double shift);
+
+/// The median time a cost compares today's median with: for a window, the window's mean at
+/// this run's calibration and shift (median_s x window_fastest_s / fastest_s, so the cost moves
+/// as the gated ratio does); else the single-run baseline's median. nullopt: none.
+std::optional<double> priced_baseline_s(const PerfMetrics &metrics);
 
 /// Which timing of a case x kernel: the first, or a regression's second (require_reproduction).
 enum class PerfTiming { First, Reproduction };

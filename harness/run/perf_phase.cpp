@@ -140,9 +140,8 @@ public:
             r.checks.push_back(perf);
             if (o_.cost && !o_.cost->no_pricing.empty()) r.checks.emplace_back(CheckName::Cost, Verdict::Skip, o_.cost->no_pricing);
             if (!pricing) continue;
-            const Seconds &base_s = baselines_.samples(row.target.spec->id, row.target.label());
             const CaseSpec &c = *row.target.spec;
-            r.checks.push_back(cost_check(perf, median(row.first.samples_s), base_s.empty() ? std::nullopt : std::optional(median(base_s)),
+            r.checks.push_back(cost_check(perf, median(row.first.samples_s), perf.get<PerfMetrics>() ? priced_baseline_s(*perf.get<PerfMetrics>()) : std::nullopt,
                                           static_cast<double>(c.batch * c.seq_q), *pricing->find(o_.cost->device_class)));
         }
     }

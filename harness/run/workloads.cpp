@@ -7,6 +7,7 @@
 #include <set>
 
 #include "checks/cost_check.hpp"
+#include "checks/perf_check.hpp"
 #include "io/files.hpp"
 #include "store/keys.hpp"
 #include "store/layered_store.hpp"
@@ -50,7 +51,7 @@ KernelFigures figures_of(const RunResults &results, const std::string &kernel) {
             if (const PerfMetrics *m = c.get<PerfMetrics>()) {
                 put(f.now, r.case_id, m->median_s);
                 // The baseline's median as the perf check compared it: the same in a run and a merge.
-                put(f.then, r.case_id, m->baseline_median_s);
+                put(f.then, r.case_id, priced_baseline_s(*m));
                 if (m->status && *m->status != PerfCheckStatus::TooNoisy && *m->status != PerfCheckStatus::MachineMoved) put(f.ratio_low, r.case_id, m->ci_low);
             }
             if (const MemoryMetrics *m = c.get<MemoryMetrics>(); m && m->leak_bytes_per_call && std::isfinite(*m->leak_bytes_per_call)) {

@@ -199,12 +199,12 @@ class PerfWindowTest(unittest.TestCase):
                 return f"the calibration workload moved beyond x{SAME_MACHINE} of the reference run's: {', '.join(cals)}"
         return f"rows beyond x{within} of the reference run's (10x rows: x{SAME_MACHINE_10X}), calibrated: {', '.join(far)}" if far else ""
 
-    def judge(self, store, name, pct=0, seq_q=None, extra=()):
+    def judge(self, store, name, pct=0, seq_q=None, extra=(), checks="perf"):
         out = os.path.join(self.dir, name + ".json")
         env = dict(os.environ, ATTNGATE_TEST_SLOWDOWN_PCT=str(pct))
         if seq_q is not None:
             env["ATTNGATE_TEST_SLOWDOWN_SEQ_Q"] = str(seq_q)
-        r = attngate("run", "--suite", self.suite, "--baselines", store, "--checks", "perf", "--plugin", ARGS.faulty_plugin,
+        r = attngate("run", "--suite", self.suite, "--baselines", store, "--checks", checks, "--plugin", ARGS.faulty_plugin,
                      "--out", out, *extra, env=env)
         return r, out
 
@@ -241,6 +241,26 @@ class PerfWindowTest(unittest.TestCase):
             if case != slow:
                 self.assertNotIn(m["status"], ("regression", "improvement"), (case, m["reason"]))
         self.assertIn(slow, r.stdout)
+
+        # From a new user's trial: a row judged by its window was priced against a stale
+        # single-run baseline, uncalibrated (+18% cost for a x1.97 row; -40% and +40% for rows
+        # that did not move), or not at all. Its cost moves as the gated ratio does.
+        shutil.copy(os.path.join(ARGS.source_dir, "baselines", "pricing.json"), store)
+        r, priced = self.judge(store, "one-row-priced", pct=SLOW, seq_q=SEQS[2], checks="perf,cost")
+        self.assertIn(r.returncode, (0, 1), r.stdout + r.stderr)
+        windowed = 0
+        for e in read_json(priced)["results"]:
+            checks = {c["check"]: c for c in e["checks"]}
+            m, cost = checks["perf"]["metrics"], checks["cost"]
+            if m.get("mode") != "window" or "window_fastest_s" not in m:
+                continue
+            windowed += 1
+            change = cost["metrics"]["usd_per_million_tokens"] / cost["metrics"]["baseline_usd_per_million_tokens"]
+            self.assertAlmostEqual(change, m["fastest_s"] / m["window_fastest_s"], delta=1e-6 * change, msg=cost["reason"])
+            if m["status"] == "regression":
+                self.assertGreater(change, 3, cost["reason"])
+                self.assertIn(f"{100 * (change - 1):+.1f}%", cost["reason"])
+        self.assertGreater(windowed, 0, "no row was judged by its window")
 
         # The same slowed run appended to the history, as a main-branch run is: a time the
         # window rule found beyond its window ("x") stays out of it, every other row's goes in.
