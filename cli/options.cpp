@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "run/check_requests.hpp"
 #include "run/run.hpp"
 #include "store/layered_store.hpp"
 
@@ -137,6 +138,19 @@ CLI::Validator non_empty_name() {
             return text.empty() ? "an empty name (leave it out for the default)" : std::string();
         },
         "NAME");
+}
+
+std::optional<Error> checks_apart_said(const std::string &value, const std::string &origin) {
+    std::vector<std::string> names;
+    for (size_t at = 0; at <= value.size();) {
+        const size_t end = std::min(value.find(", ", at), value.size());
+        names.push_back(value.substr(at, end - at));
+        at = end + 2;
+    }
+    const std::string why = checks_apart(names);
+    if (why.empty()) return std::nullopt;
+    if (origin.starts_with("flag ")) return Error{ErrorKind::Usage, fmt::format("--checks: {}", why)};
+    return Error{ErrorKind::BadInput, fmt::format("{}: checks: {}", origin, why)};
 }
 
 CLI::Validator check_name() {

@@ -78,6 +78,9 @@ CLI::Validator threshold_pct_value();
 CLI::Validator alpha_value();
 CLI::Validator timeout_value();
 CLI::Validator check_name();
+/// The `checks` setting's names together (checks_apart), said where the setting came from
+/// ("/repo/attngate.toml:7: checks: cost without perf ..."); nullopt when they go together.
+std::optional<Error> checks_apart_said(const std::string &value, const std::string &origin);
 /// --machine and --device-class: a name, never "" (which would silently mean the default).
 CLI::Validator non_empty_name();
 

@@ -67,7 +67,8 @@ int run(RunArgs a, const Console &console) {
         }
         timing->update(done, total, what);
     };
-    auto results = run_suite(*suite, *backends, opt, {case_printer(console, progress), on_timing});
+    const auto replaced = [&a] { return remove_earlier_reports(a.reports.formats); };
+    auto results = run_suite(*suite, *backends, opt, {case_printer(console, progress), on_timing, replaced});
     progress.finish();
     timing.reset();
     if (!results) return report_error(results.error());

@@ -45,11 +45,15 @@ std::string suite_element(const std::string &name, const CheckCounts &n, double 
 }
 
 /// Each kernel source that did not load, an <error>: the run fails whatever its rows say.
-/// Numbered, not named by the error, whose adapter address changes from run to run.
+/// Numbered, not named by the error, whose adapter address changes from run to run. A run
+/// that did not complete is an <error> too: its rows are some of the plan's.
 std::string load_suite(const RunResults &r, CheckCounts &all) {
     const std::string classname = fmt::format("attngate.{}.load", r.suite);
     std::string cases;
     CheckCounts n;
+    if (!r.complete)
+        cases += testcase("the run", classname, 0.0, Verdict::Error,
+                          fmt::format("the run did not complete ({} case x kernel row(s) written): these results are partial", r.results.size()), ""), ++n.error;
     for (const std::string &e : r.load_errors)
         cases += testcase(fmt::format("kernel source {} of {}", ++n.error, r.load_errors.size()), classname, 0.0, Verdict::Error,
                           "did not load: " + e, "");

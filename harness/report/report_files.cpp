@@ -66,6 +66,15 @@ Result<void> replaceable_reports(const ReportPaths &paths, const std::string &re
     return {};
 }
 
+Result<void> remove_earlier_reports(const ReportPaths &paths) {
+    for (const auto &[format, path] : paths.paths) {
+        std::error_code ec;
+        if (!path.empty() && !std::filesystem::remove(path, ec) && ec)
+            return fail(ErrorKind::Infra, "--{} {}: cannot remove the earlier report: {}", format, path, ec.message());
+    }
+    return {};
+}
+
 Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const ReportPaths &paths) {
     ReportContext with_link = ctx;  // the Markdown names the HTML report it goes with
     if (const std::string html = paths.of("html"); with_link.html_name.empty() && !html.empty())

@@ -45,6 +45,11 @@ struct ReportPaths {
 /// mistyped path never replaces a file that is not a report.
 Result<void> replaceable_reports(const ReportPaths &paths, const std::string &results = {});
 
+/// Removes the earlier reports at the requested paths (replaceable_reports checked them), once
+/// the results they were written from are replaced: an interrupted run leaves no report of
+/// the run before it beside its partial results.
+Result<void> remove_earlier_reports(const ReportPaths &paths);
+
 /// Writes each requested report (temporary file + rename).
 Result<void> write_reports(const RunResults &r, const ReportContext &ctx, const ReportPaths &paths);
 

@@ -59,7 +59,7 @@ std::string CaseResult::reason() const {
 }
 
 Verdict RunResults::verdict() const {
-    if (!load_errors.empty()) return Verdict::Fail;
+    if (!load_errors.empty() || !complete) return Verdict::Fail;  // a run that did not finish is never green
     for (const auto &r : results)
         if (is_failing(r.verdict())) return Verdict::Fail;
     for (const auto &w : workloads)  // the cost gate fails per workload

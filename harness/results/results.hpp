@@ -138,8 +138,8 @@ struct RunResults {
     /// any kernel runs, since what they serve is missing and a run of the rest could pass.
     std::vector<std::string> load_errors;
 
-    /// Fail when a kernel source did not load, any case x kernel failed or errored, or a
-    /// workload failed; else Pass.
+    /// Fail when the run did not complete, a kernel source did not load, any case x kernel
+    /// failed or errored, or a workload failed; else Pass.
     Verdict verdict() const;
     const CaseResult *find(std::string_view case_id, std::string_view kernel) const;
 };

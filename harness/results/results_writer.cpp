@@ -2,6 +2,7 @@
 #include "results/results_writer.hpp"
 
 #include <unistd.h>
+#include <utility>
 
 #include "io/files.hpp"
 
@@ -23,6 +24,7 @@ Result<void> ResultsWriter::save(const RunResults &r) {
     if (held_ >= 0) ::close(held_);  // the replaced file's lock: the new one holds the name now
     held_ = *w;
     seen_ = sha256_hex(bytes);
+    if (auto then = std::exchange(first_save_, nullptr)) return then();
     return {};
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "results/results.hpp"
@@ -22,6 +23,10 @@ public:
     /// run with this --out sees a live writer before it starts (replaceable_results).
     Result<void> save(const RunResults &r);
 
+    /// Called once, after the first save has replaced what was at the path: what was written
+    /// from the results it replaced (reports) describes another run from then on.
+    void on_first_save(std::function<Result<void>()> then) { first_save_ = std::move(then); }
+
 private:
     /// sha256 of the file now; empty when there is none (or it cannot be read: the write will say why).
     std::string fingerprint() const;
@@ -29,6 +34,7 @@ private:
     std::filesystem::path path_;
     std::string seen_;
     int held_ = -1;  ///< the descriptor holding the lock on the file last written
+    std::function<Result<void>()> first_save_;
 };
 
 }  // namespace attngate

@@ -13,6 +13,14 @@ const std::vector<CheckName> &requestable_checks() {
     return checks;
 }
 
+std::string checks_apart(const std::vector<std::string> &names) {
+    const auto has = [&](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+    if (has("cost") && !has("perf"))
+        return "cost without perf: cost prices perf's timings and fails when they regress, so it gates throughput too; "
+               "ask for perf as well, or leave cost out (on shared runners, `attngate ab` between base and head gates both)";
+    return {};
+}
+
 std::string not_requestable(std::string_view name) {
     const auto c = parse_enum<CheckName>(name);
     if (c && std::find(requestable_checks().begin(), requestable_checks().end(), *c) != requestable_checks().end()) return {};

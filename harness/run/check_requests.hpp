@@ -20,4 +20,8 @@ const std::vector<CheckName> &requestable_checks();
 /// it. Empty for a requestable check.
 std::string not_requestable(std::string_view name);
 
+/// Why these --checks do not go together (cost without perf: cost prices perf's timings and
+/// fails when they regress, so it would gate throughput unasked); empty when they do.
+std::string checks_apart(const std::vector<std::string> &names);
+
 }  // namespace attngate

@@ -39,14 +39,14 @@ bool wants(const std::vector<CheckName> &checks, CheckName check) {
     return std::find(checks.begin(), checks.end(), check) != checks.end();
 }
 
-/// --checks as check names; cost brings perf, whose timings it prices.
+/// --checks as check names.
 Result<std::vector<CheckName>> requested_checks(const RunOptions &o) {
     std::vector<CheckName> checks;
     for (const auto &name : o.checks) {
         if (const std::string why = not_requestable(name); !why.empty()) return fail(ErrorKind::Usage, "--checks: {}", why);
         checks.push_back(*parse_enum<CheckName>(name));
     }
-    if (wants(checks, CheckName::Cost) && !wants(checks, CheckName::Perf)) checks.push_back(CheckName::Perf);
+    if (const std::string why = checks_apart(o.checks); !why.empty()) return fail(ErrorKind::Usage, "--checks: {}", why);
     return checks;
 }
 
@@ -380,6 +380,7 @@ Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOp
     auto results = new_results(ctx, *plan, std::move(*fingerprint), std::move(shard));
     if (!results) return std::unexpected(results.error());
     results->load_errors = std::move(unloaded);
+    if (progress.on_replaced) writer.on_first_save(progress.on_replaced);
     // A kernel in this process can end it: results.json then says so (complete: false).
     if (!options.isolation)
         if (auto w = writer.save(*results); !w) return std::unexpected(w.error());

@@ -45,6 +45,9 @@ using ProgressFn = std::function<void(const CaseResult &, size_t done, size_t to
 struct RunProgress {
     ProgressFn on_case{};
     TimingProgressFn on_timing{};
+    /// Once results_path holds this run (complete: false) in place of the results before it:
+    /// what was written from those now describes another run.
+    std::function<Result<void>()> on_replaced{};
 };
 
 Result<RunResults> run_suite(const Suite &suite, Backends &backends, const RunOptions &options, const RunProgress &progress = {});

@@ -179,6 +179,12 @@ class ConfigTest(unittest.TestCase):
         # A value the flag would refuse is refused at its line, also where `run` does not use it (alpha).
         self.bad('suite = "mine"\nchecks = ["golden", "memroy"]\n', f"{toml}:2", 'checks: unknown check "memroy"')
         self.bad('suite = "mine"\nmachine = ""\n', f"{toml}:2", "machine: an empty name")
+        # From a new user's trial: cost without perf gated throughput unasked (a 2x row failed the run).
+        self.bad('suite = "mine"\nchecks = ["golden", "memory", "cost"]\n', f"{toml}:2: checks: cost without perf", "ask for perf as well")
+        self.write('suite = "mine"\nsuites = "suites"\n')
+        r = attngate("run", "-o", "r.json", "--checks", "golden,cost", cwd=self.sub)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--checks: cost without perf", r.stderr)
         self.bad('suite = "mine"\nalpha = 7\n', f"{toml}:2", "alpha: expected a finite number in (0, 0.5], got 7")
         self.bad('suite = "mine"\nthreshold_pct = -5\n', f"{toml}:2", "threshold_pct: expected a finite number")
         self.bad('suite = "mine"\ntimeout = nan\n', f"{toml}:2", "timeout: expected a finite number")

@@ -219,6 +219,32 @@ class RunHardening3Test(PluginTestCase):
                    if f.endswith(".json") and os.path.basename(root) != "fingerprints"]
         self.assertEqual(len(records), 1, records)
 
+    def test_an_interrupted_run_is_never_green_and_leaves_no_report_of_the_run_before(self):
+        # From a new user's trial: after a run killed by SIGINT, results.json said "verdict":
+        # "pass" (complete: false), `report --exit-code` printed "✅ PASS" and exited 0, and the
+        # HTML, Markdown and JUnit beside it were the previous run's, a failure of another build.
+        out = self.path("interrupted.json")
+        reports = {"html": self.path("i.html"), "markdown": self.path("i.md"), "junit": self.path("i.xml")}
+        flags = [x for f, path in reports.items() for x in (f"--{f}", path)]
+        p = subprocess.run(self.run_args(out, *flags), capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue(all(os.path.exists(path) for path in reports.values()))
+        self.killed_run(out, CASES[-1]["seq_q"], "--kernel", "sleeper", *flags)
+        self.assertEqual([f for f, path in reports.items() if os.path.exists(path)], [], "reports of the run before were left")
+        results = read_json(out)
+        self.assertEqual((results["complete"], results["verdict"]), (False, "fail"))
+        self.assertEqual(len(results["results"]), len(CASES) - 1)
+        p = attngate("report", out, "--exit-code", *flags)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        with open(reports["markdown"]) as f:
+            md = f.read()
+        self.assertTrue(md.startswith("## attngate: ❌ FAIL"), md[:200])
+        self.assertIn("The run did not complete", md)
+        with open(reports["junit"]) as f:
+            xml = f.read()
+        self.assertIn('errors="1"', xml.splitlines()[1])
+        self.assertIn("the run did not complete (3 case x kernel row(s) written): these results are partial", xml)
+
     # --- 12: compare -----------------------------------------------------------------------
 
     def test_compare_of_one_case_id_with_two_shapes_is_an_error(self):

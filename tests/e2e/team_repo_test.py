@@ -188,7 +188,11 @@ class TeamRepoInstalled(unittest.TestCase):
         self.assertEqual(res["suite"], "team")
         self.assertEqual({row["kernel"] for row in res["results"]}, KERNELS)
         self.assertEqual(len(res["results"]), 6)
-        cost = [c for row in res["results"] for c in row["checks"] if c["check"] == "cost"]
+        self.assertFalse({c["check"] for row in res["results"] for c in row["checks"]} & {"perf", "cost"},
+                         "the example leaves throughput and cost to `attngate ab`")
+        r = self.run_in(["attngate", "run", "--checks", "perf,cost", "--out", "build/priced.json"])
+        with open(os.path.join(self.repo, "build", "priced.json")) as f:
+            cost = [c for row in json.load(f)["results"] for c in row["checks"] if c["check"] == "cost"]
         self.assertTrue(cost and all("USD" in c["reason"] for c in cost), "priced from the installed pricing.json")
         for report in ("report.html", "summary.md", "junit.xml"):
             self.assertTrue(os.path.exists(os.path.join(self.repo, "reports", report)), report)
