@@ -10,8 +10,9 @@ namespace attngate {
 CheckResult contract_check(const std::vector<std::string> &violations, const std::optional<Nondeterminism> &nd) {
     std::vector<std::string> breaches = violations;
     if (nd && nd->reads_output)
-        breaches.push_back(fmt::format("reads its output before writing it: {} elements follow the output buffer's initial "
-                                       "contents (poisoned with NaN payloads that change between calls)",
+        breaches.push_back(fmt::format("leaves {} output element(s) unwritten, or reads them before writing them: they follow the "
+                                       "output buffer's initial contents (poisoned with NaN payloads that change between calls; "
+                                       "the golden check says where)",
                                        nd->elements));
     CheckResult r{ContractMetrics{breaches, std::nullopt}};
     if (breaches.empty()) {

@@ -23,6 +23,7 @@ enum Fault : int {
     kOverrunsAbi = 7,     // writes one byte past an ABI allocation
     kFreesForeign = 8,    // hands the allocator a pointer it never gave
     kOneUlp = 9,          // its last output element one ulp off flash's, on every call (a numerics baseline must see it)
+    kLeavesLastRow = 10,  // never writes the last head_dim_v elements of out (a tail row it forgot)
 };
 
 const attngate_kernel &flash() { return attngate::test_plugins::builtin("flash"); }
@@ -50,13 +51,16 @@ int run(const attngate_kernel *self, const attngate_problem *p, char *err, size_
         static char not_from_the_allocator[64];
         p->allocator->free(p->allocator->ctx, not_from_the_allocator);
     }
-    if (fault == kReadsOut) {
+    if (fault == kReadsOut || fault == kLeavesLastRow) {
         std::vector<float> mine(static_cast<size_t>(out_elements(*p)));
         attngate_problem q = *p;
         q.out = mine.data();
         q.instance = nullptr;
         const int rc = f.run(&f, &q, err, n);
-        for (size_t i = 0; i < mine.size(); ++i) p->out[i] += mine[i];
+        if (fault == kReadsOut)
+            for (size_t i = 0; i < mine.size(); ++i) p->out[i] += mine[i];
+        else
+            std::memcpy(p->out, mine.data(), (mine.size() - static_cast<size_t>(p->head_dim_v)) * sizeof(float));
         return rc;
     }
     attngate_problem q = *p;
@@ -91,6 +95,7 @@ const attngate_kernel kKernels[] = {
     CONTRACT_FAULT("overruns-abi", "flash that writes one byte past an ABI allocation", kOverrunsAbi),
     CONTRACT_FAULT("frees-foreign", "flash that frees a pointer the allocator never gave it", kFreesForeign),
     CONTRACT_FAULT("one-ulp", "flash with its last output element one ulp off", kOneUlp),
+    CONTRACT_FAULT("leaves-last-row", "flash that never writes the last row of out", kLeavesLastRow),
 };
 
 }  // namespace
