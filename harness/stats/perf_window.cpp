@@ -48,12 +48,16 @@ bool in_run_too_wide(const PerfDecision &d) {
 
 int required_runs(double alpha, double spread, double threshold, int min_runs) {
     const double limit = std::log1p(threshold);
-    for (int n = std::max(min_runs, 2); n <= 1000; ++n)
+    for (int n = std::max(min_runs, 2); n < kRunsNoWindowReaches; ++n)
         if (half_width(alpha, spread, n) <= limit) return n;
-    return 1000;
+    return kRunsNoWindowReaches;
 }
 
 std::string window_too_noisy_reason(const PerfDecision &d) {
+    if (d.repetitions < d.required_repetitions && d.required_repetitions >= kRunsNoWindowReaches)  // required_runs' ceiling
+        return fmt::format("not gated: too noisy between runs: a spread of {:.1f}% over {} runs is too wide for any window to "
+                           "resolve the {:g}% threshold ({})",
+                           100 * d.relative_noise, d.window_runs, 100 * d.threshold, figures(d));
     if (d.repetitions < d.required_repetitions)
         return fmt::format("not gated: too noisy between runs: a spread of {:.1f}% over {} runs needs {} runs in the window to "
                            "resolve the {:g}% threshold ({})",

@@ -32,7 +32,8 @@ struct WindowReading {
 /// The runs a window needs, at a between-run spread `spread` (standard deviation of the
 /// log values), for its one-sided prediction interval at `alpha` to lie within the
 /// threshold: the smallest n >= min_runs with t(1 - alpha, n - 1) * spread * sqrt(1 + 1/n)
-/// <= log(1 + threshold); 1000 when no n up to that does.
+/// <= log(1 + threshold); kRunsNoWindowReaches when no n below it does.
+inline constexpr int kRunsNoWindowReaches = 1000;
 int required_runs(double alpha, double spread, double threshold, int min_runs);
 
 /// The window rule, on log values (ratios are exp of differences):

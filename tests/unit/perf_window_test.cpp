@@ -50,7 +50,7 @@ TEST_CASE("a window needs the runs its spread asks for, and no fewer than the mi
     }
     CHECK(required_runs(alpha, 0.0, thr, kMinWindowRuns) == kMinWindowRuns);
     CHECK(required_runs(alpha, 0.02, thr, kMinWindowRuns) > required_runs(alpha, 0.01, thr, kMinWindowRuns));
-    CHECK(required_runs(alpha, 0.5, thr, kMinWindowRuns) == 1000);  // no window resolves 5% at 50% spread
+    CHECK(required_runs(alpha, 0.5, thr, kMinWindowRuns) == kRunsNoWindowReaches);  // no window resolves 5% at 50% spread
 }
 
 TEST_CASE("a row with fewer runs than the minimum says it is collecting", "[perf][window]") {
@@ -102,6 +102,19 @@ TEST_CASE("a window too spread for its runs is too noisy to gate, not passed", "
     CHECK(slow.p_value < 0.01);
     CHECK(slow.status == PerfStatus::TooNoisy);
     CHECK_THAT(slow.reason, Catch::Contains("x1.500"));
+    // A spread a longer window resolves says how long; one no window resolves (beyond 2.1% at
+    // alpha 0.01 and 5%: t never falls that low) says so, not "needs 1000 runs", a ceiling
+    // (from a new user's trial).
+    const std::vector<double> some{-0.015, 0.015, -0.015, 0.015, -0.015, 0.015};  // a spread of 1.6%
+    const PerfDecision longer = decide_window(reading(some, 1.02), some, DecisionPolicy{});
+    REQUIRE(longer.status == PerfStatus::TooNoisy);
+    REQUIRE(longer.required_repetitions < kRunsNoWindowReaches);
+    CHECK_THAT(longer.reason, Catch::Contains(fmt::format("needs {} runs in the window", longer.required_repetitions)));
+    const auto wide = window_of(1.0, 0.4, 8, 3);
+    const PerfDecision hopeless = decide_window(reading(wide, 1.02), wide, DecisionPolicy{});
+    CHECK(hopeless.status == PerfStatus::TooNoisy);
+    CHECK_THAT(hopeless.reason, Catch::Contains("is too wide for any window to resolve the 5% threshold"));
+    CHECK_THAT(hopeless.reason, !Catch::Contains("1000"));
 }
 
 TEST_CASE("the run-wide shift is the median deviation, and needs enough rows", "[perf][window]") {
