@@ -30,7 +30,7 @@ int compare(const CompareArgs &args, const Console &console) {
         rows.push_back({r.case_id, r.kernel, perf_status_name(d.status), d.reason, d.ratio, d.ci_low, d.ci_high, d.p_adjusted});
     }
     const std::vector<CaseResult> numerics = compare_numerics(*ra, *rb);
-    if (rows.empty() && numerics.empty() && report->did_not_load_b.empty())
+    if (rows.empty() && numerics.empty() && report->did_not_load_b.empty() && report->b_complete)
         return report_error(Error{ErrorKind::BadInput, fmt::format("{} and {} share no timed or checked case x kernel", args.a, args.b)});
     const bool regression = report->regression();
     if (args.json) {
@@ -40,7 +40,8 @@ int compare(const CompareArgs &args, const Console &console) {
                                               {"perf", perf_json(rows)},
                                               {"numerics", numerics_json(numerics)},
                                               {"only_in_a", json::value_from(report->only_in_a)},
-                                              {"did_not_load_in_b", json::value_from(report->did_not_load_b)}}));
+                                              {"did_not_load_in_b", json::value_from(report->did_not_load_b)},
+                                              {"b_complete", report->b_complete}}));
     } else {
         if (!rows.empty()) console.say("{}", perf_table(rows));
         console.say("{}", numerics_table(numerics));
@@ -48,7 +49,8 @@ int compare(const CompareArgs &args, const Console &console) {
         if (!report->only_in_a.empty())
             console.say("not compared: {} case x kernel(s) of A are not in B ({}{})\n", report->only_in_a.size(), report->only_in_a.front(),
                         report->only_in_a.size() > 1 ? ", ..." : "");
-        const std::string why = report->did_not_load_b.empty() ? "" : fmt::format(" ({} kernel source(s) of B did not load)", report->did_not_load_b.size());
+        std::string why = report->did_not_load_b.empty() ? "" : fmt::format(" ({} kernel source(s) of B did not load)", report->did_not_load_b.size());
+        if (!report->b_complete) why += " (B's run did not complete: its results are partial)";
         console.say("\n{}: B ({}) against A ({}){}\n", regression ? "REGRESSION" : "no regression", args.b, args.a, why);
     }
     return regression ? kExitDrift : kExitPass;

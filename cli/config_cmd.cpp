@@ -46,6 +46,7 @@ int show(const std::vector<std::string> &rest, const Console &console) {
     for (const auto &s : *settings) width = std::max(width, s.key.size());
     for (const auto &s : *settings)
         console.say("  {:<{}} = {:<40}  ({})\n", s.key, width, terminal_text(s.value), terminal_text(s.origin));
+    if (auto apart = settings_apart(*cmd, *settings)) return report_error(*apart);  // what the subcommand would refuse
     return kExitPass;
 }
 

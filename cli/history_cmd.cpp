@@ -57,9 +57,6 @@ int append(const HistoryArgs &a, Store &store, const Console &console) {
     for (const auto &f : a.append) {
         auto r = load_results(f);
         if (!r) return report_error(r.error());
-        if (!r->complete)
-            return report_error({ErrorKind::BadInput, fmt::format("{}: $.complete is false: the run did not finish, so it is no data point "
-                                                                  "of a trend (nothing appended)", f)});
         if (r->machine_class.empty()) r->machine_class = machine_class(a.machine, builtin_numerics_path());
         auto key = append_history(store, *r);
         if (!key) return report_error({key.error().kind, fmt::format("{}: {}", f, key.error().message)});

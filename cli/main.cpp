@@ -166,9 +166,7 @@ int main(int argc, char **argv) {
     const cli::ConfigFile *file = *config ? &**config : nullptr;
     const auto applied = cli::apply_config(cli::chosen_command(app), file);
     if (!applied) return cli::report_error(applied.error());
-    for (const auto &s : *applied)
-        if (s.key == "checks" && cli::chosen_command(app)->get_name() == "run")  // run's check names; bisect's are others
-            if (auto apart = cli::checks_apart_said(s.value, s.origin)) return cli::report_error(*apart);
+    if (auto apart = cli::settings_apart(*cli::chosen_command(app), *applied)) return cli::report_error(*apart);
     cli::set_suite_dir(cli::config_suites_dir(file));
     // CI templates are checked by parsing each attngate command they run with the real CLI.
     if (const char *p = std::getenv("ATTNGATE_PARSE_ONLY"); p && std::string(p) == "1") {

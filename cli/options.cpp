@@ -140,6 +140,8 @@ CLI::Validator non_empty_name() {
         "NAME");
 }
 
+namespace {
+
 std::optional<Error> checks_apart_said(const std::string &value, const std::string &origin) {
     std::vector<std::string> names;
     for (size_t at = 0; at <= value.size();) {
@@ -151,6 +153,16 @@ std::optional<Error> checks_apart_said(const std::string &value, const std::stri
     if (why.empty()) return std::nullopt;
     if (origin.starts_with("flag ")) return Error{ErrorKind::Usage, fmt::format("--checks: {}", why)};
     return Error{ErrorKind::BadInput, fmt::format("{}: checks: {}", origin, why)};
+}
+
+}  // namespace
+
+std::optional<Error> settings_apart(const CLI::App &cmd, const std::vector<Setting> &settings) {
+    if (cmd.get_name() != "run") return std::nullopt;  // run's check names; bisect's and baseline's are others
+    for (const auto &s : settings)
+        if (s.key == "checks")
+            if (auto apart = checks_apart_said(s.value, s.origin)) return apart;
+    return std::nullopt;
 }
 
 CLI::Validator check_name() {

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config_file.hpp"
 #include "plan/plan.hpp"
 #include "plan/shard.hpp"
 #include "run/perf_phase.hpp"
@@ -78,9 +79,9 @@ CLI::Validator threshold_pct_value();
 CLI::Validator alpha_value();
 CLI::Validator timeout_value();
 CLI::Validator check_name();
-/// The `checks` setting's names together (checks_apart), said where the setting came from
-/// ("/repo/attngate.toml:7: checks: cost without perf ..."); nullopt when they go together.
-std::optional<Error> checks_apart_said(const std::string &value, const std::string &origin);
+/// Settings of `cmd` that do not go together, said where they came from: run's `checks`
+/// (checks_apart: "/repo/attngate.toml:7: checks: cost without perf ..."); nullopt when none.
+std::optional<Error> settings_apart(const CLI::App &cmd, const std::vector<Setting> &settings);
 /// --machine and --device-class: a name, never "" (which would silently mean the default).
 CLI::Validator non_empty_name();
 

@@ -42,7 +42,9 @@ void add_current(std::vector<HistoryRecord> &records, std::map<std::string, json
 }
 
 Result<void> record_and_analyze(const RunResults &results, Store &store, const TrendArgs &args, ReportContext &ctx, const Console &console) {
-    if (args.append) {
+    if (args.append && !not_a_data_point(results).empty()) {
+        console.say("history: not recorded: {}\n", not_a_data_point(results));  // the reports are still written
+    } else if (args.append) {
         auto key = append_history(store, results);
         if (!key) return std::unexpected(key.error());
         console.say("history: recorded this run as {}\n", store.where(*key));

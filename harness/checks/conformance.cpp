@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 
 #include <fmt/format.h>
@@ -101,6 +102,21 @@ void judge_distances(const ProbeCase &pc, std::span<const float> out, ProbeOutco
     r.message = fmt::format("max error ÷ scale per convention: {} (fits within {:.2g})", distances_text(r.distances), pc.tolerance);
 }
 
+/// attngate's candidate when the output fits none but is plainly attngate's off by a numeric
+/// error: nearest to it, without NaN differences, within a third of the way to any other
+/// candidate, and closer than the probe's separation (every candidate pair is at least 10x
+/// the tolerance apart). Else null: a far or ambiguous output is not called a numeric error.
+const CandidateDistance *numeric_error_of_attngates(const ProbeCase &pc, const ProbeOutcome &r) {
+    if (!r.follows.empty() || std::find(pc.attngate.begin(), pc.attngate.end(), r.closest) == pc.attngate.end()) return nullptr;
+    const CandidateDistance *mine = nullptr;
+    double others = std::numeric_limits<double>::infinity();
+    for (const auto &d : r.distances)
+        if (d.name == r.closest) mine = &d;
+        else others = std::min(others, d.max_error);
+    if (!mine || mine->nan_mismatch != 0 || mine->max_error >= 10 * pc.tolerance || 3 * mine->max_error >= others) return nullptr;
+    return mine;
+}
+
 std::string verdict_text(const ProbeCase &pc, const ProbeOutcome &r) {
     const std::string declared = fmt::format("{}", fmt::join(pc.declared, " or "));
     switch (r.label) {
@@ -112,13 +128,10 @@ std::string verdict_text(const ProbeCase &pc, const ProbeOutcome &r) {
                            describe(pc, r.follows), describe(pc, pc.attngate.front()));
     default: break;
     }
-    if (r.follows.empty() && std::find(pc.attngate.begin(), pc.attngate.end(), r.closest) != pc.attngate.end()) {
-        const auto d = std::find_if(r.distances.begin(), r.distances.end(), [&](const CandidateDistance &c) { return c.name == r.closest; });
-        if (d != r.distances.end() && d->nan_mismatch == 0)  // attngate's convention, off by more than the probe allows
-            return fmt::format("closest to attngate's own convention ({}), but {:.3g}x this probe's tolerance: a numeric error, not another "
-                               "convention (the golden check judges its size)",
-                               describe(pc, r.closest), d->max_error / pc.tolerance);
-    }
+    if (const CandidateDistance *d = numeric_error_of_attngates(pc, r))
+        return fmt::format("closest to attngate's own convention ({}), but {:.3g}x this probe's tolerance: a numeric error, not another "
+                           "convention (the golden check judges its size)",
+                           describe(pc, r.closest), d->max_error / pc.tolerance);
     if (r.follows.empty())
         return fmt::format("fits no known convention (closest: {}); attngate's is {}", describe(pc, r.closest), describe(pc, pc.attngate.front()));
     return fmt::format("follows {}: neither attngate's ({}) nor the declared ({})", describe(pc, r.follows),

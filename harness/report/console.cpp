@@ -57,6 +57,7 @@ std::string console_summary(const RunResults &r, const std::string &results_path
     const bool failed = r.verdict() == Verdict::Fail;
     const std::string what = !failed ? "no drift"
                              : !r.load_errors.empty() ? load_errors_said(r)
+                             : !r.complete ? "the run did not complete, its results are partial"
                              : error && fail ? "drift and kernel errors found"
                              : error         ? "kernel errors (crash, hang or error) found"
                                              : "drift found";

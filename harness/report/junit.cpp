@@ -54,9 +54,9 @@ std::string load_suite(const RunResults &r, CheckCounts &all) {
     if (!r.complete)
         cases += testcase("the run", classname, 0.0, Verdict::Error,
                           fmt::format("the run did not complete ({} case x kernel row(s) written): these results are partial", r.results.size()), ""), ++n.error;
-    for (const std::string &e : r.load_errors)
-        cases += testcase(fmt::format("kernel source {} of {}", ++n.error, r.load_errors.size()), classname, 0.0, Verdict::Error,
-                          "did not load: " + e, "");
+    for (size_t i = 0; i < r.load_errors.size(); ++i, ++n.error)
+        cases += testcase(fmt::format("kernel source {} of {}", i + 1, r.load_errors.size()), classname, 0.0, Verdict::Error,
+                          "did not load: " + r.load_errors[i], "");
     all.error += n.error;
     return n.total() ? suite_element(classname, n, 0.0, r.started_at, cases) : "";
 }

@@ -4,7 +4,7 @@
 namespace attngate {
 
 bool CompareReport::regression() const {
-    if (!did_not_load_b.empty()) return true;
+    if (!did_not_load_b.empty() || !b_complete) return true;
     for (const auto &r : rows)
         if (r.decision.status == PerfStatus::Regression) return true;
     return false;
@@ -70,6 +70,7 @@ Result<CompareReport> compare_results(const RunResults &a, const RunResults &b, 
     for (const auto &ra : a.results)
         if (!b.find(ra.case_id, ra.kernel)) report.only_in_a.push_back(fmt::format("{} / {}", ra.case_id, ra.kernel));
     report.did_not_load_b = b.load_errors;
+    report.b_complete = b.complete;
     apply_benjamini_hochberg(decisions, policy.alpha);
     for (size_t i = 0; i < decisions.size(); ++i) report.rows[i].decision = decisions[i];
     return report;

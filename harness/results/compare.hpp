@@ -22,11 +22,13 @@ struct CompareReport {
     std::vector<std::string> only_in_a;
     /// B's kernel sources that did not load: what they serve was not compared, so B fails.
     std::vector<std::string> did_not_load_b;
+    bool b_complete = true;  ///< false: B's run did not finish (killed), so B fails
+
     bool regression() const;
 };
 
-/// B is "current", A the reference; B fails when a row regressed or one of its kernel sources
-/// did not load. Files timed on different machine classes are an error
+/// B is "current", A the reference; B fails when a row regressed, one of its kernel sources
+/// did not load, or its run did not finish. Files timed on different machine classes are an error
 /// (their timings do not compare), and so is a case x kernel of another shape in each file
 /// (the suite changed under the same case id: neither its timings nor its outputs compare).
 Result<CompareReport> compare_results(const RunResults &a, const RunResults &b, const DecisionPolicy &policy);

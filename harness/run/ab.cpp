@@ -331,6 +331,7 @@ std::string ab_verdict_line(const RunResults &results) {
             else if (too_noisy) ++noisy;
         }
     std::vector<std::string> said;
+    if (!results.complete) said.push_back("the run did not complete");
     if (regressions) said.push_back(fmt::format("REGRESSION in {} case x kernel(s)", regressions));
     for (const auto &[check, n] : failed) said.push_back(fmt::format("{} failed on {} case x kernel(s)", check, n));
     if (errors) said.push_back(fmt::format("{} check(s) errored", errors));

@@ -62,11 +62,15 @@ Result<void> check_rows(const std::vector<std::pair<std::string, RunResults>> &s
 
 /// Whether a shard planned nothing: its kernel sources did not load, so its load errors fail
 /// the merge, and what it would have run is unknown (the others are not checked for covering
-/// it). Results that are not a shard's, or a shard without a plan or load errors, are bad input.
+/// it). Results that are not a shard's, a shard's index or count that is no whole number in
+/// order, or a shard without a plan or load errors, are bad input.
 Result<bool> any_planless(const std::vector<std::pair<std::string, RunResults>> &shards) {
     bool planless = false;
     for (const auto &[file, r] : shards) {
         if (r.shard.empty()) return fail(ErrorKind::BadInput, "{}: $.shard: not the results of a shard (run with --shard I/N)", file);
+        const auto *index = r.shard.if_contains("index"), *count = r.shard.if_contains("count");
+        if (!index || !index->is_int64() || !count || !count->is_int64() || index->as_int64() < 1 || index->as_int64() > count->as_int64())
+            return fail(ErrorKind::BadInput, "{}: $.shard: index and count must be whole numbers with 1 <= index <= count", file);
         if (!r.shard.contains("plan") && r.load_errors.empty()) return fail(ErrorKind::BadInput, "{}: $.shard.plan: missing", file);
         planless = planless || !r.shard.contains("plan");
     }

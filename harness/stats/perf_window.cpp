@@ -54,10 +54,10 @@ int required_runs(double alpha, double spread, double threshold, int min_runs) {
 }
 
 std::string window_too_noisy_reason(const PerfDecision &d) {
-    if (d.repetitions < d.required_repetitions && d.required_repetitions >= kRunsNoWindowReaches)  // required_runs' ceiling
-        return fmt::format("not gated: too noisy between runs: a spread of {:.1f}% over {} runs is too wide for any window to "
+    if (d.repetitions < d.required_repetitions && d.required_repetitions > kWindowRuns)  // a window keeps the last 20 runs
+        return fmt::format("not gated: too noisy between runs: a spread of {:.1f}% over {} runs is too wide for a window of {} runs to "
                            "resolve the {:g}% threshold ({})",
-                           100 * d.relative_noise, d.window_runs, 100 * d.threshold, figures(d));
+                           100 * d.relative_noise, d.window_runs, kWindowRuns, 100 * d.threshold, figures(d));
     if (d.repetitions < d.required_repetitions)
         return fmt::format("not gated: too noisy between runs: a spread of {:.1f}% over {} runs needs {} runs in the window to "
                            "resolve the {:g}% threshold ({})",

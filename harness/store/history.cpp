@@ -80,7 +80,14 @@ Result<std::string> put_record(Store &store, const RunResults &results, const Hi
 
 }  // namespace
 
+std::string not_a_data_point(const RunResults &results) {
+    if (!results.complete) return "$.complete is false: the run did not finish, so it is no data point of a trend (nothing appended)";
+    if (results.results.empty()) return "nothing ran (its kernel sources did not load), so it is no data point of a trend (nothing appended)";
+    return {};
+}
+
 Result<std::string> append_history(Store &store, const RunResults &results) {
+    if (const std::string why = not_a_data_point(results); !why.empty()) return fail(ErrorKind::BadInput, "{}", why);
     auto mark = appended_mark(results);
     if (!mark) return std::unexpected(mark.error());
     auto before = store.get(*mark);

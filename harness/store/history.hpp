@@ -22,10 +22,14 @@ namespace attngate {
 /// appended), then 8 random hex digits (two machines appending at once).
 std::string new_run_id(const std::string &started_at);
 
+/// Why a run is no data point of the history: it did not finish ("$.complete is false: ..."),
+/// or nothing ran (every kernel source failed to load); empty when it is one.
+std::string not_a_data_point(const RunResults &results);
+
 /// Appends a run's record (and its fingerprint, when new), with the whole results beside it
 /// under results/<suite>/<machine class>/<YYYY-MM>/<run id>.json; returns the record's key.
-/// The same results appended before (by content, history/<suite>/appended/<sha256>) are bad
-/// input naming the earlier record.
+/// The same results appended before (by content, history/<suite>/appended/<sha256>), and
+/// results that are no data point (not_a_data_point), are bad input naming why.
 Result<std::string> append_history(Store &store, const RunResults &results);
 
 /// Appends the perf rows of `results` that `baseline update --checks perf` accepted

@@ -185,6 +185,10 @@ class ConfigTest(unittest.TestCase):
         r = attngate("run", "-o", "r.json", "--checks", "golden,cost", cwd=self.sub)
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("--checks: cost without perf", r.stderr)
+        r = attngate("config", "run", "--checks", "golden,cost", cwd=self.sub)  # says what run would refuse
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"checks +=  *golden, cost")
+        self.assertIn("--checks: cost without perf", r.stderr)
         self.bad('suite = "mine"\nalpha = 7\n', f"{toml}:2", "alpha: expected a finite number in (0, 0.5], got 7")
         self.bad('suite = "mine"\nthreshold_pct = -5\n', f"{toml}:2", "threshold_pct: expected a finite number")
         self.bad('suite = "mine"\ntimeout = nan\n', f"{toml}:2", "timeout: expected a finite number")

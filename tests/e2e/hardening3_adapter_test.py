@@ -187,6 +187,17 @@ class AdapterHardeningTest(GoldenWorkspace):
         r = attngate("merge", *shards, "--out", merged, timeout=300)
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("$.shard.plan: missing", r.stderr)
+        # From review: a shard index that is no number ended merge with an uncaught exception (rc 134).
+        for index in ("one", None, 3):
+            doc = read_json(shards[0])
+            if index is None:
+                del doc["shard"]["index"]
+            else:
+                doc["shard"]["index"] = index
+            write_json(self.path("odd.json"), doc)
+            r = attngate("merge", self.path("odd.json"), shards[1], "--out", merged, timeout=300)
+            self.assertEqual(r.returncode, 2, (index, r.stdout + r.stderr))
+            self.assertIn("$.shard: index and count must be whole numbers with 1 <= index <= count", r.stderr)
 
     def test_a_listening_line_on_the_adapters_output_does_not_redirect_the_harness(self):
         # Defect 18: the first LISTENING line on stdout won, whoever printed it.

@@ -229,6 +229,8 @@ class RunHardening3Test(PluginTestCase):
         p = subprocess.run(self.run_args(out, *flags), capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertTrue(all(os.path.exists(path) for path in reports.values()))
+        whole = self.path("whole.json")
+        shutil.copy(out, whole)
         self.killed_run(out, CASES[-1]["seq_q"], "--kernel", "sleeper", *flags)
         self.assertEqual([f for f, path in reports.items() if os.path.exists(path)], [], "reports of the run before were left")
         results = read_json(out)
@@ -244,6 +246,16 @@ class RunHardening3Test(PluginTestCase):
             xml = f.read()
         self.assertIn('errors="1"', xml.splitlines()[1])
         self.assertIn("the run did not complete (3 case x kernel row(s) written): these results are partial", xml)
+        # From review: compare said "no regression" of the partial run over the rows it had.
+        p = attngate("compare", whole, out)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("(B's run did not complete: its results are partial)", p.stdout)
+        # ... and report --append-history appended it, where history --append refuses it.
+        store = self.path("partial-store")
+        p = attngate("report", out, "--markdown", reports["markdown"], "--append-history", "--store", store)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("history: not recorded: $.complete is false: the run did not finish", p.stdout)
+        self.assertFalse(os.path.exists(os.path.join(store, "history")), "a partial run was appended")
 
     # --- 12: compare -----------------------------------------------------------------------
 

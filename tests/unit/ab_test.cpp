@@ -178,6 +178,7 @@ CheckResult perf_row(PerfCheckStatus status, Verdict v) {
 
 TEST_CASE("the A/B closing line says what its exit code says", "[ab]") {
     RunResults r;
+    r.complete = true;
     SECTION("golden failures with no perf regression are a failure, never \"no regression\"") {
         for (int i = 0; i < 2; ++i)
             r.results.push_back(row_with({CheckResult(CheckName::Golden, Verdict::Fail, "max abs error"), perf_row(PerfCheckStatus::Ok, Verdict::Pass)}));
@@ -193,6 +194,12 @@ TEST_CASE("the A/B closing line says what its exit code says", "[ab]") {
     SECTION("too noisy under --strict fails, and says why") {
         r.results.push_back(row_with({perf_row(PerfCheckStatus::TooNoisy, Verdict::Fail)}));
         CHECK(ab_verdict_line(r) == "FAILED: perf (too noisy to gate, --strict) failed on 1 case x kernel(s)");
+    }
+    SECTION("a run that did not complete is never green, and says why") {
+        r.results.push_back(row_with({CheckResult(CheckName::Golden), perf_row(PerfCheckStatus::Ok, Verdict::Pass)}));
+        r.complete = false;
+        CHECK(r.verdict() == Verdict::Fail);
+        CHECK(ab_verdict_line(r) == "FAILED: the run did not complete");
     }
     SECTION("a green run says so, and what it could not gate") {
         r.results.push_back(row_with({CheckResult(CheckName::Golden), perf_row(PerfCheckStatus::Ok, Verdict::Pass)}));

@@ -101,6 +101,15 @@ TEST_CASE("attngate's convention off by more than the tolerance is named a numer
     CHECK(r.message.find("closest to attngate's own convention") != std::string::npos);
     CHECK(r.message.find("this probe's tolerance: a numeric error, not another convention") != std::string::npos);
     CHECK(r.message.find("fits no known convention") == std::string::npos);
+    // Far from every convention (x1.3 of attngate's output), or as near another, it is not called a numeric error.
+    Observation scaled = output_of(pc, pc.attngate.front());
+    for (auto &x : scaled.output) x *= 1.3f;
+    const ProbeOutcome far = judge_probe(pc, scaled);
+    CHECK(far.message.find("a numeric error") == std::string::npos);
+    CHECK(far.message.find("fits no known convention (closest: ") != std::string::npos);
+    Observation zeros = output_of(pc, pc.attngate.front());
+    for (auto &x : zeros.output) x = 0.0f;
+    CHECK(judge_probe(pc, zeros).message.find("a numeric error") == std::string::npos);
     // Closest to another convention, it still says none fits.
     Observation off = output_of(pc, "scale_twice");
     for (auto &x : off.output) x += static_cast<float>(3 * pc.tolerance);

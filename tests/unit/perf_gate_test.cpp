@@ -350,6 +350,7 @@ namespace {
 RunResults timed(const std::string &machine, double seconds) {
     RunResults r;
     r.suite = "s";
+    r.complete = true;
     CaseResult c;
     c.case_id = "a";
     c.kernel = "flash";

@@ -140,6 +140,19 @@ TEST_CASE("JUnit has one test case per case kernel and check with counts per sui
     CHECK(xml.find("<skipped message=\"not measured\"/>") != std::string::npos);
 }
 
+TEST_CASE("JUnit: a run that did not complete and each source that did not load are errors, numbered apart", "[report]") {
+    RunResults r = results_with({golden_result("a", "flash", 0.5, 1.0)});
+    r.complete = false;
+    r.load_errors = {"adapter x: ImportError", "adapter y: ImportError"};
+    const std::string xml = junit_serialize(r);
+    CHECK(xml.find("<testsuite name=\"attngate.unit.load\" tests=\"3\" failures=\"0\" errors=\"3\"") != std::string::npos);
+    CHECK(xml.find("the run did not complete (1 case x kernel row(s) written): these results are partial") != std::string::npos);
+    CHECK(xml.find("<testcase name=\"kernel source 1 of 2\"") != std::string::npos);
+    CHECK(xml.find("<testcase name=\"kernel source 2 of 2\"") != std::string::npos);  // from review: "2 of 1", "3 of 2"
+    CHECK(count(xml, "<testcase name=\"kernel source ") == 2);
+    CHECK(xml.find("3 of 2") == std::string::npos);
+}
+
 TEST_CASE("JUnit times each case x kernel once however many checks judge it", "[report]") {
     // A case's call is observed once and judged by several checks: the time used to be
     // repeated on each, so the totals were multiplied by the number of checks.
